@@ -1,0 +1,10 @@
+# Lays out a development package: symlinks to every python/locus file plus the built extension.
+file(MAKE_DIRECTORY "${DST}")
+file(GLOB _entries RELATIVE "${SRC}" "${SRC}/*")
+foreach(_e IN LISTS _entries)
+  if(NOT _e STREQUAL "__pycache__")
+    file(CREATE_LINK "${SRC}/${_e}" "${DST}/${_e}" SYMBOLIC)
+  endif()
+endforeach()
+get_filename_component(_mod_name "${MODULE}" NAME)
+file(CREATE_LINK "${MODULE}" "${DST}/${_mod_name}" SYMBOLIC)

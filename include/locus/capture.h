@@ -1,0 +1,32 @@
+// locus/capture.h — capture the calling thread's stack as raw (code, lasti) frames.
+#pragma once
+#include <Python.h>
+
+#include <cstddef>
+
+#include "locus/frame.h"
+
+namespace locus {
+
+/// Which walk produces the frames.
+enum class Backend {
+  internal,  ///< CPython's interpreter frames read directly (per-version layout)
+  public_api ///< PyThreadState_GetFrame / PyFrame_GetBack; always available
+};
+
+/// Captures the calling thread's stack into `out` (innermost first), at most `capacity`
+/// entries after dropping `skip` innermost frames; Python and native frames interleaved in
+/// call order. Touches no refcount: the entries are borrowed and valid only while the frames
+/// run. Returns the number of entries the stack had room for: a result > `capacity` means
+/// `out` was too small (the first `capacity` entries are written). GIL held.
+std::size_t capture_raw(RawFrame *out, std::size_t capacity, std::size_t skip = 0) noexcept;
+
+/// Captures into a new `locus.Traceback` (a new reference, owning its code objects), at most
+/// `limit` frames (SIZE_MAX: no limit). Returns nullptr with a Python error set on failure.
+PyObject *capture(std::size_t skip = 0, std::size_t limit = SIZE_MAX) noexcept;
+
+/// The backend in use, and switching it (false + reason when unavailable). GIL held.
+Backend backend() noexcept;
+bool set_backend(Backend which, const char **why_not = nullptr) noexcept;
+
+}  // namespace locus

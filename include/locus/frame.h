@@ -1,0 +1,51 @@
+// locus/frame.h — the raw captured frame: 16 bytes, POD, no strings, no frame objects.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace locus {
+
+struct Executable;  // native_frame.h
+
+/// What a captured entry stands for.
+enum class FrameKind : std::uint8_t {
+  python = 0,  ///< a CPython code object + instruction offset
+  native = 1,  ///< a native/JIT frame: an Executable + its opaque state, reified lazily
+};
+
+/// One captured frame. `tagged` is a `PyCodeObject*` (kind python) or an `Executable*` with
+/// its low bit set (kind native); both are at least 8-byte aligned, so the bit is free.
+/// `payload` is the instruction offset in bytes (as `frame.f_lasti`; -1 before the first
+/// instruction) for Python frames, and the native frame's state for native ones.
+struct RawFrame {
+  std::uintptr_t tagged;
+  std::intptr_t payload;
+
+  FrameKind kind() const noexcept { return FrameKind(tagged & 1u); }
+  bool is_python() const noexcept { return (tagged & 1u) == 0; }
+  /// The code object (borrowed; the owning Traceback keeps it alive). Python frames only.
+  void *code() const noexcept { return reinterpret_cast<void *>(tagged); }
+  /// The executable of a native frame.
+  const Executable *executable() const noexcept {
+    return reinterpret_cast<const Executable *>(tagged & ~std::uintptr_t(1));
+  }
+  int lasti() const noexcept { return int(payload); }
+  std::uintptr_t state() const noexcept { return std::uintptr_t(payload); }
+
+  friend bool operator==(const RawFrame &a, const RawFrame &b) noexcept {
+    return a.tagged == b.tagged && a.payload == b.payload;
+  }
+};
+static_assert(sizeof(RawFrame) == 16, "RawFrame is two machine words");
+
+/// A native frame as the stack walker sees it: the head of every `locus::NativeFrame`,
+/// linked per thread, innermost first. `python_frame` is the interpreter frame that was
+/// current when it was pushed (an opaque marker; see src/layouts/layout.h).
+struct NativeLink {
+  const NativeLink *previous;
+  const void *python_frame;
+  const Executable *executable;
+  std::uintptr_t state;
+};
+
+}  // namespace locus

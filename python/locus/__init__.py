@@ -1,0 +1,25 @@
+"""locus — where in the user's Python code am I?
+
+Fast capture of the Python call stack as raw (code, instruction offset) frames, symbolized
+lazily into file/line/column ranges, rendered as MLIR locations, traceback objects or dicts.
+"""
+from ._locus import (
+    Frame,
+    Traceback,
+    capture,
+    get_backend,
+    internal_backend_refusal,
+    layout_name,
+    set_backend,
+)
+
+__all__ = [
+    "Frame",
+    "Traceback",
+    "capture",
+    "get_backend",
+    "internal_backend_refusal",
+    "layout_name",
+    "set_backend",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,162 @@
+// capture/capture.cc — capture(): one walk into a stack buffer, one allocation, one incref per
+// frame. Deep stacks (more than kStackBuffer frames) retry into a growing heap buffer.
+#include "capture/capture.h"
+
+#include <cstring>
+#include <vector>
+
+#include "capture/backend.h"
+#include "capture/traceback_object.h"
+#include "filter/hooks.h"
+#include "locus/capture.h"
+#include "native/hooks.h"
+#include "tracking/hooks.h"
+
+static_assert(sizeof(locus::RawFrame) == sizeof(locus_raw_frame) &&
+                  offsetof(locus_raw_frame, payload) == offsetof(locus::RawFrame, payload),
+              "RawFrame must match the C layout interface");
+static_assert(sizeof(locus::NativeLink) == sizeof(locus_native_link) &&
+                  offsetof(locus_native_link, state) == offsetof(locus::NativeLink, state),
+              "NativeLink must match the C layout interface");
+
+namespace locus {
+namespace {
+
+constexpr std::size_t kStackBuffer = 64;
+
+inline std::size_t walk(RawFrame *out, std::size_t capacity, std::size_t skip, std::size_t limit,
+                        int *complete) {
+  const locus_walk_request req{reinterpret_cast<locus_raw_frame *>(out), capacity, skip, limit,
+                               reinterpret_cast<const locus_native_link *>(native::innermost())};
+  return detail::active_layout->walk(detail::current_tstate(), &req, complete);
+}
+
+// Walks into `small` if it fits, else into `big`; returns the frames and their count.
+const RawFrame *walk_any_depth(RawFrame *small, std::vector<RawFrame> &big, std::size_t skip,
+                               std::size_t limit, std::size_t *n) {
+  int complete = 0;
+  *n = walk(small, kStackBuffer, skip, limit, &complete);
+  if (complete) return small;
+  for (std::size_t cap = kStackBuffer * 8;; cap *= 4) {
+    big.resize(cap);
+    *n = walk(big.data(), cap, skip, limit, &complete);
+    if (complete) return big.data();
+  }
+}
+
+}  // namespace
+
+std::size_t capture_raw(RawFrame *out, std::size_t capacity, std::size_t skip) noexcept {
+  int complete = 0;
+  std::size_t n = walk(out, capacity, skip, SIZE_MAX, &complete);
+  if (complete) return n;
+  // Count how many more there were, without storing them: walk again with room for all.
+  std::vector<RawFrame> all;
+  RawFrame small[kStackBuffer];
+  walk_any_depth(small, all, skip, SIZE_MAX, &n);
+  return n;
+}
+
+PyObject *capture(std::size_t skip, std::size_t limit) noexcept {
+  RawFrame small[kStackBuffer];
+  std::vector<RawFrame> big;
+  std::size_t n = 0;
+  const RawFrame *frames = walk_any_depth(small, big, skip, limit, &n);
+  return detail::new_traceback(frames, Py_ssize_t(n));
+}
+
+}  // namespace locus
+
+namespace locus::detail {
+
+bool parse_count(PyObject *value, const char *what, size_t none_value, size_t *out) noexcept {
+  if (value == Py_None) {
+    *out = none_value;
+    return true;
+  }
+  if (!PyLong_Check(value) || PyBool_Check(value)) {
+    PyErr_Format(PyExc_TypeError, "%s must be an int or None, not %.200s", what,
+                 Py_TYPE(value)->tp_name);
+    return false;
+  }
+  const Py_ssize_t v = PyLong_AsSsize_t(value);
+  if (v == -1 && PyErr_Occurred()) return false;
+  if (v < 0) {
+    PyErr_Format(PyExc_ValueError, "%s must be >= 0, got %zd", what, v);
+    return false;
+  }
+  *out = size_t(v);
+  return true;
+}
+
+namespace {
+
+// Positional-or-keyword: skip, limit; keyword-only: filter, source.
+constexpr const char *kNames[] = {"skip", "limit", "filter", "source"};
+constexpr Py_ssize_t kPositional = 2, kAll = 4;
+
+bool bind_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **slots) {
+  if (nargs > kPositional) {
+    PyErr_Format(PyExc_TypeError, "capture() takes at most %zd positional arguments (%zd given)",
+                 kPositional, nargs);
+    return false;
+  }
+  for (Py_ssize_t i = 0; i < nargs; ++i) slots[i] = args[i];
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+    Py_ssize_t slot = -1;
+    for (Py_ssize_t j = 0; j < kAll; ++j)
+      if (PyUnicode_CompareWithASCIIString(key, kNames[j]) == 0) slot = j;
+    if (slot < 0) {
+      PyErr_Format(PyExc_TypeError, "capture() got an unexpected keyword argument '%U'", key);
+      return false;
+    }
+    if (slots[slot]) {
+      PyErr_Format(PyExc_TypeError, "capture() got multiple values for argument '%s'",
+                   kNames[slot]);
+      return false;
+    }
+    slots[slot] = args[nargs + k];
+  }
+  return true;
+}
+
+}  // namespace
+
+PyObject *capture_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
+                     PyObject *kwnames) noexcept {
+  if (nargs == 0 && !kwnames) return locus::capture(0, SIZE_MAX);  // the common call
+
+  PyObject *slots[kAll] = {nullptr, nullptr, nullptr, nullptr};
+  if (!bind_args(args, nargs, kwnames, slots)) return nullptr;
+  size_t skip = 0, limit = SIZE_MAX;
+  if (slots[0] && !parse_count(slots[0], "skip", 0, &skip)) return nullptr;
+  if (slots[1] && !parse_count(slots[1], "limit", SIZE_MAX, &limit)) return nullptr;
+  PyObject *filter = slots[2] == Py_None ? nullptr : slots[2];
+
+  bool window = false;
+  if (PyObject *source = slots[3]; source && source != Py_None) {
+    if (!PyUnicode_Check(source)) {
+      PyErr_Format(PyExc_TypeError, "source must be 'walk' or 'window', not %.200s",
+                   Py_TYPE(source)->tp_name);
+      return nullptr;
+    }
+    window = PyUnicode_CompareWithASCIIString(source, "window") == 0;
+    if (!window && PyUnicode_CompareWithASCIIString(source, "walk") != 0) {
+      PyErr_Format(PyExc_ValueError, "source must be 'walk' or 'window', not %R", source);
+      return nullptr;
+    }
+  }
+  if (window) return tracking::window_traceback(skip, limit, filter);
+  if (!filter) return locus::capture(skip, limit);
+
+  // Filtered: the limit counts kept frames, so walk everything and let the filter stop.
+  RawFrame small[64];
+  std::vector<RawFrame> big;
+  size_t n = 0;
+  const RawFrame *frames = walk_any_depth(small, big, skip, SIZE_MAX, &n);
+  return filter::filtered_traceback(filter, frames, n, limit);
+}
+
+}  // namespace locus::detail

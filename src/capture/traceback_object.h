@@ -1,0 +1,26 @@
+// capture/traceback_object.h — the locus.Traceback type object (raw frames inline).
+#pragma once
+#include <Python.h>
+
+#include "locus/frame.h"
+
+namespace locus::detail {
+
+/// One allocation per capture: the header below and `size` RawFrames after it, as JAX's
+/// Traceback does. Not GC-tracked: it references only code objects and executables.
+struct TracebackObject {
+  PyObject_VAR_HEAD
+  Py_hash_t hash;      ///< -1 until first computed
+  RawFrame frames[1];  ///< ob_size entries (the storage is var-size)
+};
+
+extern PyTypeObject *traceback_type;
+
+/// Creates the type; called once at module init. Returns nullptr with an error set.
+PyTypeObject *init_traceback_type() noexcept;
+
+/// Allocates a Traceback of `n` entries and copies `frames` into it, taking a reference to
+/// every code object / executable. New reference, or nullptr with an error set.
+PyObject *new_traceback(const RawFrame *frames, Py_ssize_t n) noexcept;
+
+}  // namespace locus::detail

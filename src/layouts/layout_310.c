@@ -1,0 +1,32 @@
+/* layouts/layout_310.c — CPython 3.10: frames are PyFrameObjects chained by f_back.
+ *
+ * 3.10 needs no internal header: PyFrameObject (Include/cpython/frameobject.h) and
+ * PyThreadState.frame (Include/cpython/pystate.h) are in the non-limited public headers. */
+#include <Python.h>
+#include <frameobject.h>
+
+#include "layouts/layout.h"
+
+#if PY_VERSION_HEX < 0x030A0000 || PY_VERSION_HEX >= 0x030B0000
+#error "layout_310.c is for CPython 3.10 only"
+#endif
+
+#define LOCUS_FRAME_T PyFrameObject
+#define LOCUS_FIRST_FRAME(ts) ((ts)->frame)
+#define LOCUS_PREVIOUS(f) ((f)->f_back)
+/* Every frame on the 3.10 chain is a real, complete Python frame. */
+#define LOCUS_VISIBLE_CODE(f) ((f)->f_code)
+/* f_lasti counts code units, -1 before the first instruction; frame_getlasti (3.10
+ * Objects/frameobject.c) reports bytes: f_lasti * sizeof(_Py_CODEUNIT), or -1. */
+#define LOCUS_LASTI_BYTES(f, code) ((f)->f_lasti < 0 ? -1 : (f)->f_lasti * (int)sizeof(_Py_CODEUNIT))
+#define LOCUS_WALK_NAME walk_310
+#include "layouts/walker.inc.h"
+
+static const void *current_marker_310(PyThreadState *tstate) { return tstate->frame; }
+
+const void *locus_layout_internal_marker_of(PyFrameObject *frame) { return frame; }
+
+const char *locus_layout_internal_version_refusal(void) { return NULL; }
+
+const locus_layout locus_layout_compiled = {
+    "internal-3.10", PY_VERSION_HEX, walk_310, current_marker_310};

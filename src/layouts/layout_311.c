@@ -1,0 +1,49 @@
+/* layouts/layout_311.c — CPython 3.11: _PyInterpreterFrame chained by `previous`, reached
+ * through tstate->cframe->current_frame (Include/cpython/pystate.h, 3.11). */
+#include <Python.h>
+#include <frameobject.h>
+#define Py_BUILD_CORE 1
+#include <internal/pycore_frame.h>
+#undef Py_BUILD_CORE
+
+#include "layouts/layout.h"
+
+#if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030C0000
+#error "layout_311.c is for CPython 3.11 only"
+#endif
+
+/* _PyFrame_IsIncomplete (3.11 pycore_frame.h): a frame whose prev_instr has not reached
+ * _co_firsttraceable is still being set up (COPY_FREE_VARS, MAKE_CELL, ...) and CPython hides
+ * it from tracebacks and sys._getframe; generator frames are never incomplete. */
+static inline PyCodeObject *visible_code_311(_PyInterpreterFrame *f) {
+  PyCodeObject *code = f->f_code;
+  if (f->owner != FRAME_OWNED_BY_GENERATOR &&
+      f->prev_instr < _PyCode_CODE(code) + code->_co_firsttraceable)
+    return NULL;
+  return code;
+}
+
+#define LOCUS_FRAME_T _PyInterpreterFrame
+#define LOCUS_FIRST_FRAME(ts) ((ts)->cframe->current_frame)
+#define LOCUS_PREVIOUS(f) ((f)->previous)
+#define LOCUS_VISIBLE_CODE(f) visible_code_311(f)
+/* _PyInterpreterFrame_LASTI is in code units; PyFrame_GetLasti (3.11) gives bytes or -1. */
+#define LOCUS_LASTI_BYTES(f, code) lasti_bytes_311(f, code)
+static inline int lasti_bytes_311(_PyInterpreterFrame *f, PyCodeObject *code) {
+  int units = (int)(f->prev_instr - _PyCode_CODE(code));
+  return units < 0 ? -1 : units * (int)sizeof(_Py_CODEUNIT);
+}
+#define LOCUS_WALK_NAME walk_311
+#include "layouts/walker.inc.h"
+
+static const void *current_marker_311(PyThreadState *tstate) {
+  return tstate->cframe->current_frame;
+}
+
+/* struct _frame (3.11 pycore_frame.h) points at its interpreter frame through f_frame. */
+const void *locus_layout_internal_marker_of(PyFrameObject *frame) { return frame->f_frame; }
+
+const char *locus_layout_internal_version_refusal(void) { return NULL; }
+
+const locus_layout locus_layout_compiled = {
+    "internal-3.11", PY_VERSION_HEX, walk_311, current_marker_311};

@@ -1,0 +1,47 @@
+/* layouts/layout_312.c — CPython 3.12: as 3.11 (tstate->cframe->current_frame, `previous`),
+ * with f_code first in the struct and shim frames owned by the C stack. */
+#include <Python.h>
+#include <frameobject.h>
+#define Py_BUILD_CORE 1
+#include <internal/pycore_frame.h>
+#undef Py_BUILD_CORE
+
+#include "layouts/layout.h"
+
+#if PY_VERSION_HEX < 0x030C0000 || PY_VERSION_HEX >= 0x030D0000
+#error "layout_312.c is for CPython 3.12 only"
+#endif
+
+/* 3.12 pushes an entry "shim" frame owned by FRAME_OWNED_BY_CSTACK whenever C calls into
+ * the interpreter; tracebacks never show it. Incomplete frames: as _PyFrame_IsIncomplete. */
+static inline PyCodeObject *visible_code_312(_PyInterpreterFrame *f) {
+  if (f->owner == FRAME_OWNED_BY_CSTACK) return NULL;
+  PyCodeObject *code = f->f_code;
+  if (f->owner != FRAME_OWNED_BY_GENERATOR &&
+      f->prev_instr < _PyCode_CODE(code) + code->_co_firsttraceable)
+    return NULL;
+  return code;
+}
+static inline int lasti_bytes_312(_PyInterpreterFrame *f, PyCodeObject *code) {
+  int units = (int)(f->prev_instr - _PyCode_CODE(code));
+  return units < 0 ? -1 : units * (int)sizeof(_Py_CODEUNIT);
+}
+
+#define LOCUS_FRAME_T _PyInterpreterFrame
+#define LOCUS_FIRST_FRAME(ts) ((ts)->cframe->current_frame)
+#define LOCUS_PREVIOUS(f) ((f)->previous)
+#define LOCUS_VISIBLE_CODE(f) visible_code_312(f)
+#define LOCUS_LASTI_BYTES(f, code) lasti_bytes_312(f, code)
+#define LOCUS_WALK_NAME walk_312
+#include "layouts/walker.inc.h"
+
+static const void *current_marker_312(PyThreadState *tstate) {
+  return tstate->cframe->current_frame;
+}
+
+const void *locus_layout_internal_marker_of(PyFrameObject *frame) { return frame->f_frame; }
+
+const char *locus_layout_internal_version_refusal(void) { return NULL; }
+
+const locus_layout locus_layout_compiled = {
+    "internal-3.12", PY_VERSION_HEX, walk_312, current_marker_312};

@@ -1,0 +1,80 @@
+// symbolize/code_info.cc — the per-code-object cache in co_extra, and line-table decoding.
+#include "symbolize/code_info.h"
+
+namespace locus::detail {
+namespace {
+
+Py_ssize_t extra_index = -1;
+
+void free_code_info(void *p) { delete static_cast<CodeInfo *>(p); }
+
+#if PY_VERSION_HEX >= 0x030C0000
+// 3.12 renamed the co_extra API into the unstable tier (same semantics).
+inline Py_ssize_t request_index(freefunc f) { return PyUnstable_Eval_RequestCodeExtraIndex(f); }
+inline int get_extra(PyObject *c, void **p) { return PyUnstable_Code_GetExtra(c, extra_index, p); }
+inline int set_extra(PyObject *c, void *p) { return PyUnstable_Code_SetExtra(c, extra_index, p); }
+#else
+inline Py_ssize_t request_index(freefunc f) { return _PyEval_RequestCodeExtraIndex(f); }
+inline int get_extra(PyObject *c, void **p) { return _PyCode_GetExtra(c, extra_index, p); }
+inline int set_extra(PyObject *c, void *p) { return _PyCode_SetExtra(c, extra_index, p); }
+#endif
+
+constexpr LinetableFormat kFormat =
+    PY_VERSION_HEX >= 0x030B0000 ? LinetableFormat::pep657 : LinetableFormat::pep626;
+
+bool decode(PyCodeObject *code, std::vector<PositionRange> *out) {
+  // co_linetable is a bytes object on every supported version (cpython/code.h).
+  PyObject *table = code->co_linetable;
+  if (!table || !PyBytes_Check(table)) {
+    PyErr_SetString(PyExc_SystemError, "locus: code object has no co_linetable bytes");
+    return false;
+  }
+  *out = decode_linetable(reinterpret_cast<const std::uint8_t *>(PyBytes_AS_STRING(table)),
+                          size_t(PyBytes_GET_SIZE(table)), code->co_firstlineno, kFormat);
+  return true;
+}
+
+}  // namespace
+
+bool init_code_info() noexcept {
+  if (extra_index < 0) extra_index = request_index(free_code_info);
+  return extra_index >= 0;
+}
+
+CodeInfo *code_info(PyCodeObject *code) noexcept {
+  if (extra_index < 0) return nullptr;
+  void *p = nullptr;
+  if (get_extra(reinterpret_cast<PyObject *>(code), &p) < 0) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  if (p) return static_cast<CodeInfo *>(p);
+  auto *info = new (std::nothrow) CodeInfo();
+  if (!info) return nullptr;
+  if (set_extra(reinterpret_cast<PyObject *>(code), info) < 0) {
+    PyErr_Clear();
+    delete info;
+    return nullptr;
+  }
+  return info;
+}
+
+bool code_position(PyCodeObject *code, int lasti, Position *out) noexcept {
+  if (CodeInfo *info = code_info(code)) {
+    if (!info->decoded) {
+      if (!decode(code, &info->positions)) return false;
+      info->decoded = true;
+    }
+    *out = position_at(info->positions, lasti);
+  } else {
+    std::vector<PositionRange> ranges;
+    if (!decode(code, &ranges)) return false;
+    *out = position_at(ranges, lasti);
+  }
+  // frame.f_lineno before the first instruction is co_firstlineno (PyCode_Addr2Line with a
+  // negative address), while co_positions() has nothing there: keep only the line.
+  if (lasti < 0) *out = Position{code->co_firstlineno, -1, -1, -1};
+  return true;
+}
+
+}  // namespace locus::detail
