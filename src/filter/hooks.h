@@ -1,4 +1,4 @@
-// filter/hooks.h — what capture() needs from the filter subsystem (issue 4).
+// filter/hooks.h — what capture() and the tracked windows need from the filter subsystem.
 #pragma once
 #include <Python.h>
 
@@ -13,5 +13,12 @@ namespace locus::filter {
 /// TypeError when `filter` is not a Filter. New reference or nullptr with an error set.
 PyObject *filtered_traceback(PyObject *filter, const RawFrame *frames, std::size_t n,
                              std::size_t limit) noexcept;
+
+/// Whether `filter` keeps frames of `code`: 1 keep, 0 drop, -1 error (TypeError when `filter`
+/// is not a locus.Filter). Decisions are cached per code object. GIL held.
+int keeps(PyObject *filter, PyCodeObject *code) noexcept;
+
+/// The filter's frame limit (counts kept frames); SIZE_MAX on error (with TypeError set).
+std::size_t filter_limit(PyObject *filter) noexcept;
 
 }  // namespace locus::filter
