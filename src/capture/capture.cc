@@ -22,25 +22,35 @@ static_assert(sizeof(locus::NativeLink) == sizeof(locus_native_link) &&
 namespace locus {
 namespace {
 
-constexpr std::size_t kStackBuffer = 64;
+// 512 entries (8 KiB of C stack) cover all but pathological depths in one walk.
+constexpr std::size_t kStackBuffer = 512;
 
 inline std::size_t walk(RawFrame *out, std::size_t capacity, std::size_t skip, std::size_t limit,
-                        int *complete) {
+                        bool owned, int *complete) {
   const locus_walk_request req{reinterpret_cast<locus_raw_frame *>(out), capacity, skip, limit,
-                               reinterpret_cast<const locus_native_link *>(native::innermost())};
+                               reinterpret_cast<const locus_native_link *>(native::innermost()),
+                               owned};
   return detail::active_layout->walk(detail::current_tstate(), &req, complete);
 }
 
-// Walks into `small` if it fits, else into `big`; returns the frames and their count.
+void release_codes(const RawFrame *frames, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (frames[i].is_python()) Py_DECREF(static_cast<PyObject *>(frames[i].code()));
+}
+
+// Walks into `small` if it fits, else into `big` (growing); returns the frames and their
+// count. With `owned`, the returned entries own a reference to their code objects.
 const RawFrame *walk_any_depth(RawFrame *small, std::vector<RawFrame> &big, std::size_t skip,
-                               std::size_t limit, std::size_t *n) {
+                               std::size_t limit, bool owned, std::size_t *n) {
   int complete = 0;
-  *n = walk(small, kStackBuffer, skip, limit, &complete);
+  *n = walk(small, kStackBuffer, skip, limit, owned, &complete);
   if (complete) return small;
-  for (std::size_t cap = kStackBuffer * 8;; cap *= 4) {
+  if (owned) release_codes(small, *n);
+  for (std::size_t cap = kStackBuffer * 4;; cap *= 4) {
     big.resize(cap);
-    *n = walk(big.data(), cap, skip, limit, &complete);
+    *n = walk(big.data(), cap, skip, limit, owned, &complete);
     if (complete) return big.data();
+    if (owned) release_codes(big.data(), *n);
   }
 }
 
@@ -48,12 +58,12 @@ const RawFrame *walk_any_depth(RawFrame *small, std::vector<RawFrame> &big, std:
 
 std::size_t capture_raw(RawFrame *out, std::size_t capacity, std::size_t skip) noexcept {
   int complete = 0;
-  std::size_t n = walk(out, capacity, skip, SIZE_MAX, &complete);
+  std::size_t n = walk(out, capacity, skip, SIZE_MAX, false, &complete);
   if (complete) return n;
-  // Count how many more there were, without storing them: walk again with room for all.
+  // Count how many there were: walk again with room for all (deep stacks only).
   std::vector<RawFrame> all;
   RawFrame small[kStackBuffer];
-  walk_any_depth(small, all, skip, SIZE_MAX, &n);
+  walk_any_depth(small, all, skip, SIZE_MAX, false, &n);
   return n;
 }
 
@@ -61,8 +71,8 @@ PyObject *capture(std::size_t skip, std::size_t limit) noexcept {
   RawFrame small[kStackBuffer];
   std::vector<RawFrame> big;
   std::size_t n = 0;
-  const RawFrame *frames = walk_any_depth(small, big, skip, limit, &n);
-  return detail::new_traceback(frames, Py_ssize_t(n));
+  const RawFrame *frames = walk_any_depth(small, big, skip, limit, true, &n);
+  return detail::adopt_traceback(frames, Py_ssize_t(n), native::innermost() != nullptr);
 }
 
 }  // namespace locus
@@ -152,10 +162,10 @@ PyObject *capture_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
   if (!filter) return locus::capture(skip, limit);
 
   // Filtered: the limit counts kept frames, so walk everything and let the filter stop.
-  RawFrame small[64];
+  RawFrame small[kStackBuffer];
   std::vector<RawFrame> big;
   size_t n = 0;
-  const RawFrame *frames = walk_any_depth(small, big, skip, SIZE_MAX, &n);
+  const RawFrame *frames = walk_any_depth(small, big, skip, SIZE_MAX, false, &n);
   return filter::filtered_traceback(filter, frames, n, limit);
 }
 

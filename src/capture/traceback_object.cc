@@ -33,7 +33,11 @@ inline void release(const RawFrame &f) {
 
 void tb_dealloc(PyObject *self) {
   TracebackObject *tb = as_tb(self);
-  for (Py_ssize_t i = 0, n = Py_SIZE(tb); i < n; ++i) release(tb->frames[i]);
+  const Py_ssize_t n = Py_SIZE(tb);
+  if (tb->may_have_native)
+    for (Py_ssize_t i = 0; i < n; ++i) release(tb->frames[i]);
+  else
+    for (Py_ssize_t i = 0; i < n; ++i) Py_DECREF(static_cast<PyObject *>(tb->frames[i].code()));
   PyTypeObject *type = Py_TYPE(self);
   type->tp_free(self);
   Py_DECREF(type);  // heap type instances own a reference to their type
@@ -72,6 +76,7 @@ PyObject *tb_subscript(PyObject *self, PyObject *key) {
     dst[k] = src[i];
     retain(dst[k]);
   }
+  as_tb(result)->may_have_native = as_tb(self)->may_have_native;
   return result;
 }
 
@@ -237,10 +242,30 @@ PyObject *new_traceback(const RawFrame *frames, Py_ssize_t n) noexcept {
   TracebackObject *tb = PyObject_NewVar(TracebackObject, traceback_type, n);
   if (!tb) return nullptr;
   tb->hash = -1;
+  tb->may_have_native = false;
   if (frames) {
     std::memcpy(tb->frames, frames, size_t(n) * sizeof(RawFrame));
-    for (Py_ssize_t i = 0; i < n; ++i) retain(frames[i]);
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      retain(frames[i]);
+      tb->may_have_native |= !frames[i].is_python();
+    }
   }
+  return reinterpret_cast<PyObject *>(tb);
+}
+
+PyObject *adopt_traceback(const RawFrame *frames, Py_ssize_t n, bool may_have_native) noexcept {
+  TracebackObject *tb = PyObject_NewVar(TracebackObject, traceback_type, n);
+  if (!tb) {
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (frames[i].is_python()) Py_DECREF(static_cast<PyObject *>(frames[i].code()));
+    return nullptr;
+  }
+  tb->hash = -1;
+  tb->may_have_native = may_have_native;
+  std::memcpy(tb->frames, frames, size_t(n) * sizeof(RawFrame));
+  if (may_have_native)
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (!frames[i].is_python()) native::retain(frames[i].executable());
   return reinterpret_cast<PyObject *>(tb);
 }
 

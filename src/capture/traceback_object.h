@@ -11,6 +11,7 @@ namespace locus::detail {
 struct TracebackObject {
   PyObject_VAR_HEAD
   Py_hash_t hash;      ///< -1 until first computed
+  bool may_have_native; ///< false: every entry is a code object (dealloc skips the kind test)
   RawFrame frames[1];  ///< ob_size entries (the storage is var-size)
 };
 
@@ -22,5 +23,10 @@ PyTypeObject *init_traceback_type() noexcept;
 /// Allocates a Traceback of `n` entries and copies `frames` into it, taking a reference to
 /// every code object / executable. New reference, or nullptr with an error set.
 PyObject *new_traceback(const RawFrame *frames, Py_ssize_t n) noexcept;
+
+/// As new_traceback, but the code-object references in `frames` are handed over (the walker
+/// took them); native executables are retained here when `may_have_native`. On failure the
+/// references are released.
+PyObject *adopt_traceback(const RawFrame *frames, Py_ssize_t n, bool may_have_native) noexcept;
 
 }  // namespace locus::detail

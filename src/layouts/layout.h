@@ -34,14 +34,16 @@ typedef struct locus_walk_request {
   size_t skip;                      /* innermost frames (of both kinds) to drop */
   size_t limit;                     /* at most this many entries (SIZE_MAX: all) */
   const locus_native_link *native;  /* this thread's innermost native frame, or NULL */
+  int owned; /* nonzero: take a reference to every code object written (not to executables) */
 } locus_walk_request;
 
 typedef struct locus_layout {
   const char *name;               /* "internal-3.12", "public-api" */
   unsigned long compiled_for_hex; /* PY_VERSION_HEX of the headers it was compiled against */
-  /* Walks the stack of `tstate` (GIL held) into req->out without touching any refcount.
-   * Returns the number of entries written; sets *complete to 0 when the buffer filled before
-   * the stack (or the limit) ended, so the caller must retry with more room. */
+  /* Walks the stack of `tstate` (GIL held) into req->out, increfing the code objects written
+   * when req->owned. Returns the number of entries written; sets *complete to 0 when the
+   * buffer filled before the stack (or the limit) ended: the caller must retry with more room
+   * (after releasing what it owns). */
   size_t (*walk)(PyThreadState *tstate, const locus_walk_request *req, int *complete);
   /* The marker of the frame currently executing on `tstate` (for native frame interleaving);
    * NULL when no Python frame runs. Must be cheap: it runs on every native frame push. */

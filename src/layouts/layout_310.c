@@ -14,11 +14,14 @@
 #define LOCUS_FRAME_T PyFrameObject
 #define LOCUS_FIRST_FRAME(ts) ((ts)->frame)
 #define LOCUS_PREVIOUS(f) ((f)->f_back)
-/* Every frame on the 3.10 chain is a real, complete Python frame. */
-#define LOCUS_VISIBLE_CODE(f) ((f)->f_code)
-/* f_lasti counts code units, -1 before the first instruction; frame_getlasti (3.10
- * Objects/frameobject.c) reports bytes: f_lasti * sizeof(_Py_CODEUNIT), or -1. */
-#define LOCUS_LASTI_BYTES(f, code) ((f)->f_lasti < 0 ? -1 : (f)->f_lasti * (int)sizeof(_Py_CODEUNIT))
+/* Every frame on the 3.10 chain is a real, complete Python frame. f_lasti counts code units,
+ * -1 before the first instruction; frame_getlasti (3.10 Objects/frameobject.c) reports bytes:
+ * f_lasti * sizeof(_Py_CODEUNIT), or -1. */
+static inline PyCodeObject *inspect_310(PyFrameObject *f, intptr_t *lasti) {
+  *lasti = f->f_lasti < 0 ? -1 : (intptr_t)f->f_lasti * (intptr_t)sizeof(_Py_CODEUNIT);
+  return f->f_code;
+}
+#define LOCUS_INSPECT(f, lasti) inspect_310(f, lasti)
 #define LOCUS_WALK_NAME walk_310
 #include "layouts/walker.inc.h"
 

@@ -14,24 +14,24 @@
 
 /* 3.12 pushes an entry "shim" frame owned by FRAME_OWNED_BY_CSTACK whenever C calls into
  * the interpreter; tracebacks never show it. Incomplete frames: as _PyFrame_IsIncomplete. */
-static inline PyCodeObject *visible_code_312(_PyInterpreterFrame *f) {
+static inline PyCodeObject *inspect_312(_PyInterpreterFrame *f, intptr_t *lasti) {
   if (f->owner == FRAME_OWNED_BY_CSTACK) return NULL;
   PyCodeObject *code = f->f_code;
+  /* Byte distance = code units * sizeof(_Py_CODEUNIT): _PyInterpreterFrame_LASTI in bytes,
+   * as PyFrame_GetLasti reports it. The "incomplete" test of _PyFrame_IsIncomplete compares
+   * the same distance with _co_firsttraceable; generator frames are never incomplete. */
+  const intptr_t bytes = (const char *)f->prev_instr - (const char *)_PyCode_CODE(code);
   if (f->owner != FRAME_OWNED_BY_GENERATOR &&
-      f->prev_instr < _PyCode_CODE(code) + code->_co_firsttraceable)
+      bytes < (intptr_t)code->_co_firsttraceable * (intptr_t)sizeof(_Py_CODEUNIT))
     return NULL;
+  *lasti = bytes | (bytes >> (sizeof(intptr_t) * 8 - 1)); /* negative → -1, no branch */
   return code;
-}
-static inline int lasti_bytes_312(_PyInterpreterFrame *f, PyCodeObject *code) {
-  int units = (int)(f->prev_instr - _PyCode_CODE(code));
-  return units < 0 ? -1 : units * (int)sizeof(_Py_CODEUNIT);
 }
 
 #define LOCUS_FRAME_T _PyInterpreterFrame
 #define LOCUS_FIRST_FRAME(ts) ((ts)->cframe->current_frame)
 #define LOCUS_PREVIOUS(f) ((f)->previous)
-#define LOCUS_VISIBLE_CODE(f) visible_code_312(f)
-#define LOCUS_LASTI_BYTES(f, code) lasti_bytes_312(f, code)
+#define LOCUS_INSPECT(f, lasti) inspect_312(f, lasti)
 #define LOCUS_WALK_NAME walk_312
 #include "layouts/walker.inc.h"
 

@@ -20,28 +20,26 @@
 /* f_executable is "code object or None" (3.13 pycore_frame.h) and may be other objects for
  * future executables, so check the type before treating it as code. Shim frames
  * (FRAME_OWNED_BY_CSTACK) and incomplete frames are hidden as _PyFrame_IsIncomplete does. */
-static inline PyCodeObject *visible_code_313(_PyInterpreterFrame *f) {
+static inline PyCodeObject *inspect_313(_PyInterpreterFrame *f, intptr_t *lasti) {
   if (f->owner == FRAME_OWNED_BY_CSTACK) return NULL;
   PyObject *executable = f->f_executable;
   if (!PyCode_Check(executable)) return NULL;
   PyCodeObject *code = (PyCodeObject *)executable;
+  /* Byte distance = code units * sizeof(_Py_CODEUNIT): _PyInterpreterFrame_LASTI in bytes,
+   * as PyFrame_GetLasti reports it. The "incomplete" test of _PyFrame_IsIncomplete compares
+   * the same distance with _co_firsttraceable; generator frames are never incomplete. */
+  const intptr_t bytes = (const char *)f->instr_ptr - (const char *)_PyCode_CODE(code);
   if (f->owner != FRAME_OWNED_BY_GENERATOR &&
-      f->instr_ptr < _PyCode_CODE(code) + code->_co_firsttraceable)
+      bytes < (intptr_t)code->_co_firsttraceable * (intptr_t)sizeof(_Py_CODEUNIT))
     return NULL;
+  *lasti = bytes | (bytes >> (sizeof(intptr_t) * 8 - 1)); /* negative → -1, no branch */
   return code;
-}
-/* _PyInterpreterFrame_LASTI (3.13) = instr_ptr - _PyCode_CODE(code), in code units;
- * PyUnstable_InterpreterFrame_GetLasti multiplies by sizeof(_Py_CODEUNIT). */
-static inline int lasti_bytes_313(_PyInterpreterFrame *f, PyCodeObject *code) {
-  int units = (int)(f->instr_ptr - _PyCode_CODE(code));
-  return units < 0 ? -1 : units * (int)sizeof(_Py_CODEUNIT);
 }
 
 #define LOCUS_FRAME_T _PyInterpreterFrame
 #define LOCUS_FIRST_FRAME(ts) ((ts)->current_frame)
 #define LOCUS_PREVIOUS(f) ((f)->previous)
-#define LOCUS_VISIBLE_CODE(f) visible_code_313(f)
-#define LOCUS_LASTI_BYTES(f, code) lasti_bytes_313(f, code)
+#define LOCUS_INSPECT(f, lasti) inspect_313(f, lasti)
 #define LOCUS_WALK_NAME walk_313
 #include "layouts/walker.inc.h"
 

@@ -50,7 +50,7 @@ static size_t walk_public(PyThreadState *tstate, const locus_walk_request *req, 
     }
     /* PyFrame_GetCode returns a new reference; the frame keeps the code alive meanwhile. */
     PyCodeObject *code = PyFrame_GetCode(f);
-    Py_DECREF(code);
+    if (skip || n == req->capacity || !req->owned) Py_DECREF(code); /* else: the entry owns it */
     LOCUS_EMIT(code, lasti_bytes(f));
     PyFrameObject *back = PyFrame_GetBack(f);
     Py_DECREF(f);
