@@ -8,6 +8,7 @@
 #include "capture/traceback_object.h"
 #include "render/frame_object.h"
 #include "symbolize/code_info.h"
+#include "symbolize/debug.h"
 
 namespace nb = nanobind;
 
@@ -64,6 +65,10 @@ NB_MODULE(_locus, m) {
         return why ? nb::object(nb::str(why)) : nb::none();
       },
       "Why the internal walk is unavailable, or None.");
+  m.def(
+      "_code_positions",
+      [](nb::handle code) { return nb::steal(locus::detail::debug_code_positions(code.ptr())); },
+      nb::arg("code"), "Decoded positions per code unit (tests compare with co_positions()).");
   m.attr("layout_name") = locus_layout_internal() ? locus_layout_internal()->name : "none";
 
   locus::bindings::init_filter(m);

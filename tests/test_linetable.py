@@ -1,0 +1,86 @@
+"""Line-table decoding vs CPython's own: every code unit of every code object we can reach."""
+import sys
+import types
+
+import pytest
+
+import locus
+from locus import _locus
+
+
+def all_code_objects(limit_modules=None):
+    """Code objects of every loaded module (recursively through co_consts)."""
+    seen = set()
+    stack = []
+    for mod in list(sys.modules.values())[:limit_modules]:
+        for value in list(vars(mod).values()) if hasattr(mod, "__dict__") else []:
+            code = getattr(value, "__code__", None)
+            if isinstance(code, types.CodeType):
+                stack.append(code)
+            for attr in getattr(value, "__dict__", {}).values() if isinstance(value, type) else ():
+                fcode = getattr(attr, "__code__", None)
+                if isinstance(fcode, types.CodeType):
+                    stack.append(fcode)
+    while stack:
+        code = stack.pop()
+        if id(code) in seen:
+            continue
+        seen.add(id(code))
+        yield code
+        stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+
+
+def expected_positions(code):
+    """What CPython reports per code unit: co_positions() (3.11+) or co_lines() (3.10)."""
+    units = len(code.co_code) // 2
+    if sys.version_info >= (3, 11):
+        positions = list(code.co_positions())
+        assert len(positions) == units
+        return positions
+    lines = [None] * units
+    for start, end, line in code.co_lines():
+        for offset in range(start, end, 2):
+            lines[offset // 2] = line
+    return [(line, None, None, None) for line in lines]
+
+
+def test_every_reachable_code_object_decodes_like_cpython():
+    import asyncio, dataclasses, email.parser, json, typing, unittest  # noqa: F401  more code
+    checked = 0
+    for code in all_code_objects():
+        assert _locus._code_positions(code) == expected_positions(code), code
+        checked += 1
+    assert checked > 500
+
+
+def test_generated_sources_with_long_lines_and_far_columns():
+    # Columns past 127 and line jumps > 2 take the long entry form (code 14) on 3.11+.
+    pad = " " * 200
+    src = (
+        "def f(a, b):\n"
+        f"    x = ({pad}a +\n"
+        "        b)\n"
+        + "\n" * 300
+        + f"    return [{pad}x for _ in range(3)]\n"
+    )
+    code = compile(src, "<gen>", "exec")
+    for c in [code, *[k for k in code.co_consts if isinstance(k, types.CodeType)]]:
+        assert _locus._code_positions(c) == expected_positions(c)
+
+
+def test_rejects_non_code():
+    with pytest.raises(TypeError, match="expected a code object"):
+        _locus._code_positions("nope")
+
+
+def test_frame_fields_match_co_positions_at_the_capture_point():
+    def here():
+        return locus.capture()[0], sys._getframe()
+
+    frame, pyframe = here()
+    assert frame.lineno == pyframe.f_lineno or frame.code is pyframe.f_code
+    if sys.version_info >= (3, 11):
+        lasti = frame.lasti
+        assert (frame.lineno, frame.end_lineno, frame.colno, frame.end_colno) == list(
+            frame.code.co_positions()
+        )[lasti // 2]
