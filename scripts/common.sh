@@ -1,0 +1,49 @@
+# scripts/common.sh — shared helpers for setup.sh / test.sh / demo.sh (sourced, not run).
+
+LOCUS_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+LOCUS_SUPPORTED_MINORS=(3.10 3.11 3.12 3.13)
+LOCUS_DEFAULT_MINOR=3.11
+PYENV_ROOT="${PYENV_ROOT:-$HOME/.pyenv}"
+
+log() { printf '[locus] %s\n' "$*" >&2; }
+die() { printf '[locus] error: %s\n' "$*" >&2; exit 1; }
+
+# Prints every full version (3.X.Y) pyenv knows, one a line; falls back to $PYENV_ROOT/versions.
+locus_pyenv_versions() {
+  {
+    if command -v pyenv >/dev/null 2>&1; then pyenv versions --bare 2>/dev/null || true; fi
+    if [ -d "$PYENV_ROOT/versions" ]; then ls -1 "$PYENV_ROOT/versions" 2>/dev/null || true; fi
+  } | sed 's/^[* ]*//; s/ .*//' | grep -E '^3\.[0-9]+\.[0-9]+$' | sort -u -V
+}
+
+# Prints the interpreter path for minor version $1 (e.g. 3.11): the newest pyenv 3.11.* that
+# runs. Returns 1 and prints the reason on stdout when there is none.
+locus_find_python() {
+  local minor="$1" full exe best=""
+  for full in $(locus_pyenv_versions | grep -E "^${minor//./\\.}\.[0-9]+$"); do
+    exe="$PYENV_ROOT/versions/$full/bin/python$minor"
+    [ -x "$exe" ] || exe="$PYENV_ROOT/versions/$full/bin/python3"
+    if [ -x "$exe" ] && "$exe" -c 'import venv, ensurepip' >/dev/null 2>&1; then best="$exe"; fi
+  done
+  if [ -z "$best" ]; then
+    if locus_pyenv_versions | grep -qE "^${minor//./\\.}\."; then
+      echo "pyenv has $minor but its interpreter does not run or lacks venv/ensurepip"
+    else
+      echo "not installed under pyenv ($PYENV_ROOT/versions)"
+    fi
+    return 1
+  fi
+  echo "$best"
+}
+
+# Echoes the minors from the requested list ($@, default: all supported) that have an
+# interpreter; prints "skipping Python X: reason" on stderr for every one that has none.
+locus_available_minors() {
+  local want=("$@") m why
+  [ ${#want[@]} -gt 0 ] || want=("${LOCUS_SUPPORTED_MINORS[@]}")
+  for m in "${want[@]}"; do
+    if why="$(locus_find_python "$m")"; then echo "$m"; else log "skipping Python $m: $why"; fi
+  done
+}
+
+locus_venv() { echo "$LOCUS_ROOT/.venv/py$1"; }

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# scripts/setup.sh — idempotent set-up: system packages, one venv per Python, deps, locus built in.
+#
+# Usage: scripts/setup.sh [--bench] [3.10 3.11 ...]   (default: every pyenv Python 3.10-3.13)
+#   --bench / LOCUS_BENCH=1   also install jaxlib, and torch==2.13.0 on 3.11
+#   LOCUS_SETUP_RETRY=1       retry optional peers whose install failed before
+# Re-runs skip dependency installs recorded in .venv/py3.X/.locus-stamp-*, but always rebuild
+# locus (incremental: scikit-build-core keeps build/{wheel_tag}). Exits non-zero if locus
+# failed to build for any requested, available Python.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+BENCH="${LOCUS_BENCH:-0}"
+MINORS=()
+for arg in "$@"; do
+  case "$arg" in
+    --bench) BENCH=1 ;;
+    3.*) MINORS+=("$arg") ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    *) die "unknown argument: $arg" ;;
+  esac
+done
+
+CORE_DEPS=(nanobind scikit-build-core pytest cmake ninja)
+LOGDIR="$LOCUS_ROOT/build/logs"
+mkdir -p "$LOGDIR"
+
+# --- system packages (only when missing) ------------------------------------------------------
+apt_missing=()
+for p in googletest libgtest-dev valgrind; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || apt_missing+=("$p")
+done
+if [ ${#apt_missing[@]} -gt 0 ]; then
+  log "installing system packages: ${apt_missing[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  if ! { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${apt_missing[@]}"; } \
+      >"$LOGDIR/apt.log" 2>&1; then
+    log "WARNING: apt-get install failed (see $LOGDIR/apt.log); C++ tests will not build"
+  fi
+fi
+
+# --- per-interpreter venvs --------------------------------------------------------------------
+# pip_step VENV_PY NAME REQUIRED SPEC... : installs SPEC once (stamped); REQUIRED=0 tolerates failure.
+pip_step() {
+  local py="$1" name="$2" required="$3"; shift 3
+  local venv; venv="$(dirname "$(dirname "$py")")"
+  local stamp="$venv/.locus-stamp-$name" failed="$venv/.locus-failed-$name" spec="$*"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$spec" ]; then return 0; fi
+  if [ "$required" = 0 ] && [ -f "$failed" ] && [ "${LOCUS_SETUP_RETRY:-0}" != 1 ]; then
+    log "  optional $name not installed: $(cat "$failed") (earlier attempt; LOCUS_SETUP_RETRY=1 retries)"
+    return 0
+  fi
+  local logf="$LOGDIR/pip-$(basename "$venv")-$name.log"
+  log "  pip install $spec"
+  if "$py" -m pip install --disable-pip-version-check -q "$@" >"$logf" 2>&1; then
+    echo "$spec" >"$stamp"; rm -f "$failed"
+    return 0
+  fi
+  local reason; reason="$(grep -E '^ERROR' "$logf" | head -n 1 | cut -c1-200)"
+  [ -n "$reason" ] || reason="pip exited non-zero (see $logf)"
+  if [ "$required" = 1 ]; then
+    log "  FAILED: pip install $spec: $reason"; tail -n 20 "$logf" >&2
+    return 1
+  fi
+  echo "$reason" >"$failed"
+  log "  optional $name not installed: $reason (log: $logf)"
+}
+
+setup_one() {
+  local minor="$1" base="$2" venv py
+  venv="$(locus_venv "$minor")"; py="$venv/bin/python"
+  local base_id; base_id="$("$base" -c 'import sys; print(sys.executable, sys.version.split()[0])')"
+  if [ ! -x "$py" ] || ! "$py" -c '' 2>/dev/null || [ "$(cat "$venv/.locus-base" 2>/dev/null)" != "$base_id" ]; then
+    log "Python $minor: creating $venv from $base"
+    rm -rf "$venv"
+    "$base" -m venv "$venv" || return 1
+    echo "$base_id" >"$venv/.locus-base"
+  else
+    log "Python $minor: using $venv"
+  fi
+  pip_step "$py" core 1 "${CORE_DEPS[@]}" || return 1
+  pip_step "$py" iree 0 iree-base-compiler
+  if [ "$BENCH" = 1 ]; then
+    pip_step "$py" jaxlib 0 jaxlib
+    # Only the CPU wheel on local disk: any other torch would pull GBs of CUDA.
+    if [ "$minor" = 3.11 ]; then pip_step "$py" torch 0 torch==2.13.0
+    else log "  torch: only installed for 3.11 (a CPU wheel exists for it only)"; fi
+  fi
+  local logf="$LOGDIR/build-py$minor.log" t0=$SECONDS
+  log "  building locus (log: $logf)"
+  if CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
+      "$py" -m pip install --disable-pip-version-check --no-build-isolation --no-deps -v \
+      "$LOCUS_ROOT" >"$logf" 2>&1 && (cd / && "$py" -c 'import locus') >>"$logf" 2>&1; then
+    log "  locus built and installed for Python $minor in $((SECONDS - t0)) s"
+  else
+    log "  FAILED: locus build/import for Python $minor; last lines of $logf:"
+    tail -n 40 "$logf" >&2
+    return 1
+  fi
+}
+
+mapfile -t AVAIL < <(locus_available_minors "${MINORS[@]}")
+[ ${#AVAIL[@]} -gt 0 ] || die "no usable Python interpreter among: ${MINORS[*]:-${LOCUS_SUPPORTED_MINORS[*]}}"
+
+failed=()
+for m in "${AVAIL[@]}"; do
+  setup_one "$m" "$(locus_find_python "$m")" || failed+=("$m")
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  log "setup failed for Python: ${failed[*]}"
+  exit 1
+fi
+log "setup done for Python: ${AVAIL[*]}"

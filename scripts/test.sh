@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# scripts/test.sh — sets everything up, runs pytest on every Python and the C++ tests (plain and
+# ASan+UBSan), prints a summary table; exits non-zero if anything failed.
+#
+# Usage: scripts/test.sh [3.10 3.11 ...]          (default: every pyenv Python 3.10-3.13)
+#   LOCUS_SKIP_CPP=1      skip the C++ suites       LOCUS_SKIP_ASAN=1   skip only the ASan one
+#   LOCUS_PYTEST_ARGS=..  extra pytest arguments    LOCUS_TEST_TIMEOUT  seconds per suite (1200)
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$LOCUS_ROOT"
+
+RESULTS="$LOCUS_ROOT/build/test-results"
+rm -rf "$RESULTS"; mkdir -p "$RESULTS"
+TIMEOUT="${LOCUS_TEST_TIMEOUT:-1200}"
+T_START=$SECONDS
+ROWS=()                       # "name|passed|failed|skipped|note"
+TOTAL_P=0 TOTAL_F=0 TOTAL_S=0
+
+# junit_counts FILE -> "passed failed skipped" (pytest and ctest JUnit XML alike).
+junit_counts() {
+  "$COUNT_PY" - "$1" <<'EOF'
+import sys, xml.etree.ElementTree as ET
+p = f = s = 0
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    tags = {child.tag for child in case}
+    if tags & {"failure", "error"}: f += 1
+    elif "skipped" in tags or case.get("status") in ("notrun", "disabled"): s += 1
+    else: p += 1
+print(p, f, s)
+EOF
+}
+
+# record NAME PASSED FAILED SKIPPED NOTE
+record() {
+  ROWS+=("$1|$2|$3|$4|$5")
+  TOTAL_P=$((TOTAL_P + $2)); TOTAL_F=$((TOTAL_F + $3)); TOTAL_S=$((TOTAL_S + $4))
+}
+
+# --- Python suites -----------------------------------------------------------------------------
+mapfile -t AVAIL < <(locus_available_minors "$@")
+WANT=("$@"); [ ${#WANT[@]} -gt 0 ] || WANT=("${LOCUS_SUPPORTED_MINORS[@]}")
+for m in "${WANT[@]}"; do
+  [[ " ${AVAIL[*]} " == *" $m "* ]] || ROWS+=("python $m|-|-|-|skipped: $(locus_find_python "$m")")
+done
+COUNT_PY="$(command -v python3 || true)"
+for m in "${AVAIL[@]}"; do
+  t0=$SECONDS
+  log "=== Python $m: setup"
+  if ! scripts/setup.sh "$m"; then
+    record "python $m" 0 1 0 "setup/build failed (see build/logs/build-py$m.log)"
+    continue
+  fi
+  py="$(locus_venv "$m")/bin/python"; COUNT_PY="$py"
+  xml="$RESULTS/pytest-py$m.xml"
+  log "=== Python $m: pytest"
+  # The installed package is under test: no PYTHONPATH, nothing from python/ on sys.path.
+  env -u PYTHONPATH timeout "$TIMEOUT" "$py" -m pytest "$LOCUS_ROOT/tests" -q -p no:cacheprovider \
+    -o faulthandler_timeout=600 --junitxml="$xml" ${LOCUS_PYTEST_ARGS:-} 2>&1 \
+    | tee "$RESULTS/pytest-py$m.log"
+  rc=${PIPESTATUS[0]}
+  read -r p f s < <( [ -f "$xml" ] && junit_counts "$xml" || echo "0 0 0")
+  note="rc=$rc, $((SECONDS - t0)) s"
+  case "$rc" in
+    0) ;;
+    1) [ "$f" -gt 0 ] || f=1 ;;
+    5) f=$((f + 1)); note="NO TESTS COLLECTED (rc=5): the suite is broken"
+       log "ERROR: pytest collected no tests on Python $m — treating as a failure" ;;
+    124) f=$((f + 1)); note="TIMED OUT after $TIMEOUT s" ;;
+    *) f=$((f + 1)); note="pytest exited rc=$rc (crash, interrupt or usage error)" ;;
+  esac
+  record "python $m" "$p" "$f" "$s" "$note"
+done
+
+# --- C++ suites --------------------------------------------------------------------------------
+# run_ctest NAME BUILD_DIR CMAKE_ARGS... : configure, build locus_cpp_tests, run ctest.
+run_ctest() {
+  local name="$1" dir="$2"; shift 2
+  local logf="$RESULTS/$name.log" xml="$RESULTS/$name.xml" t0=$SECONDS
+  log "=== C++ $name: configure + build ($dir)"
+  if ! { cmake -S "$LOCUS_ROOT" -B "$dir" -G Ninja -DLOCUS_BUILD_TESTS=ON \
+           -DPython_EXECUTABLE="$CPP_PY" "$@" &&
+         cmake --build "$dir" --target locus_cpp_tests -j "$(nproc)"; } >"$logf" 2>&1; then
+    tail -n 40 "$logf"
+    record "c++ $name" 0 1 0 "configure/build failed (see ${logf#$LOCUS_ROOT/})"
+    return
+  fi
+  log "=== C++ $name: ctest"
+  (cd "$dir" && timeout "$TIMEOUT" ctest --output-on-failure -j "$(nproc)" --output-junit "$xml") 2>&1 \
+    | tee -a "$logf" | tail -n 30
+  local rc=${PIPESTATUS[0]} p f s
+  read -r p f s < <( [ -f "$xml" ] && junit_counts "$xml" || echo "0 0 0")
+  local note="rc=$rc, $((SECONDS - t0)) s"
+  if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; note="ctest exited rc=$rc"; fi
+  if [ "$((p + f + s))" = 0 ]; then f=1; note="NO C++ TESTS RAN: the suite is broken"; fi
+  record "c++ $name" "$p" "$f" "$s" "$note"
+}
+
+if [ "${LOCUS_SKIP_CPP:-0}" != 1 ]; then
+  CPP_MINOR=""
+  for m in "$LOCUS_DEFAULT_MINOR" "${AVAIL[@]}"; do
+    if [ -x "$(locus_venv "$m")/bin/python" ] && [ -x "$(locus_venv "$m")/bin/cmake" ]; then CPP_MINOR="$m"; break; fi
+  done
+  if [ -z "$CPP_MINOR" ]; then
+    record "c++" 0 1 0 "no venv with cmake to build the C++ tests"
+  else
+    CPP_PY="$(locus_venv "$CPP_MINOR")/bin/python"; COUNT_PY="$CPP_PY"
+    export PATH="$(locus_venv "$CPP_MINOR")/bin:$PATH"
+    run_ctest cpp-tests "$LOCUS_ROOT/build/cpp-tests"
+    if [ "${LOCUS_SKIP_ASAN:-0}" != 1 ]; then
+      ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}" \
+        run_ctest cpp-asan "$LOCUS_ROOT/build/cpp-asan" -DLOCUS_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    fi
+  fi
+fi
+
+# --- summary -----------------------------------------------------------------------------------
+echo
+echo "==================== locus test summary ($((SECONDS - T_START)) s) ===================="
+printf '%-16s %8s %8s %8s  %s\n' suite passed failed skipped note
+for row in "${ROWS[@]}"; do
+  IFS='|' read -r n p f s note <<<"$row"
+  printf '%-16s %8s %8s %8s  %s\n' "$n" "$p" "$f" "$s" "$note"
+done
+[ ${#ROWS[@]} -gt 0 ] || { echo "nothing ran"; TOTAL_F=$((TOTAL_F + 1)); }
+echo
+echo "$TOTAL_P passed, $TOTAL_F failed, $TOTAL_S skipped"
+[ "$TOTAL_F" = 0 ]
