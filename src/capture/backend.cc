@@ -73,11 +73,13 @@ bool set_backend(Backend which, const char **why_not) noexcept {
     detail::active_layout = &locus_layout_public;
     return true;
   }
-  if (detail::refusal) {
-    if (why_not) *why_not = detail::refusal;
+  const locus_layout *internal = locus_layout_internal();
+  const char *refused = internal ? detail::refusal : locus_layout_internal_refusal();
+  if (refused) {
+    if (why_not) *why_not = refused;
     return false;
   }
-  detail::active_layout = locus_layout_internal();
+  detail::active_layout = internal;
   return true;
 }
 
