@@ -44,6 +44,9 @@ const char *internal_refusal() noexcept { return refusal; }
 bool init_backend() noexcept {
   const locus_layout *internal = locus_layout_internal();
   refusal = locus_layout_internal_refusal();
+  // Lets the tests drive the refusal path a mismatched interpreter would take.
+  if (const char *forced = std::getenv("LOCUS_TEST_REFUSE_LAYOUT"); forced && *forced && internal)
+    refusal = forced;
   if (!refusal && !self_check(internal))
     refusal = "the internal frame walk disagreed with the public C API at start-up";
   if (refusal) {
