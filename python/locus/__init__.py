@@ -4,6 +4,7 @@ Fast capture of the Python call stack as raw (code, instruction offset) frames, 
 lazily into file/line/column ranges, rendered as MLIR locations, traceback objects or dicts.
 """
 from ._locus import (
+    Filter,
     Frame,
     Traceback,
     capture,
@@ -14,6 +15,7 @@ from ._locus import (
 )
 
 __all__ = [
+    "Filter",
     "Frame",
     "Traceback",
     "capture",

@@ -1,8 +1,13 @@
-// bindings/filter.cc — Python bindings of the filter subsystem (placeholder until it lands).
+// bindings/filter.cc — registers locus.Filter (the type lives in src/filter).
 #include "bindings/init.h"
+#include "filter/filter_object.h"
 
 namespace locus::bindings {
 
-void init_filter(nanobind::module_ &) {}
+void init_filter(nanobind::module_ &m) {
+  PyTypeObject *type = detail::init_filter_type();
+  if (!type) throw nanobind::python_error();
+  m.attr("Filter") = nanobind::handle(reinterpret_cast<PyObject *>(type));
+}
 
 }  // namespace locus::bindings

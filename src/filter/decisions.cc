@@ -1,0 +1,106 @@
+// filter/decisions.cc — filter decisions cached per code object, and the hook/public API.
+#include "filter/filter_object.h"
+#include "filter/hooks.h"
+#include "locus/filter.h"
+#include "locus/symbolize.h"
+#include "locus/traceback.h"
+
+#include <vector>
+
+namespace locus::detail {
+
+std::uint64_t next_filter_stamp() noexcept {
+  static std::uint64_t counter = 0;  // GIL held: no atomics needed
+  return ++counter;
+}
+
+int keeps_filename(FilterObject *f, PyObject *filename) noexcept {
+  if (f->rules->empty()) return 1;
+  if (PyObject *hit = PyDict_GetItemWithError(f->filename_cache, filename)) return hit == Py_True;
+  if (PyErr_Occurred()) return -1;
+  const int keep = f->rules->keeps(filename);
+  if (keep < 0) return -1;
+  if (PyDict_SetItem(f->filename_cache, filename, keep ? Py_True : Py_False) < 0) return -1;
+  return keep;
+}
+
+int keeps_code_slow(FilterObject *f, PyCodeObject *code, CodeInfo *info) noexcept {
+  const int keep = keeps_filename(f, code->co_filename);
+  if (keep < 0 || !info) return keep;
+  if (!info->filter) {
+    info->filter.reset(new (std::nothrow) FilterDecisions());
+    if (!info->filter) return keep;
+  }
+  auto *d = static_cast<FilterDecisions *>(info->filter.get());
+  auto &slot = d->slots[d->next++ % FilterDecisions::kSlots];
+  slot.stamp = f->stamp;
+  slot.keep = keep != 0;
+  return keep;
+}
+
+int keeps_raw(FilterObject *f, const RawFrame &frame) noexcept {
+  if (frame.is_python()) {
+    auto *code = static_cast<PyCodeObject *>(frame.code());
+    return keeps_code(f, code, code_info(code));
+  }
+  FrameInfo info;
+  if (!symbolize(frame, &info)) return -1;
+  return info.filename && PyUnicode_Check(info.filename) ? keeps_filename(f, info.filename) : 1;
+}
+
+namespace {
+
+FilterObject *checked(PyObject *filter) {
+  if (filter && is_filter_object(filter)) return as_filter(filter);
+  PyErr_Format(PyExc_TypeError, "filter must be a locus.Filter or None, not %.200s",
+               filter ? Py_TYPE(filter)->tp_name : "NULL");
+  return nullptr;
+}
+
+}  // namespace
+}  // namespace locus::detail
+
+namespace locus {
+
+bool is_filter(PyObject *obj) noexcept { return detail::is_filter_object(obj); }
+
+int filter_keeps(PyObject *filter, PyCodeObject *code) noexcept {
+  detail::FilterObject *f = detail::checked(filter);
+  if (!f) return -1;
+  return detail::keeps_code(f, code, detail::code_info(code));
+}
+
+std::size_t filter_frames(PyObject *filter, const RawFrame *frames, std::size_t n,
+                          RawFrame *out, std::size_t limit) noexcept {
+  detail::FilterObject *f = detail::checked(filter);
+  if (!f) return SIZE_MAX;
+  if (f->limit < limit) limit = f->limit;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < n && kept < limit; ++i) {
+    const int keep = detail::keeps_raw(f, frames[i]);
+    if (keep < 0) return SIZE_MAX;
+    if (keep) out[kept++] = frames[i];
+  }
+  return kept;
+}
+
+}  // namespace locus
+
+namespace locus::filter {
+
+PyObject *filtered_traceback(PyObject *filter, const RawFrame *frames, std::size_t n,
+                             std::size_t limit) noexcept {
+  std::vector<RawFrame> kept(n < limit ? n : limit);
+  const std::size_t k = filter_frames(filter, frames, n, kept.data(), limit);
+  if (k == SIZE_MAX) return nullptr;
+  return make_traceback(kept.data(), k);
+}
+
+int keeps(PyObject *filter, PyCodeObject *code) noexcept { return filter_keeps(filter, code); }
+
+std::size_t filter_limit(PyObject *filter) noexcept {
+  detail::FilterObject *f = detail::checked(filter);
+  return f ? f->limit : SIZE_MAX;
+}
+
+}  // namespace locus::filter

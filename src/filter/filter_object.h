@@ -1,0 +1,66 @@
+// filter/filter_object.h — the locus.Filter type and the per-code-object decision fast path.
+#pragma once
+#include <Python.h>
+
+#include <cstdint>
+
+#include "filter/rules.h"
+#include "locus/frame.h"
+#include "symbolize/code_info.h"
+
+namespace locus::detail {
+
+struct FilterObject {
+  PyObject_HEAD
+  /// Unique over the process for each state of each Filter: a new Filter and every rule change
+  /// take a fresh stamp, so a cached decision is valid iff it carries the filter's stamp.
+  std::uint64_t stamp;
+  std::size_t limit;         ///< counts kept frames; SIZE_MAX = no limit
+  Rules *rules;              ///< owned
+  PyObject *filename_cache;  ///< dict str -> bool for this stamp: one regex run per file
+  PyObject *weakreflist;
+};
+
+extern PyTypeObject *filter_type;
+
+PyTypeObject *init_filter_type() noexcept;
+
+inline bool is_filter_object(PyObject *o) noexcept { return PyObject_TypeCheck(o, filter_type); }
+inline FilterObject *as_filter(PyObject *o) noexcept { return reinterpret_cast<FilterObject *>(o); }
+
+/// The decisions cached on one code object (CodeInfo::filter): a few (stamp, keep) slots,
+/// replaced round-robin, since several Filters may coexist.
+struct FilterDecisions final : CodeInfoExtension {
+  static constexpr int kSlots = 4;
+  struct Slot {
+    std::uint64_t stamp = 0;
+    bool keep = false;
+  } slots[kSlots];
+  unsigned next = 0;
+};
+
+/// Decides from the filename (per-filter dict, then the rules). 1/0/-1.
+int keeps_filename(FilterObject *f, PyObject *filename) noexcept;
+
+/// The uncached path of keeps_code: decides and records the decision on `info` (if any).
+int keeps_code_slow(FilterObject *f, PyCodeObject *code, CodeInfo *info) noexcept;
+
+/// Whether `f` keeps frames of `code`, `info` being code's CodeInfo (or nullptr): a scan of
+/// four slots when the decision is cached. 1/0/-1. Hot: runs per frame per captured location.
+inline int keeps_code(FilterObject *f, PyCodeObject *code, CodeInfo *info) noexcept {
+  if (info && info->filter) {
+    const auto *d = static_cast<const FilterDecisions *>(info->filter.get());
+    for (const auto &slot : d->slots)
+      if (slot.stamp == f->stamp) return slot.keep;
+  }
+  return keeps_code_slow(f, code, info);
+}
+
+/// Whether `f` keeps the raw frame (Python frames by code object, native ones by the
+/// filename they reify to). 1/0/-1.
+int keeps_raw(FilterObject *f, const RawFrame &frame) noexcept;
+
+/// A new stamp (process-wide counter).
+std::uint64_t next_filter_stamp() noexcept;
+
+}  // namespace locus::detail
