@@ -1,8 +1,45 @@
-// bindings/native.cc — Python bindings of the native subsystem (placeholder until it lands).
+// bindings/native.cc — registers the native-frame subsystem as locus._locus.native and the C
+// API capsule locus._locus._C_API. No logic: the types live in src/native/.
 #include "bindings/init.h"
+#include "native/api_table.h"
+#include "native/demo_interp.h"
+#include "native/executable_object.h"
+#include "native/py_frame.h"
+#include "native/reify.h"
+
+namespace nb = nanobind;
+namespace native = locus::native;
 
 namespace locus::bindings {
+namespace {
 
-void init_native(nanobind::module_ &) {}
+nb::object checked(PyObject *result) {
+  if (!result) throw nb::python_error();
+  return nb::steal(result);
+}
+
+}  // namespace
+
+void init_native(nb::module_ &m) {
+  if (!native::init_reify() || !native::init_executable_type() ||
+      !native::init_native_frame_types())
+    throw nb::python_error();
+  m.attr("_C_API") = nb::steal(native::new_api_capsule());
+
+  nb::module_ n = m.def_submodule("native", "Native and JIT frames (issue 6).");
+  n.attr("Executable") = nb::handle(reinterpret_cast<PyObject *>(native::executable_type));
+  n.attr("NativeFrame") = nb::handle(reinterpret_cast<PyObject *>(native::native_frame_type));
+  n.attr("FramedFunction") =
+      nb::handle(reinterpret_cast<PyObject *>(native::framed_function_type));
+  n.attr("ReificationWarning") = nb::handle(native::reification_warning);
+  n.attr("_CalcProgram") = checked(reinterpret_cast<PyObject *>(native::calc_program_type()));
+  n.def("current", [] { return checked(native::current_python_frame()); },
+        "The innermost NativeFrame pushed from Python that is active here, or None.");
+  n.def("stack", [] { return checked(native::visible_stack()); },
+        "[(name, kind, state), ...]: the native frames a capture here would see, innermost "
+        "first.");
+  n.def("cache_info", [] { return checked(native::cache_info()); },
+        "Reification cache counters: executables, entries, hits, misses.");
+}
 
 }  // namespace locus::bindings

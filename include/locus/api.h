@@ -1,0 +1,84 @@
+// locus/api.h — header-only access to the _locus module from OTHER extension modules.
+//
+// The shadow stack of native frames must be the one _locus walks, so another extension
+// cannot link its own copy: it fetches _locus's function table from the capsule
+// `locus._locus._C_API` (as NumPy's import_array() does) and calls through it.
+//
+//   PyMODINIT_FUNC PyInit_myjit() {
+//     if (!locus::api::import()) return nullptr;   // ImportError/RuntimeError set
+//     ...
+//   }
+//   static const locus::Executable kKernel{"matmul", "jit", &reify_matmul};
+//   PyObject *run(...) {
+//     locus::NativeFrame frame(kKernel, /*state=*/0);
+//     frame.set_state(pc);                               // cheap, as often as needed
+//     if (!call_back_into_python()) return frame.add_traceback();
+//   }
+#pragma once
+#include <Python.h>
+
+#include "locus/native_frame.h"
+
+namespace locus::api {
+
+inline constexpr const char *kCapsuleName = "locus._locus._C_API";
+
+/// Imports locus._locus and installs its function table for this extension module. Call once
+/// (e.g. in PyInit_); repeat calls are cheap. False with a Python error on failure.
+inline bool import() noexcept {
+  if (detail::native_api) return true;
+  auto *table = static_cast<const NativeAPI *>(PyCapsule_Import(kCapsuleName, 0));
+  if (!table) return false;
+  if (table->version != LOCUS_NATIVE_API_VERSION || table->size < sizeof(NativeAPI)) {
+    PyErr_Format(PyExc_RuntimeError,
+                 "locus C API version mismatch: this module was built for version %d "
+                 "(table size %zu), the installed locus provides version %u (size %u)",
+                 LOCUS_NATIVE_API_VERSION, sizeof(NativeAPI), table->version, table->size);
+    return false;
+  }
+  detail::native_api = table;
+  return true;
+}
+
+/// True once import() has succeeded (or inside _locus itself).
+inline bool available() noexcept { return detail::native_api != nullptr; }
+
+/// The calling thread's stack as a new locus.Traceback, innermost first. GIL held.
+inline PyObject *capture(std::size_t skip = 0, std::size_t limit = SIZE_MAX) noexcept {
+  return detail::native_api->capture(skip, limit);
+}
+
+/// Borrowed raw entries (valid while the frames run); returns how many the stack had.
+inline std::size_t capture_raw(RawFrame *out, std::size_t capacity,
+                               std::size_t skip = 0) noexcept {
+  return detail::native_api->capture_raw(out, capacity, skip);
+}
+
+/// Symbolizes one raw entry (Python or native). False with a Python error. GIL held.
+inline bool symbolize(const RawFrame &frame, FrameInfo *out) noexcept {
+  return detail::native_api->symbolize(&frame, out) == 0;
+}
+
+/// This thread's innermost native frame, or nullptr. GIL held.
+inline const NativeLink *innermost() noexcept { return detail::native_api->innermost(); }
+
+/// Prepends an entry for (executable, state) to the traceback of the exception being raised.
+inline void add_traceback(const Executable &executable, std::uintptr_t state) noexcept {
+  detail::native_api->add_traceback(&executable, state);
+}
+
+/// An executable made at run time, owned by a Python object (a new reference; nullptr +
+/// error). Keep the object alive while frames of it run; Tracebacks holding its frames keep
+/// it alive themselves. `free_user_data(user_data)` runs when it dies.
+inline PyObject *new_executable(const char *name, const char *kind, Reifier reify,
+                                void *user_data = nullptr,
+                                void (*free_user_data)(void *) = nullptr) noexcept {
+  return detail::native_api->new_executable(name, kind, reify, user_data, free_user_data);
+}
+
+/// The Executable of a locus.native.Executable object, or nullptr + TypeError.
+inline const Executable *executable_of(PyObject *obj) noexcept {
+  return detail::native_api->executable_of(obj);
+}
+
+}  // namespace locus::api

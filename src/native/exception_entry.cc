@@ -1,0 +1,148 @@
+// native/exception_entry.cc — traceback entries for native frames: a fresh frame over an
+// EMPTY code object per (filename, name), as Cython's __Pyx_AddTraceback does. Pairing a
+// frame with a real code object crashed on 3.11+ (jax#16027), so reified code objects are
+// never used here. The line goes in tb_lineno; the code object has no positions at all, so
+// traceback.py (3.11+: _walk_tb_with_full_positions) falls back to tb_lineno.
+#include "native/exception_entry.h"
+
+#include <frameobject.h>
+
+#include "layouts/layout.h"
+#include "native/reify.h"
+
+namespace locus::native {
+namespace {
+
+PyObject *code_cache = nullptr;  // {(filename, name): code}; lives for the process
+PyObject *empty_globals = nullptr;
+
+// PyCode_NewEmpty maps its instructions to firstlineno; on 3.11+ replace the location table
+// by "no location" entries (PY_CODE_LOCATION_INFO_NONE = 15, 8 code units at most each) so
+// that co_positions() yields None and tracebacks print the per-entry tb_lineno instead.
+PyObject *empty_code(PyObject *filename, PyObject *name) {
+  if (!code_cache && !(code_cache = PyDict_New())) return nullptr;
+  PyObject *key = PyTuple_Pack(2, filename, name);
+  if (!key) return nullptr;
+  PyObject *code = PyDict_GetItemWithError(code_cache, key);
+  if (code || PyErr_Occurred()) {
+    Py_DECREF(key);
+    return Py_XNewRef(code);
+  }
+  const char *file = PyUnicode_AsUTF8(filename), *func = file ? PyUnicode_AsUTF8(name) : nullptr;
+  code = func ? reinterpret_cast<PyObject *>(PyCode_NewEmpty(file, func, 1)) : nullptr;
+#if PY_VERSION_HEX >= 0x030B0000
+  if (code) {
+    PyObject *bytecode = PyObject_GetAttrString(code, "co_code");
+    Py_ssize_t units = bytecode ? PyBytes_GET_SIZE(bytecode) / 2 : -1;
+    Py_XDECREF(bytecode);
+    PyObject *table = units >= 0 ? PyBytes_FromStringAndSize(nullptr, (units + 7) / 8) : nullptr;
+    if (table) {
+      char *p = PyBytes_AS_STRING(table);
+      for (; units > 0; units -= 8) *p++ = char(0x80 | (15 << 3) | ((units < 8 ? units : 8) - 1));
+    }
+    PyObject *replace = table ? PyObject_GetAttrString(code, "replace") : nullptr;
+    PyObject *args = replace ? PyTuple_New(0) : nullptr;
+    PyObject *kwargs = args ? Py_BuildValue("{s:O}", "co_linetable", table) : nullptr;
+    PyObject *replaced = kwargs ? PyObject_Call(replace, args, kwargs) : nullptr;
+    Py_XDECREF(kwargs);
+    Py_XDECREF(args);
+    Py_XDECREF(replace);
+    Py_XDECREF(table);
+    Py_SETREF(code, replaced);
+  }
+#endif
+  if (code && PyDict_SetItem(code_cache, key, code) < 0) Py_CLEAR(code);
+  Py_DECREF(key);
+  return code;
+}
+
+// A new traceback entry for the native frame in front of `next` (may be nullptr).
+PyObject *new_entry(const Executable *exe, std::uintptr_t state, PyObject *next) {
+  const Reified *r = reify(exe, state);
+  if (!r) return nullptr;
+  PyObject *code = empty_code(r->filename, r->name);
+  if (!code) return nullptr;
+  if (!empty_globals && !(empty_globals = PyDict_New())) {
+    Py_DECREF(code);
+    return nullptr;
+  }
+  PyFrameObject *frame = PyFrame_New(PyThreadState_Get(), reinterpret_cast<PyCodeObject *>(code),
+                                     empty_globals, nullptr);
+  Py_DECREF(code);
+  if (!frame) return nullptr;
+  PyObject *tb = PyObject_CallFunction(reinterpret_cast<PyObject *>(&PyTraceBack_Type), "OOii",
+                                       next ? next : Py_None, frame, 0, r->lineno);
+  Py_DECREF(frame);
+  return tb;
+}
+
+// The exception being raised, normalized, taken out of the thread state (new reference).
+PyObject *take_exception() {
+#if PY_VERSION_HEX >= 0x030C0000
+  return PyErr_GetRaisedException();
+#else
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  if (!type) return nullptr;
+  PyErr_NormalizeException(&type, &value, &tb);
+  if (tb && value) PyException_SetTraceback(value, tb);
+  Py_XDECREF(type);
+  Py_XDECREF(tb);
+  return value;
+#endif
+}
+
+void restore_exception(PyObject *value) {
+#if PY_VERSION_HEX >= 0x030C0000
+  PyErr_SetRaisedException(value);
+#else
+  // Before 3.12 the thread state's (type, value, traceback) triple is what PyTraceBack_Here
+  // extends, so the traceback goes back there too.
+  PyObject *tb = PyException_GetTraceback(value);
+  PyErr_Restore(Py_NewRef(reinterpret_cast<PyObject *>(Py_TYPE(value))), value, tb);
+#endif
+}
+
+}  // namespace
+
+int add_traceback(const Executable *exe, std::uintptr_t state) noexcept {
+  PyObject *value = take_exception();
+  if (!value) return -1;
+  PyObject *tb = PyException_GetTraceback(value);  // new reference or nullptr
+  PyObject *entry = new_entry(exe, state, tb);
+  if (entry)
+    PyException_SetTraceback(value, entry);
+  else
+    PyErr_WriteUnraisable(value);  // reporting the failure, keeping the exception
+  Py_XDECREF(entry);
+  Py_XDECREF(tb);
+  restore_exception(value);
+  return 0;
+}
+
+void insert_traceback(PyObject *value, PyObject *tb, const void *marker,
+                      const Executable *exe, std::uintptr_t state) noexcept {
+  if (!tb || !PyTraceBack_Check(tb)) return;
+  PyTracebackObject *after = nullptr;
+  for (auto *t = reinterpret_cast<PyTracebackObject *>(tb); t; t = t->tb_next)
+    if (t->tb_frame && locus_marker_of_frame_object(t->tb_frame) == marker) {
+      after = t;
+      break;
+    }
+  PyObject *next = after ? reinterpret_cast<PyObject *>(after->tb_next) : tb;
+  PyObject *entry = new_entry(exe, state, next);
+  if (!entry) {
+    PyErr_WriteUnraisable(value);
+    return;
+  }
+  if (after) {
+    // tb_next is writable (3.7+); the same traceback object is re-raised after __exit__.
+    if (PyObject_SetAttrString(reinterpret_cast<PyObject *>(after), "tb_next", entry) < 0)
+      PyErr_WriteUnraisable(value);
+  } else if (value && PyExceptionInstance_Check(value)) {
+    PyException_SetTraceback(value, entry);
+  }
+  Py_DECREF(entry);
+}
+
+}  // namespace locus::native

@@ -1,0 +1,34 @@
+// native/executable_object.h — locus.native.Executable: an Executable owned by Python.
+#pragma once
+#include <Python.h>
+
+#include "locus/native_frame.h"
+
+namespace locus::native {
+
+/// `exe.owner` is the object itself, so Tracebacks and frames keep it alive by refcount.
+struct ExecutableObject {
+  PyObject_HEAD
+  Executable exe;
+  PyObject *name, *kind;  ///< str; exe.name / exe.kind point into their UTF-8 buffers
+  PyObject *reifier;      ///< the Python reifier (callable), or nullptr for a C++ reifier
+  void (*free_user_data)(void *);
+  PyObject *weakrefs;
+};
+
+extern PyTypeObject *executable_type;
+PyTypeObject *init_executable_type() noexcept;
+
+/// The tag stored in `exe.reify` for executables whose reifier is a Python callable.
+int python_reifier(const Executable *, std::uintptr_t, NativeLocation *) noexcept;
+
+inline ExecutableObject *python_owned(const Executable *exe) {
+  return exe->owner ? reinterpret_cast<ExecutableObject *>(exe->owner) : nullptr;
+}
+
+/// api->new_executable / api->executable_of.
+PyObject *new_executable(const char *name, const char *kind, Reifier reify, void *user_data,
+                         void (*free_user_data)(void *)) noexcept;
+const Executable *executable_of(PyObject *obj) noexcept;
+
+}  // namespace locus::native

@@ -1,0 +1,304 @@
+// native/reify.cc — runs reifiers lazily, validates what they return, caches per
+// (executable, state), and turns failures into one warning and a placeholder frame.
+#include "native/reify.h"
+
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "native/executable_object.h"
+#include "native/hooks.h"
+
+namespace locus::native {
+
+PyObject *reification_warning = nullptr;
+
+namespace {
+
+struct PerExecutable {
+  std::unordered_map<std::uintptr_t, Reified> states;
+  Reified recursing;  ///< placeholder for a reifier that symbolizes its own frame
+  bool warned = false;
+};
+
+// Node-based maps: a Reified never moves once inserted, so FrameInfo can borrow from it.
+// Never destroyed: its references may outlive interpreter finalization.
+auto &cache = *new std::unordered_map<const Executable *, PerExecutable>();
+std::size_t hits = 0, misses = 0;
+
+// (executable, state) pairs being reified right now: a reifier that captures and
+// symbolizes its own frame gets a placeholder instead of recursing forever.
+auto &in_progress = *new std::vector<std::pair<const Executable *, std::uintptr_t>>();
+
+void clear(Reified &r) {
+  Py_CLEAR(r.filename);
+  Py_CLEAR(r.name);
+  Py_CLEAR(r.qualname);
+  Py_CLEAR(r.code);
+}
+
+PyObject *executable_name(const Executable *exe) {
+  if (ExecutableObject *owner = python_owned(exe)) return Py_NewRef(owner->name);
+  return PyUnicode_DecodeUTF8(exe->name ? exe->name : "?", exe->name ? strlen(exe->name) : 1,
+                              "replace");
+}
+
+// "<kind:name>", no line: what a frame shows when its reifier could not say where it is.
+bool make_placeholder(const Executable *exe, Reified *out) {
+  clear(*out);
+  *out = Reified{};
+  out->placeholder = true;
+  out->name = executable_name(exe);
+  if (!out->name) return false;
+  out->qualname = Py_NewRef(out->name);
+  const char *kind = exe->kind ? exe->kind : "native";
+  out->filename = PyUnicode_FromFormat("<%s:%U>", kind, out->name);
+  return out->filename != nullptr;
+}
+
+// A line/column field: None → -1; an int >= 0; anything else is the reifier's mistake.
+bool parse_position(PyObject *value, const char *field, int *out, std::string *why) {
+  if (value == Py_None) return *out = -1, true;
+  if (!PyLong_Check(value) || PyBool_Check(value)) {
+    *why = std::string(field) + " must be an int or None, not " + Py_TYPE(value)->tp_name;
+    return false;
+  }
+  const long v = PyLong_AsLong(value);
+  if (v == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    *why = std::string(field) + " is out of range";
+    return false;
+  }
+  if (v < 0 || v > 0x7fffffff) {
+    *why = std::string(field) + " must be >= 0, got " + std::to_string(v);
+    return false;
+  }
+  *out = int(v);
+  return true;
+}
+
+bool parse_str(PyObject *value, const char *field, bool optional, PyObject **out,
+               std::string *why) {
+  if (optional && value == Py_None) return true;
+  if (!PyUnicode_Check(value)) {
+    *why = std::string(field) + " must be a str" + (optional ? " or None" : "") + ", not " +
+           Py_TYPE(value)->tp_name;
+    return false;
+  }
+  *out = Py_NewRef(value);
+  return true;
+}
+
+// The reifier's result: a locus.native.Location, i.e. a tuple (filename, lineno, name=None,
+// qualname=None, end_lineno=None, colno=None, end_colno=None, code=None); None: unknown.
+bool parse_python_result(PyObject *result, Reified *out, std::string *why) {
+  if (!PyTuple_Check(result)) {
+    *why = std::string("expected a locus.native.Location or a (filename, lineno, ...) tuple, "
+                       "got ") + Py_TYPE(result)->tp_name;
+    return false;
+  }
+  const Py_ssize_t n = PyTuple_GET_SIZE(result);
+  if (n < 2 || n > 8) {
+    *why = "expected a Location tuple of 2 to 8 items (filename, lineno, name, qualname, "
+           "end_lineno, colno, end_colno, code), got " + std::to_string(n) + " items";
+    return false;
+  }
+  auto item = [&](Py_ssize_t i) { return i < n ? PyTuple_GET_ITEM(result, i) : Py_None; };
+  if (!parse_str(item(0), "filename", false, &out->filename, why) ||
+      !parse_position(item(1), "lineno", &out->lineno, why) ||
+      !parse_str(item(2), "name", true, &out->name, why) ||
+      !parse_str(item(3), "qualname", true, &out->qualname, why) ||
+      !parse_position(item(4), "end_lineno", &out->end_lineno, why) ||
+      !parse_position(item(5), "colno", &out->colno, why) ||
+      !parse_position(item(6), "end_colno", &out->end_colno, why))
+    return false;
+  if (PyObject *code = item(7); code != Py_None) {
+    if (!PyCode_Check(code)) {
+      *why = std::string("code must be a code object or None, not ") + Py_TYPE(code)->tp_name;
+      return false;
+    }
+    out->code = Py_NewRef(code);
+  }
+  return true;
+}
+
+bool parse_native_result(const NativeLocation &loc, Reified *out, std::string *why) {
+  if (!loc.filename) return *why = "the reifier gave no filename", false;
+  auto decode = [&](const char *s, const char *field, PyObject **dst) {
+    if (!s) return true;
+    *dst = PyUnicode_DecodeUTF8(s, Py_ssize_t(strlen(s)), "strict");
+    if (*dst) return true;
+    PyErr_Clear();
+    *why = std::string(field) + " is not valid UTF-8";
+    return false;
+  };
+  if (!decode(loc.filename, "filename", &out->filename) ||
+      !decode(loc.name, "name", &out->name) || !decode(loc.qualname, "qualname", &out->qualname))
+    return false;
+  if (loc.code && !PyCode_Check(loc.code))
+    return *why = std::string("code must be a code object, not ") + Py_TYPE(loc.code)->tp_name,
+           false;
+  out->code = loc.code;  // the reifier gave a new reference: ours now
+  out->lineno = loc.lineno < 0 ? -1 : loc.lineno;
+  out->end_lineno = loc.end_lineno < 0 ? -1 : loc.end_lineno;
+  out->colno = loc.colno < 0 ? -1 : loc.colno;
+  out->end_colno = loc.end_colno < 0 ? -1 : loc.end_colno;
+  return true;
+}
+
+// "ValueError: message" of the pending exception (cleared), for the warning text.
+std::string describe_pending_exception() {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  std::string text = type ? reinterpret_cast<PyTypeObject *>(type)->tp_name : "error";
+  if (PyObject *s = value ? PyObject_Str(value) : nullptr) {
+    if (const char *utf8 = PyUnicode_AsUTF8(s); utf8 && *utf8) text += std::string(": ") + utf8;
+    Py_DECREF(s);
+  }
+  PyErr_Clear();
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
+  return text;
+}
+
+// Runs the reifier into `out`; false with the reason in `why` (no Python error left set).
+bool run_reifier(const Executable *exe, std::uintptr_t state, Reified *out, std::string *why) {
+  if (exe->reify == &python_reifier) {
+    ExecutableObject *owner = python_owned(exe);
+    if (!owner->reifier) return *why = "the reifier was cleared", false;
+    PyObject *result = PyObject_CallFunction(owner->reifier, "K", (unsigned long long)state);
+    if (!result) return *why = "it raised " + describe_pending_exception(), false;
+    if (result == Py_None) {  // "no location": a placeholder, but not an error
+      Py_DECREF(result);
+      return make_placeholder(exe, out) || (*why = describe_pending_exception(), false);
+    }
+    const bool ok = parse_python_result(result, out, why);
+    Py_DECREF(result);
+    return ok;
+  }
+  if (!exe->reify) return *why = "the executable has no reifier", false;
+  NativeLocation loc;
+  const int rc = exe->reify(exe, state, &loc);
+  if (rc != 0) {
+    Py_XDECREF(loc.code);
+    *why = PyErr_Occurred() ? "it raised " + describe_pending_exception()
+                            : std::string("it returned ") + std::to_string(rc);
+    return false;
+  }
+  if (!parse_native_result(loc, out, why)) {
+    Py_XDECREF(loc.code);
+    return false;
+  }
+  return true;
+}
+
+// Defaults: name → the executable's name, qualname → name.
+bool fill_defaults(const Executable *exe, Reified *r) {
+  if (!r->name && !(r->name = executable_name(exe))) return false;
+  if (!r->qualname) r->qualname = Py_NewRef(r->name);
+  return true;
+}
+
+}  // namespace
+
+bool init_reify() noexcept {
+  if (!reification_warning)
+    reification_warning = PyErr_NewExceptionWithDoc(
+        "locus.native.ReificationWarning",
+        "A native frame's reifier raised or returned something that is not a location; the "
+        "frame is shown as a placeholder. Reported once per executable.",
+        PyExc_RuntimeWarning, nullptr);
+  return reification_warning != nullptr;
+}
+
+const Reified *reify(const Executable *exe, std::uintptr_t state) noexcept {
+  try {
+    PerExecutable &per = cache[exe];
+    if (auto it = per.states.find(state); it != per.states.end()) {
+      ++hits;
+      return &it->second;
+    }
+    ++misses;
+    for (const auto &key : in_progress)
+      if (key.first == exe && key.second == state) {
+        // Not cached per state: the outer call caches the real result.
+        if (!per.recursing.filename && !make_placeholder(exe, &per.recursing)) return nullptr;
+        return &per.recursing;
+      }
+    in_progress.emplace_back(exe, state);
+    Reified r;
+    std::string why;
+    const bool ok = run_reifier(exe, state, &r, &why) && fill_defaults(exe, &r);
+    in_progress.pop_back();
+    if (!ok) {
+      if (why.empty()) why = describe_pending_exception();
+      if (!make_placeholder(exe, &r)) return nullptr;
+    }
+    // The reifier may have run arbitrary code (even destroyed other executables), so look
+    // the slot up again rather than trusting `per`.
+    auto [it, inserted] = cache[exe].states.emplace(state, r);
+    if (!inserted) clear(r);  // filled meanwhile by a nested call: keep the first
+    if (!ok) {
+      PerExecutable &again = cache[exe];
+      if (!again.warned) {
+        again.warned = true;
+        if (PyErr_WarnFormat(reification_warning, 1,
+                             "locus.native: the reifier of %s executable '%s' failed for state "
+                             "%llu: %s; showing a placeholder frame (reported once per "
+                             "executable)",
+                             exe->kind ? exe->kind : "native", exe->name ? exe->name : "?",
+                             (unsigned long long)state, why.c_str()) < 0)
+          return nullptr;
+      }
+    }
+    return &it->second;
+  } catch (...) {
+    PyErr_NoMemory();
+    return nullptr;
+  }
+}
+
+void forget(const Executable *exe) noexcept {
+  auto it = cache.find(exe);
+  if (it == cache.end()) return;
+  // Move out first: releasing a reified code object may run arbitrary deallocators.
+  std::unordered_map<std::uintptr_t, Reified> dead = std::move(it->second.states);
+  Reified recursing = it->second.recursing;
+  cache.erase(it);
+  for (auto &[state, r] : dead) clear(r);
+  clear(recursing);
+}
+
+PyObject *cache_info() noexcept {
+  std::size_t entries = 0;
+  for (const auto &[exe, per] : cache) entries += per.states.size();
+  return Py_BuildValue("{s:n,s:n,s:n,s:n}", "executables", Py_ssize_t(cache.size()), "entries",
+                       Py_ssize_t(entries), "hits", Py_ssize_t(hits), "misses",
+                       Py_ssize_t(misses));
+}
+
+// --- hooks.h: what capture and symbolize need ---------------------------------------------
+
+void retain(const Executable *executable) noexcept { Py_XINCREF(executable->owner); }
+void release(const Executable *executable) noexcept { Py_XDECREF(executable->owner); }
+
+bool symbolize(const RawFrame &frame, FrameInfo *out) noexcept {
+  const Reified *r = reify(frame.executable(), frame.state());
+  if (!r) return false;
+  out->kind = FrameKind::native;
+  out->filename = r->filename;
+  out->name = r->name;
+  out->qualname = r->qualname;
+  out->code = r->code;
+  out->lineno = r->lineno;
+  out->end_lineno = r->end_lineno;
+  out->colno = r->colno;
+  out->end_colno = r->end_colno;
+  return true;
+}
+
+}  // namespace locus::native

@@ -1,0 +1,35 @@
+// native/reify.h — (executable, state) → location, through the executable's reifier, cached.
+#pragma once
+#include <Python.h>
+
+#include "locus/native_frame.h"
+
+namespace locus::native {
+
+/// One reified native frame. Strong references; lives as long as its executable (static
+/// executables: for the process), so FrameInfo may borrow from it.
+struct Reified {
+  PyObject *filename = nullptr, *name = nullptr, *qualname = nullptr;
+  PyObject *code = nullptr;  ///< the reifier's real code object, or nullptr
+  int lineno = -1, end_lineno = -1, colno = -1, end_colno = -1;
+  bool placeholder = false;  ///< the reifier failed or gave nothing
+};
+
+/// The cached location of (executable, state), reifying on first use. A failing reifier
+/// gives a placeholder and a ReificationWarning (once per executable). Returns nullptr with
+/// a Python error only when that warning was turned into an error (or on out of memory).
+/// GIL held; must be called with no exception set.
+const Reified *reify(const Executable *executable, std::uintptr_t state) noexcept;
+
+/// Drops the cache of an executable that is being destroyed. GIL held.
+void forget(const Executable *executable) noexcept;
+
+/// {"executables", "entries", "hits", "misses"}: a new dict, or nullptr + error.
+PyObject *cache_info() noexcept;
+
+/// The warning category of reifier failures (locus.native.ReificationWarning); created by
+/// init_reify(). Borrowed.
+extern PyObject *reification_warning;
+bool init_reify() noexcept;
+
+}  // namespace locus::native

@@ -1,0 +1,200 @@
+// native/shadow_stack.cc — the per-thread shadow stack: push/pop touch only thread-local
+// memory; the rare stacks with frames pushed from generators are spliced at capture time.
+#include "native/shadow_stack.h"
+
+#include <frameobject.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <unordered_map>
+#include <vector>
+
+#include "capture/backend.h"
+#include "native/hooks.h"
+
+namespace locus::native {
+namespace {
+
+// Trivially constructible and destructible, so access needs no TLS guard or destructor
+// registration: one thread-pointer-relative load on the hot path.
+constinit thread_local ThreadStack t_stack{nullptr};
+
+// Frames pushed from generator/coroutine frames, by the marker of that frame (its
+// _PyInterpreterFrame lives inside the generator object on 3.11+, its frame object on 3.10:
+// either way stable across suspensions and threads). Push order per marker. GIL-protected;
+// never destroyed (entries may outlive interpreter finalization).
+auto &parked = *new std::unordered_map<const void *, std::vector<NativeLink *>>();
+std::size_t parked_count = 0;
+
+// The spliced copy a capture walks when frames are parked; rebuilt on every capture.
+thread_local std::vector<NativeLink> t_spliced;
+thread_local std::vector<const NativeLink *> t_spliced_origin;
+
+const char *name_of(const NativeLink *link) {
+  return link && link->executable && link->executable->name ? link->executable->name
+                                                            : "(none)";
+}
+
+bool on_stack(const ThreadStack *stack, const NativeLink *link) {
+  for (const NativeLink *p = stack->head; p; p = p->previous)
+    if (p == link) return true;
+  return false;
+}
+
+// The walker emits a native frame just before the Python frame whose marker it holds, in
+// one pass over both chains, so the native list must follow the Python chain's order. Parked
+// frames break that (a suspended generator's frames must vanish, a resumed one's reappear in
+// its place), so rebuild a consistent list: for each running Python frame, innermost first,
+// the thread's own frames with its marker, then the frames parked under it (innermost first).
+const NativeLink *splice() noexcept {
+  std::vector<NativeLink> &out = t_spliced;
+  std::vector<const NativeLink *> &origin = t_spliced_origin;
+  out.clear();
+  origin.clear();
+  const NativeLink *own = t_stack.head;
+  PyThreadState *ts = detail::current_tstate();
+  PyFrameObject *f = ts ? PyThreadState_GetFrame(ts) : nullptr;  // new reference
+  if (!f) PyErr_Clear();
+  try {
+    while (f) {
+      const void *marker = locus_marker_of_frame_object(f);
+      while (own && own->python_frame == marker) {
+        out.push_back(*own);
+        origin.push_back(own);
+        own = own->previous;
+      }
+      if (auto it = parked.find(marker); it != parked.end())
+        for (auto link = it->second.rbegin(); link != it->second.rend(); ++link) {
+          out.push_back(**link);
+          origin.push_back(*link);
+        }
+      PyFrameObject *back = PyFrame_GetBack(f);  // may allocate: no iterator held across it
+      Py_DECREF(f);
+      f = back;
+    }
+    for (; own; own = own->previous) {
+      out.push_back(*own);
+      origin.push_back(own);
+    }
+  } catch (...) {  // out of memory: show the thread's own frames as they are
+    Py_XDECREF(f);
+    out.clear();
+    origin.clear();
+    return t_stack.head;
+  }
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i].previous = i + 1 < out.size() ? &out[i + 1] : nullptr;
+  return out.empty() ? nullptr : &out[0];
+}
+
+}  // namespace
+
+ThreadStack *this_thread() noexcept { return &t_stack; }
+
+const void *current_marker() noexcept {
+  PyThreadState *ts = detail::current_tstate();
+#if PY_VERSION_HEX < 0x030C0000
+  // Before 3.12 the "current" thread state is the GIL holder's, maybe another thread's.
+  if (ts && ts->thread_id != PyThread_get_thread_ident()) ts = nullptr;
+#endif
+  if (ts) return detail::active_layout->current_marker(ts);
+  // No GIL: this thread's own (detached) state, whose frames cannot change meanwhile. The
+  // public walk materialises frame objects, which needs the GIL: no marker then.
+  if (detail::active_layout == &locus_layout_public) return nullptr;
+  ts = PyGILState_GetThisThreadState();
+  return ts ? detail::active_layout->current_marker(ts) : nullptr;
+}
+
+ThreadStack *push(NativeLink *link, const Executable *executable, std::uintptr_t state) noexcept {
+  ThreadStack *stack = &t_stack;
+  link->executable = executable;
+  link->state = state;
+  link->python_frame = current_marker();
+  link->previous = stack->head;
+  stack->head = link;
+  return stack;
+}
+
+bool unlink(ThreadStack *stack, NativeLink *link) noexcept {
+  for (NativeLink **slot = &stack->head; *slot;
+       slot = const_cast<NativeLink **>(&(*slot)->previous)) {
+    if (*slot == link) {
+      *slot = const_cast<NativeLink *>(link->previous);
+      return true;
+    }
+  }
+  return false;
+}
+
+void misordered_pop(ThreadStack *stack, NativeLink *link, int checked) noexcept {
+  if (checked) {
+    if (on_stack(stack, link))
+      std::fprintf(stderr,
+                   "locus: native frame '%s' popped out of order: '%s' was pushed after it and "
+                   "is still active (NativeFrames must be destroyed in reverse order of "
+                   "construction)\n",
+                   name_of(link), name_of(stack->head));
+    else
+      std::fprintf(stderr,
+                   "locus: native frame '%s' popped but it is not on this thread's stack "
+                   "(popped twice, or on another thread than the one that pushed it)\n",
+                   name_of(link));
+    std::fflush(stderr);
+    std::abort();
+  }
+  unlink(stack, link);
+}
+
+bool in_suspendable_frame() noexcept {
+  locus_raw_frame top;
+  int complete = 0;
+  const locus_walk_request req{&top, 1, 0, 1, nullptr};
+  if (detail::active_layout->walk(detail::current_tstate(), &req, &complete) != 1) return false;
+  const int flags = reinterpret_cast<PyCodeObject *>(top.tagged)->co_flags;
+  return flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE);
+}
+
+bool park(NativeLink *link) noexcept {
+  try {
+    parked[link->python_frame].push_back(link);
+  } catch (...) {
+    PyErr_NoMemory();
+    return false;
+  }
+  ++parked_count;
+  return true;
+}
+
+void unpark(NativeLink *link) noexcept {
+  auto it = parked.find(link->python_frame);
+  if (it == parked.end()) return;
+  std::vector<NativeLink *> &links = it->second;
+  for (auto p = links.begin(); p != links.end(); ++p) {
+    if (*p == link) {
+      links.erase(p);
+      --parked_count;
+      break;
+    }
+  }
+  if (links.empty()) parked.erase(it);
+}
+
+const NativeLink *visible_innermost() noexcept {
+  return parked_count == 0 ? t_stack.head : splice();
+}
+
+const std::vector<NativeLink *> *parked_under(const void *marker) noexcept {
+  auto it = parked.find(marker);
+  return it == parked.end() ? nullptr : &it->second;
+}
+
+const NativeLink *origin_of(const NativeLink *visible) noexcept {
+  const std::vector<NativeLink> &out = t_spliced;
+  if (!out.empty() && visible >= &out.front() && visible <= &out.back())
+    return t_spliced_origin[std::size_t(visible - &out.front())];
+  return visible;
+}
+
+const NativeLink *innermost() noexcept { return visible_innermost(); }
+
+}  // namespace locus::native

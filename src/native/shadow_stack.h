@@ -1,0 +1,50 @@
+// native/shadow_stack.h — the per-thread stack of native frames and the registry of frames
+// pushed from generators (which may be suspended, or resumed on another thread).
+#pragma once
+#include <Python.h>
+
+#include <vector>
+
+#include "locus/native_frame.h"
+
+namespace locus::native {
+
+/// api->push: links `link` as the calling thread's innermost frame (no allocation, no GIL).
+ThreadStack *push(NativeLink *link, const Executable *executable, std::uintptr_t state) noexcept;
+
+/// api->misordered_pop: aborts with a message when `checked`, else unlinks `link` wherever it
+/// is on `stack` (ignored when absent).
+void misordered_pop(ThreadStack *stack, NativeLink *link, int checked) noexcept;
+
+/// Removes `link` from `stack` wherever it is; false when it was not on it.
+bool unlink(ThreadStack *stack, NativeLink *link) noexcept;
+
+/// The calling thread's stack.
+ThreadStack *this_thread() noexcept;
+
+/// The marker of the Python frame running on the calling thread (nullptr: none), as the
+/// capture walker compares it; safe without the GIL.
+const void *current_marker() noexcept;
+
+/// True when the Python frame running on the calling thread (GIL held) is a generator,
+/// coroutine or async generator: frames pushed from it can outlive its activation (yield).
+bool in_suspendable_frame() noexcept;
+
+/// Frames pushed from suspendable Python frames are not on any thread's stack: they are
+/// kept by the marker of their frame and spliced into a capture when that frame is running
+/// on the capturing thread. GIL held.
+bool park(NativeLink *link) noexcept;  ///< false + MemoryError
+void unpark(NativeLink *link) noexcept;
+
+/// The frames parked under `marker`, innermost last (nullptr: none). GIL held.
+const std::vector<NativeLink *> *parked_under(const void *marker) noexcept;
+
+/// The frame a link of the latest visible_innermost() list is a copy of (itself when the
+/// list was not spliced). GIL held.
+const NativeLink *origin_of(const NativeLink *visible) noexcept;
+
+/// Every native frame of the calling thread that a capture would see, innermost first
+/// (hooks.h innermost()). GIL held.
+const NativeLink *visible_innermost() noexcept;
+
+}  // namespace locus::native
