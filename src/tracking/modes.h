@@ -1,0 +1,63 @@
+// tracking/modes.h — the state both modes share, and the interface each mode implements.
+#pragma once
+#include <Python.h>
+
+#include <cstdint>
+
+#include "filter/hooks.h"
+#include "locus/tracking.h"
+#include "tracking/ring.h"
+
+namespace locus::tracking::detail {
+
+// --- shared state (state.cc); GIL-protected -------------------------------------------------
+extern Mode active_mode;
+extern std::uint32_t window_size;
+extern PyObject *record_filter;  ///< owned; nullptr: record every call site
+extern std::uint64_t callbacks;  ///< callback invocations (both modes), for status/tests
+extern std::uint64_t recorded;   ///< entries written
+extern std::uint64_t disabled;   ///< DISABLE returned since the last restart_events()
+extern std::uint64_t filter_errors;
+
+/// Whether the recording filter lets calls made from `code` be recorded. A filter error must
+/// not propagate into the user's call (it would fail an unrelated call): it is counted and
+/// the site is recorded.
+inline bool record_keeps(PyCodeObject *code) noexcept {
+  if (!record_filter) return true;
+  const int k = filter::keeps(record_filter, code);
+  if (k >= 0) return k != 0;
+  PyErr_Clear();
+  ++filter_errors;
+  return true;
+}
+
+// --- profile mode (profile.cc) ----------------------------------------------------------------
+namespace profile {
+bool available(const char **why_not) noexcept;
+/// Installs the profile function on every thread and the threading hook for later threads.
+bool start() noexcept;
+/// Restores every thread's previous profile function and the previous threading hook.
+bool stop() noexcept;
+/// The calling thread's ring, or nullptr when the thread is not covered.
+Ring *ring_of(PyThreadState *tstate) noexcept;
+/// Whether `tstate` currently runs locus's profile function.
+bool installed_on(PyThreadState *tstate) noexcept;
+}  // namespace profile
+
+// --- monitoring mode (monitoring.cc) ----------------------------------------------------------
+namespace monitoring {
+bool available(const char **why_not) noexcept;
+/// Takes a tool id (`tool_id`, or 4 then 3 when -1), registers the CALL callback, turns the
+/// events on. False with an error naming the holder when the id is taken.
+bool start(int tool_id) noexcept;
+bool stop() noexcept;
+/// sys.monitoring.restart_events(), resetting the DISABLE count.
+bool restart() noexcept;
+int tool_id() noexcept;
+/// The calling thread's ring (created on its first event), or nullptr.
+Ring *ring_of(PyThreadState *tstate) noexcept;
+/// Drops every ring from its thread-state dict.
+void drop_rings() noexcept;
+}  // namespace monitoring
+
+}  // namespace locus::tracking::detail

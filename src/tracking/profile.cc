@@ -1,0 +1,209 @@
+// tracking/profile.cc — profile mode: a C profile function on every thread, chained, per-thread.
+#include "tracking/frame_access.h"
+#include "tracking/modes.h"
+
+#if PY_VERSION_HEX >= 0x030D0000
+// 3.13 moved the declaration to the internal pycore_ceval.h but still exports it (it is how
+// PyEval_SetProfileAllThreads sets another thread's function). Same signature 3.9–3.13.
+extern "C" PyAPI_FUNC(int) _PyEval_SetProfile(PyThreadState *tstate, Py_tracefunc func,
+                                              PyObject *arg);
+#endif
+
+namespace locus::tracking::detail::profile {
+namespace {
+
+PyObject *thread_hook = nullptr;           // our threading.setprofile() hook (a builtin)
+PyObject *previous_thread_hook = nullptr;  // what threading.getprofile() returned before
+
+// The profile function. Its object is the thread's Ring (so no lookup on the event path);
+// `call` events record (caller's code, caller's offset, callee code), `c_call` events record
+// (frame's code, offset, no callee). Then the profiler we displaced on this thread, if any.
+int on_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
+  Ring *r = reinterpret_cast<Ring *>(obj);
+  ++callbacks;
+  if (active_mode == Mode::profile && r->entries) {
+    if (what == PyTrace_CALL) {
+      // The callee's frame; the call site is in its caller (absent for a thread's first frame).
+      if (PyFrameObject *back = frame_back(frame)) {
+        PyCodeObject *code = frame_code(back);
+        if (record_keeps(code)) {
+          push(r, code, frame_lasti(back), frame_code(frame));
+          ++recorded;
+        }
+      }
+    } else if (what == PyTrace_C_CALL) {
+      PyCodeObject *code = frame_code(frame);
+      if (record_keeps(code)) {
+        push(r, code, frame_lasti(frame), nullptr);
+        ++recorded;
+      }
+    }
+  }
+  if (!r->chained_func) return 0;
+  // The chained profiler may remove us (sys.setprofile(None) from inside it), which frees the
+  // ring and with it the reference to its own object: hold that object across the call.
+  Py_tracefunc func = r->chained_func;
+  PyObject *chained = r->chained_obj;
+  Py_XINCREF(chained);
+  const int rc = func(chained, frame, what, arg);
+  Py_XDECREF(chained);
+  return rc;
+}
+
+// Installs on_event on `tstate`, chaining whatever profile function it has. GIL held.
+bool install(PyThreadState *tstate) {
+  if (tstate->c_profilefunc == on_event) return true;  // already ours (reconfiguration)
+  Ring *r = new_ring(tstate, window_size);
+  if (!r) return false;
+  r->chained_func = tstate->c_profilefunc;
+  r->chained_obj = Py_XNewRef(tstate->c_profileobj);
+  // _PyEval_SetProfile takes its own reference to the ring: the thread state owns it from
+  // here, and PyThreadState_Clear releases it when the thread ends.
+  const int rc = _PyEval_SetProfile(tstate, on_event, reinterpret_cast<PyObject *>(r));
+  Py_DECREF(r);
+  return rc == 0;
+}
+
+int event_code(PyObject *name) {
+  static const struct { const char *name; int what; } kEvents[] = {
+      {"call", PyTrace_CALL},         {"return", PyTrace_RETURN},
+      {"c_call", PyTrace_C_CALL},     {"c_return", PyTrace_C_RETURN},
+      {"c_exception", PyTrace_C_EXCEPTION}, {"exception", PyTrace_EXCEPTION}};
+  for (const auto &e : kEvents)
+    if (PyUnicode_CompareWithASCIIString(name, e.name) == 0) return e.what;
+  return -1;
+}
+
+// threading.setprofile() hook: threading.Thread runs sys.setprofile(hook) as the thread
+// starts, so this builtin is first called as a Python-level profiler on the new thread's
+// first event. It replaces itself by the C profile function (after installing the user's own
+// threading hook, which ours displaced, so that one is chained), then records that event.
+PyObject *thread_start(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 3 || !PyFrame_Check(args[0]) || !PyUnicode_Check(args[1])) {
+    PyErr_SetString(PyExc_TypeError, "locus thread hook expects (frame, event, arg)");
+    return nullptr;
+  }
+  PyThreadState *tstate = current_tstate();
+  if (previous_thread_hook && previous_thread_hook != Py_None) {
+    PyObject *setprofile = PySys_GetObject("setprofile");  // borrowed
+    PyObject *res = setprofile ? PyObject_CallOneArg(setprofile, previous_thread_hook) : nullptr;
+    if (!res) return nullptr;
+    Py_DECREF(res);
+  } else {
+    PyEval_SetProfile(nullptr, nullptr);
+  }
+  if (active_mode != Mode::profile) Py_RETURN_NONE;  // disabled before this thread ran
+  if (!install(tstate)) return nullptr;
+  const int what = event_code(args[1]);
+  if (what >= 0 && tstate->c_profilefunc == on_event &&
+      on_event(tstate->c_profileobj, reinterpret_cast<PyFrameObject *>(args[0]), what,
+               args[2] == Py_None ? nullptr : args[2]) < 0)
+    return nullptr;
+  Py_RETURN_NONE;
+}
+
+PyMethodDef thread_start_def = {
+    "_tracking_thread_start",
+    reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(thread_start)), METH_FASTCALL,
+    "locus.tracking's threading.setprofile() hook: installs the C profile function on a new "
+    "thread."};
+
+PyObject *threading_call(const char *name, PyObject *arg) {
+  PyObject *threading = PyImport_ImportModule("threading");
+  if (!threading) return nullptr;
+  PyObject *res = arg ? PyObject_CallMethod(threading, name, "O", arg)
+                      : PyObject_CallMethod(threading, name, nullptr);
+  Py_DECREF(threading);
+  return res;
+}
+
+}  // namespace
+
+bool available(const char **why_not) noexcept {
+#ifdef Py_GIL_DISABLED
+  if (why_not) *why_not = "the free-threaded build is not supported (the window assumes the GIL)";
+  return false;
+#else
+  (void)why_not;
+  return true;
+#endif
+}
+
+bool installed_on(PyThreadState *tstate) noexcept { return tstate->c_profilefunc == on_event; }
+
+Ring *ring_of(PyThreadState *tstate) noexcept {
+  if (tstate->c_profilefunc == on_event) {
+    Ring *r = reinterpret_cast<Ring *>(tstate->c_profileobj);
+    cache_tstate = tstate;
+    cache_ring = r;
+    return r;
+  }
+  // A profiler installed after us may chain to us (as we chain to others): the ring then
+  // lives on in its object and still records.
+  return find_ring(tstate);
+}
+
+bool start() noexcept {
+  if (!thread_hook) {
+    thread_hook = PyCFunction_NewEx(&thread_start_def, nullptr, nullptr);
+    if (!thread_hook) return false;
+  }
+  // Threads started from now on (threading.setprofile semantics).
+  PyObject *prev = threading_call("getprofile", nullptr);
+  if (!prev) return false;
+  if (prev == thread_hook) {
+    Py_DECREF(prev);
+  } else {
+    Py_XSETREF(previous_thread_hook, prev);
+    PyObject *res = threading_call("setprofile", thread_hook);
+    if (!res) return false;
+    Py_DECREF(res);
+  }
+  // Threads that exist now, the calling one first: what PyEval_SetProfileAllThreads does on
+  // 3.12+, done per thread so that each gets its own ring and keeps its own chained profiler.
+  PyThreadState *self = current_tstate();
+  if (!install(self)) return false;
+  for (PyThreadState *ts = PyInterpreterState_ThreadHead(PyThreadState_GetInterpreter(self)); ts;
+       ts = PyThreadState_Next(ts))
+    if (ts != self && !install(ts)) return false;
+  return true;
+}
+
+bool stop() noexcept {
+  bool ok = true;
+  // The threading hook first, unless someone replaced it since.
+  if (thread_hook) {
+    PyObject *current = threading_call("getprofile", nullptr);
+    if (!current) {
+      ok = false;
+    } else {
+      if (current == thread_hook) {
+        PyObject *res = threading_call("setprofile", previous_thread_hook ? previous_thread_hook
+                                                                          : Py_None);
+        if (!res) ok = false;
+        Py_XDECREF(res);
+      }
+      Py_DECREF(current);
+    }
+    Py_CLEAR(previous_thread_hook);
+  }
+  PyThreadState *self = current_tstate();
+  for (PyThreadState *ts = PyInterpreterState_ThreadHead(PyThreadState_GetInterpreter(self)); ts;
+       ts = PyThreadState_Next(ts)) {
+    if (ts->c_profilefunc != on_event) continue;  // displaced by a later profiler: leave it
+    Ring *r = reinterpret_cast<Ring *>(ts->c_profileobj);
+    Py_tracefunc func = r->chained_func;
+    PyObject *obj = Py_XNewRef(r->chained_obj);
+    // Releases the ring (the thread state's reference), restoring the previous profiler.
+    if (_PyEval_SetProfile(ts, func, obj) < 0) ok = false;
+    Py_XDECREF(obj);
+  }
+  // Rings still referenced by a profiler that chained to us: empty them; on_event no longer
+  // records (active_mode is off) and only forwards.
+  for (Ring *r = first_ring(); r; r = r->next) clear(r);
+  if (!ok && !PyErr_Occurred())
+    PyErr_SetString(PyExc_RuntimeError, "locus.tracking: could not restore a profile function");
+  return ok;
+}
+
+}  // namespace locus::tracking::detail::profile

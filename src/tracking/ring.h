@@ -1,0 +1,98 @@
+// tracking/ring.h — one thread's window: a fixed ring of call sites, owned by its thread state.
+#pragma once
+#include <Python.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace locus::tracking::detail {
+
+/// One recorded call: caller code object + offset (bytes) of the call instruction, and the
+/// callee's code object when the callee is a Python function. Both are owned references.
+struct Entry {
+  PyCodeObject *code;
+  PyCodeObject *callee;
+  std::intptr_t offset;
+};
+
+/// A thread's window. It is a Python object so that the thread state itself can own it: the
+/// thread-state dict (monitoring mode) or tstate->c_profileobj (profile mode). CPython clears
+/// both in PyThreadState_Clear, with the GIL held, when a thread ends — which is the reliable
+/// thread-exit hook (a C++ thread_local destructor runs later, without the GIL, and also for
+/// threads whose state was already deleted). Not GC-tracked: it references code objects and
+/// the chained profiler's object only.
+struct Ring {
+  PyObject_HEAD
+  Entry *entries;
+  std::uint32_t capacity, head, count;
+  PyThreadState *tstate;    ///< the owner thread (valid while the ring lives, see above)
+  std::uint64_t tstate_id;  ///< PyThreadState_GetID of the owner: tells a reused address apart
+  Ring *prev, *next;        ///< registry of live rings (GIL-protected)
+  // Profile mode: the profile function this ring's thread had before ours, called after ours
+  // on every event so a profiler installed earlier keeps working (chained_obj is owned).
+  Py_tracefunc chained_func;
+  PyObject *chained_obj;
+};
+
+/// Creates the ring type; once, at module init. False with a Python error.
+bool init_ring_type() noexcept;
+
+/// A new ring of `capacity` entries for `tstate`, registered. New reference or nullptr + error.
+Ring *new_ring(PyThreadState *tstate, std::uint32_t capacity) noexcept;
+
+/// Releases every entry (the ring stays registered and usable).
+void clear(Ring *ring) noexcept;
+
+/// Changes the capacity, keeping the most recent entries. False with a Python error.
+bool resize(Ring *ring, std::uint32_t capacity) noexcept;
+
+/// Copies at most `cap` entries, most recent first, after dropping `skip`, taking a reference
+/// to each code object (release with release_copies). Returns the number copied.
+std::size_t copy_recent(const Ring *ring, std::size_t skip, Entry *out, std::size_t cap) noexcept;
+void release_copies(Entry *entries, std::size_t n) noexcept;
+
+/// The first live ring in the registry (iterate with ->next), and how many there are.
+Ring *first_ring() noexcept;
+std::size_t ring_count() noexcept;
+
+/// The ring owned by `tstate` (the one-entry cache, else a registry scan), or nullptr.
+Ring *find_ring(PyThreadState *tstate) noexcept;
+
+/// One-entry cache thread state → ring. With the GIL only one thread runs, and threads switch
+/// at most every few milliseconds, so this hits on almost every event. Reset when the ring dies.
+extern PyThreadState *cache_tstate;
+extern Ring *cache_ring;
+
+/// The last ring that died: (thread state, id). An event on a thread whose ring died while
+/// its state is being cleared must not create a new one (it would never be freed).
+extern PyThreadState *dead_tstate;
+extern std::uint64_t dead_tstate_id;
+
+/// The calling thread's state, or nullptr; no fatal error when there is none.
+inline PyThreadState *current_tstate() noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+  return PyThreadState_GetUnchecked();
+#else
+  return _PyThreadState_UncheckedGet();  // the 3.10–3.12 spelling of the same function
+#endif
+}
+
+/// Records one call. Allocation-free. The new entry is written before the overwritten one's
+/// references are dropped: a dropped code object can run arbitrary code (a weakref callback)
+/// that makes calls, which then land in a consistent ring.
+inline void push(Ring *r, PyCodeObject *code, std::intptr_t offset, PyCodeObject *callee) noexcept {
+  Entry &e = r->entries[r->head];
+  PyCodeObject *old_code = e.code, *old_callee = e.callee;
+  // Overwriting a slot with the same code object (recursion, loops) needs no refcount change.
+  if (old_code != code) Py_INCREF(code);
+  if (callee && old_callee != callee) Py_INCREF(callee);
+  e.code = code;
+  e.callee = callee;
+  e.offset = offset;
+  if (++r->head == r->capacity) r->head = 0;
+  if (r->count < r->capacity) ++r->count;
+  if (old_code != code) Py_XDECREF(old_code);
+  if (old_callee != callee) Py_XDECREF(old_callee);
+}
+
+}  // namespace locus::tracking::detail
