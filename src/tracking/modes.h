@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "filter/filter_object.h"
 #include "filter/hooks.h"
 #include "locus/tracking.h"
 #include "tracking/ring.h"
@@ -29,6 +30,14 @@ inline bool record_keeps(PyCodeObject *code) noexcept {
   PyErr_Clear();
   ++filter_errors;
   return true;
+}
+
+/// The recording filter's rule stamp (changes with every rule change; 0 without a filter).
+/// Read from the Filter object itself: filter/hooks.h has no accessor for it.
+inline std::uint64_t record_filter_stamp() noexcept {
+  return record_filter && locus::detail::is_filter_object(record_filter)
+             ? locus::detail::as_filter(record_filter)->stamp
+             : 0;
 }
 
 // --- profile mode (profile.cc) ----------------------------------------------------------------

@@ -16,6 +16,7 @@ PyObject *callback = nullptr;   // the METH_FASTCALL builtin below
 PyObject *disable_obj = nullptr;  // sys.monitoring.DISABLE
 PyObject *dict_key = nullptr;   // key of the ring in each thread-state dict
 long call_event = 0;            // sys.monitoring.events.CALL
+std::uint64_t disabled_stamp = 0;  // the recording filter's stamp when sites were switched off
 
 PyObject *sys_monitoring() {
   PyObject *m = PySys_GetObject("monitoring");  // borrowed
@@ -61,7 +62,11 @@ PyObject *on_call(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   ++callbacks;
   if (nargs < 3 || !PyCode_Check(args[0]) || active_mode != Mode::monitoring) Py_RETURN_NONE;
   PyCodeObject *code = reinterpret_cast<PyCodeObject *>(args[0]);
+  // The rules changed since sites were switched off: some may be kept now. restart_events()
+  // is allowed from a callback; the sites that are still dropped switch off again.
+  if (disabled && record_filter_stamp() != disabled_stamp && !restart()) PyErr_Clear();
   if (!record_keeps(code)) {
+    disabled_stamp = record_filter_stamp();
     ++disabled;
     return Py_NewRef(disable_obj);
   }
