@@ -14,6 +14,9 @@ from ._locus import (
     set_backend,
 )
 
+from . import tracking  # noqa: E402  (locus.tracking: tracked call windows, issue 5)
+from . import native  # noqa: E402  (locus.native: native and JIT frames, issue 6)
+
 __all__ = [
     "Filter",
     "Frame",

@@ -1,0 +1,38 @@
+"""examples/interp/demo.py — run program.calc with Python callbacks and show where locus
+says we are. Uses the standalone locus_calc module if built (see CMakeLists.txt), else the
+copy compiled into locus (`python -m locus demo` shows the same)."""
+import pathlib
+import traceback
+
+import locus
+
+try:
+    from locus_calc import Program
+except ImportError:
+    Program = locus.native._CalcProgram
+
+source = pathlib.Path(__file__).with_name("program.calc")
+
+
+captured = []
+
+
+def scale(a):
+    if a > 10 and not captured:
+        captured.append(True)
+        print("captured in scale():")
+        for frame in locus.capture():
+            print(f"  [{frame.kind:6}] {frame}")
+    return a * 2
+
+
+def check(total):
+    raise ValueError(f"total {total} is over budget")
+
+
+program = Program(source.read_text(), str(source), {"scale": scale, "check": check})
+print("total(3) =", program.call("total", 3))
+try:
+    program.call("total", 20)
+except ValueError:
+    traceback.print_exc()

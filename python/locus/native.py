@@ -1,0 +1,129 @@
+"""locus.native — native and JIT frames, reified only when someone asks.
+
+An interpreter, compiler or JIT pushes lightweight frames (an executable + an integer state)
+that appear, in call order, in every ``locus.capture()`` and in Python exception tracebacks.
+The executable's reifier turns a state into a source location only when a frame is
+symbolized; results are cached per (executable, state).
+
+    from locus import native
+
+    def where(pc):                       # called lazily, once per pc
+        op = program.ops[pc]
+        return native.Location(program.filename, op.line, colno=op.col)
+
+    exe = native.Executable("mydsl", where, kind="interpreter")
+    with exe.frame() as frame:           # or native.frame(exe); or @native.frame(exe)
+        for pc, op in enumerate(program.ops):
+            frame.state = pc             # cheap: a store
+            run(op)                      # captures/tracebacks in here show the DSL line
+
+C++ code uses the same shadow stack through ``locus/native_frame.h`` and ``locus/api.h``
+(``python -m locus._cmake --cmake-dir`` prints the CMake package directory).
+"""
+from __future__ import annotations
+
+from types import CodeType
+from typing import NamedTuple
+
+from ._locus import native as _n
+
+Executable = _n.Executable
+NativeFrame = _n.NativeFrame
+FramedFunction = _n.FramedFunction
+ReificationWarning = _n.ReificationWarning
+current = _n.current
+stack = _n.stack
+cache_info = _n.cache_info
+
+
+class Location(NamedTuple):
+    """What a reifier returns (a plain tuple in this order works too; None: unknown).
+
+    Lines are 1-based, columns 0-based with an exclusive end, as ``code.co_positions()``.
+    ``name``/``qualname`` default to the executable's name. ``code`` is an optional real
+    code object for introspection (never used to build traceback frames).
+    """
+
+    filename: str
+    lineno: int | None
+    name: str | None = None
+    qualname: str | None = None
+    end_lineno: int | None = None
+    colno: int | None = None
+    end_colno: int | None = None
+    code: CodeType | None = None
+
+
+def frame(executable: Executable, state: int = 0) -> NativeFrame:
+    """A frame of ``executable``: a context manager (``with native.frame(exe) as f:``) or a
+    decorator (``@native.frame(exe)``: each call runs in a fresh frame, reachable through
+    ``native.current()``)."""
+    return executable.frame(state)
+
+
+_DEMO_PROGRAM = """\
+fn area(w, h)
+  let a = w * h
+  return scale(a)
+end
+
+fn total(n)
+  let sum = 0
+  let i = 1
+  while i <= n
+    let sum = sum + area(i, i + 1)
+    let i = i + 1
+  end
+  return check(sum)
+end
+"""
+
+
+def _demo(out=None) -> None:
+    """The native-frames part of ``python -m locus demo``: the calc interpreter of
+    examples/interp/ (C++, built into locus) calling back into Python."""
+    import sys
+    import traceback
+
+    from ._locus import capture
+
+    write = (out or sys.stdout).write
+    captured = []
+
+    def scale(a):
+        if not captured:
+            captured.append(capture())
+        return a * 2
+
+    def check(total):
+        if total > 30:
+            raise ValueError(f"total {total} is over budget")
+        return total
+
+    program = _n._CalcProgram(_DEMO_PROGRAM, "demo.calc", {"scale": scale, "check": check})
+    write("native frames: a calc program interpreted in C++ (examples/interp/demo.calc)\n")
+    for i, line in enumerate(_DEMO_PROGRAM.splitlines(), 1):
+        write(f"  {i:3} | {line}\n")
+    write("\nlocus.capture() in the Python callback scale(), innermost first:\n")
+    program.call("total", 2)
+    for f in captured[0]:
+        write(f"  [{f.kind:6}] {f}\n")
+    write("\nan exception raised in the Python callback check(), via traceback.format_exception:\n")
+    try:
+        program.call("total", 3)
+    except ValueError as e:
+        for line in traceback.format_exception(type(e), e, e.__traceback__):
+            write("  " + line.replace("\n", "\n  ").rstrip(" "))
+
+
+__all__ = [
+    "Executable",
+    "FramedFunction",
+    "Location",
+    "NativeFrame",
+    "ReificationWarning",
+    "cache_info",
+    "current",
+    "frame",
+    "stack",
+]
