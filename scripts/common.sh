@@ -36,13 +36,23 @@ locus_find_python() {
   echo "$best"
 }
 
+# Prints why minor version $1 cannot be used (nothing, status 1, when it can).
+locus_skip_reason() {
+  local m="$1" why
+  if ! [[ "$m" =~ ^3\.([0-9]+)$ ]] || [ "${BASH_REMATCH[1]}" -lt 10 ]; then
+    echo "unsupported (locus needs CPython 3.10 or newer)"; return 0
+  fi
+  if why="$(locus_find_python "$m")"; then return 1; fi
+  echo "$why"
+}
+
 # Echoes the minors from the requested list ($@, default: all supported) that have an
 # interpreter; prints "skipping Python X: reason" on stderr for every one that has none.
 locus_available_minors() {
   local want=("$@") m why
   [ ${#want[@]} -gt 0 ] || want=("${LOCUS_SUPPORTED_MINORS[@]}")
   for m in "${want[@]}"; do
-    if why="$(locus_find_python "$m")"; then echo "$m"; else log "skipping Python $m: $why"; fi
+    if why="$(locus_skip_reason "$m")"; then log "skipping Python $m: $why"; else echo "$m"; fi
   done
 }
 

@@ -40,7 +40,7 @@ record() {
 mapfile -t AVAIL < <(locus_available_minors "$@")
 WANT=("$@"); [ ${#WANT[@]} -gt 0 ] || WANT=("${LOCUS_SUPPORTED_MINORS[@]}")
 for m in "${WANT[@]}"; do
-  [[ " ${AVAIL[*]} " == *" $m "* ]] || ROWS+=("python $m|-|-|-|skipped: $(locus_find_python "$m")")
+  [[ " ${AVAIL[*]} " == *" $m "* ]] || ROWS+=("python $m|-|-|-|skipped: $(locus_skip_reason "$m")")
 done
 COUNT_PY="$(command -v python3 || true)"
 for m in "${AVAIL[@]}"; do
@@ -59,6 +59,7 @@ for m in "${AVAIL[@]}"; do
     | tee "$RESULTS/pytest-py$m.log"
   rc=${PIPESTATUS[0]}
   read -r p f s < <( [ -f "$xml" ] && junit_counts "$xml" || echo "0 0 0")
+  p=${p:-0} f=${f:-0} s=${s:-0}
   note="rc=$rc, $((SECONDS - t0)) s"
   case "$rc" in
     0) ;;
@@ -89,6 +90,7 @@ run_ctest() {
     | tee -a "$logf" | tail -n 30
   local rc=${PIPESTATUS[0]} p f s
   read -r p f s < <( [ -f "$xml" ] && junit_counts "$xml" || echo "0 0 0")
+  p=${p:-0} f=${f:-0} s=${s:-0}
   local note="rc=$rc, $((SECONDS - t0)) s"
   if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; note="ctest exited rc=$rc"; fi
   if [ "$((p + f + s))" = 0 ]; then f=1; note="NO C++ TESTS RAN: the suite is broken"; fi
