@@ -12,6 +12,7 @@
 // call being run; the reifier maps that id back to the program's file, line and columns.
 #pragma once
 #include <Python.h>
+#include <structmember.h>
 
 #include <algorithm>
 #include <cctype>
@@ -110,7 +111,7 @@ inline bool tokenize(const std::string &src, std::vector<Token> *out, std::strin
     }
   }
   out->push_back({Token::newline, "\n", line, int(src.size() - line_start)});
-  out->push_back({Token::eof, "", line + 1, 0});
+  out->push_back({Token::eof, "", line, 0});
   return true;
 }
 
@@ -139,7 +140,9 @@ class Parser {
   bool is(const char *text) const { return peek().kind != Token::eof && peek().text == text; }
   [[noreturn]] void fail(const std::string &what) const {
     throw std::string("line ") + std::to_string(peek().line) + ": " + what + ", found '" +
-        (peek().kind == Token::newline ? std::string("end of line") : peek().text) + "'";
+        (peek().kind == Token::newline ? std::string("end of line")
+         : peek().kind == Token::eof   ? std::string("end of file")
+                                       : peek().text) + "'";
   }
   void expect(const char *text) {
     if (!is(text)) fail(std::string("expected '") + text + "'");
@@ -463,6 +466,7 @@ struct ProgramObject {
   std::shared_ptr<ProgramData> *data;
   PyObject *executables;  // list: one locus.native.Executable per function
   PyObject *host;
+  PyObject *weakrefs;
 };
 
 // Tracebacks print source lines through linecache; register the program's text so they do
@@ -529,6 +533,7 @@ inline PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
 
 inline void program_dealloc(PyObject *self) {
   auto *p = reinterpret_cast<ProgramObject *>(self);
+  if (p->weakrefs) PyObject_ClearWeakRefs(self);
   delete p->data;
   Py_XDECREF(p->executables);
   Py_XDECREF(p->host);
@@ -575,6 +580,9 @@ inline PyTypeObject *make_program_type(const char *qualified_name) {
       {"executables", program_executables, nullptr,
        "tuple[locus.native.Executable, ...]: one per function", nullptr},
       {nullptr, nullptr, nullptr, nullptr, nullptr}};
+  static PyMemberDef members[] = {
+      {"__weaklistoffset__", T_PYSSIZET, offsetof(ProgramObject, weakrefs), READONLY, nullptr},
+      {nullptr, 0, 0, 0, nullptr}};
   static PyType_Slot slots[] = {
       {Py_tp_doc, const_cast<char *>(
                       "Program(source, filename='<calc>', host=None): a parsed calc program; "
@@ -583,6 +591,7 @@ inline PyTypeObject *make_program_type(const char *qualified_name) {
       {Py_tp_dealloc, reinterpret_cast<void *>(program_dealloc)},
       {Py_tp_methods, methods},
       {Py_tp_getset, getset},
+      {Py_tp_members, members},
       {0, nullptr}};
   static PyType_Spec spec = {qualified_name, int(sizeof(ProgramObject)), 0, Py_TPFLAGS_DEFAULT,
                              slots};

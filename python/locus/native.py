@@ -34,6 +34,7 @@ ReificationWarning = _n.ReificationWarning
 current = _n.current
 stack = _n.stack
 cache_info = _n.cache_info
+_CalcProgram = _n._CalcProgram  # the examples/interp/ interpreter, built in (demo, tests)
 
 
 class Location(NamedTuple):
