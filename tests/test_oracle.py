@@ -115,6 +115,10 @@ class Probe:
             self._bad(f"capture(limit={limit})", -1, "raw", raw[:limit], _raw(limited))
         if _raw(tb[1:]) != raw[1:]:
             self._bad("tb[1:]", -1, "raw", raw[1:], _raw(tb[1:]))
+        if hasattr(locus.Traceback, "from_frame"):
+            from_frame = _raw(locus.Traceback.from_frame(frame))
+            if from_frame != raw:
+                self._bad("Traceback.from_frame", -1, "raw", raw, from_frame)
         if other is not None and _raw(other) != raw:
             self._bad("other backend", -1, "raw", raw, _raw(other))
         self._check_traceback_module(tb, oracle, frame)
@@ -571,3 +575,28 @@ def test_gc_finalizers_at_arbitrary_points(locus_backend, tmp_path, no_tracer):
     assert not probe.mismatches, "finalizer probes:\n" + "\n".join(probe.mismatches)
     _report(failures, len(failures) or 1, "programs run under gc threshold 1")
     assert probe.count > 20, f"only {probe.count} finalizer probes ran"
+
+
+def test_from_traceback_matches_the_exception_traceback(tmp_path):
+    """Traceback.from_traceback(e.__traceback__): its entries innermost first, with the
+    line and instruction of each tb entry (tb_lineno, tb_lasti)."""
+    source = (
+        "def gen():\n    yield 1 / 0\n"
+        "def mk():\n    def inner(x):\n        return [\n            v\n"
+        "            for v in gen()\n        ]\n    return inner\n"
+        "def outer():\n    return mk()(\n        1,\n    )\n"
+        "try:\n    outer()\nexcept ZeroDivisionError as e:\n    ERR = e\n")
+    path = tmp_path / "raising.py"
+    path.write_text(source)
+    ns = {}
+    exec(compile(source, str(path), "exec"), ns)
+    entries, t = [], ns["ERR"].__traceback__
+    while t is not None:
+        entries.append(t)
+        t = t.tb_next
+    entries.reverse()  # innermost first
+    tb = locus.Traceback.from_traceback(ns["ERR"].__traceback__)
+    assert [(f.code, f.lasti) for f in tb] == [(e.tb_frame.f_code, e.tb_lasti) for e in entries]
+    assert [f.lineno for f in tb] == [e.tb_lineno for e in entries]
+    names = [f.name for f in tb]
+    assert names[0] == "gen" and names[-1] == "<module>", names
