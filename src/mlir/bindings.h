@@ -1,0 +1,46 @@
+// mlir/bindings.h — one set of MLIR Python bindings (mlir.ir, iree.compiler.ir, jaxlib.mlir.ir…)
+// as locus uses it: the classes it builds locations with and the op builders it wraps.
+#pragma once
+#include <Python.h>
+
+#include <vector>
+
+namespace locus::mlir {
+
+struct BindingsObject {
+  PyObject_HEAD
+  PyObject *ir;  ///< the `ir` module
+  PyObject *context_type, *location_type, *opview_type, *operation_type;
+  PyObject *nameloc_type;  ///< ir.NameLoc, or nullptr in bindings without typed locations
+  /// Location.file / .name / .callsite / .unknown: nanobind static functions, called directly.
+  PyObject *loc_file, *loc_name, *loc_callsite, *loc_unknown;
+  /// References one ir.Location holds to its ir.Context (measured on first use, -1 before):
+  /// what lets a cache tell that only its own locations keep a context alive.
+  int refs_per_location;
+  int active_scopes;   ///< auto_locations scopes (all threads) that need the wrappers
+  PyObject *saved[3];  ///< the original OpView.__init__, OpView.build_generic, Operation.create
+  PyObject *installed[3];  ///< what we put in their place (to restore only our own)
+};
+
+extern PyTypeObject *bindings_type;
+
+PyTypeObject *init_bindings_type() noexcept;
+
+/// Every BindingsObject created (strong references; bindings live as long as the process).
+const std::vector<BindingsObject *> &all_bindings() noexcept;
+
+/// `Context.current` of these bindings: new reference, or nullptr *without* an error when no
+/// context is current (an error only on a real failure).
+PyObject *current_context(BindingsObject *b) noexcept;
+
+/// `Location.current`, same conventions.
+PyObject *current_location(BindingsObject *b) noexcept;
+
+/// The bindings whose Context type `ctx` is an instance of, or nullptr.
+BindingsObject *bindings_of_context(PyObject *ctx) noexcept;
+
+/// Installs the op-builder wrappers on the first scope, restores the originals with the last.
+bool acquire_wrappers(BindingsObject *b) noexcept;
+bool release_wrappers(BindingsObject *b) noexcept;
+
+}  // namespace locus::mlir

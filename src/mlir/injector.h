@@ -1,0 +1,24 @@
+// mlir/injector.h — the C++ wrappers put in place of the bindings' op builders while
+// auto_locations is on: they add loc= to ops built without one, nothing else.
+#pragma once
+#include <Python.h>
+
+#include "mlir/bindings.h"
+
+namespace locus::mlir {
+
+enum class InjectorKind {
+  opview_init,  ///< OpView.__init__(self, name, ...): a method; only its build overload
+  builder,      ///< Operation.create(name, ...), OpView.build_generic's function: always
+};
+
+/// A wrapper of `original` (new reference). The opview_init kind is a method descriptor
+/// (binds like a function, and CPython's method calls skip the bound-method object).
+PyObject *new_injector(InjectorKind kind, PyObject *original, BindingsObject *bindings) noexcept;
+
+/// True if `obj` is one of these wrappers.
+bool is_injector(PyObject *obj) noexcept;
+
+bool init_injectors() noexcept;
+
+}  // namespace locus::mlir

@@ -1,0 +1,188 @@
+// mlir/locate.cc — stack → location: raw walk, whole-stack cache, filter, chain cache, build.
+#include "mlir/locate.h"
+
+#include <vector>
+
+#include "capture/capture.h"
+#include "locus/capture.h"
+#include "locus/filter.h"
+#include "mlir/build.h"
+#include "mlir/settings.h"
+
+namespace locus::mlir {
+namespace {
+
+// Whole-stack entries per context before the sequence caches start over (a bound on memory
+// for programs whose stacks never repeat; per-frame locations are kept).
+constexpr std::size_t kMaxStacks = std::size_t(1) << 16;
+constexpr std::size_t kStackBuffer = 64;
+
+inline std::uint64_t stack_seed(std::uint64_t stamp, std::size_t limit) {
+  return stamp * 0x9E3779B97F4A7C15ull ^ std::uint64_t(limit);
+}
+
+}  // namespace
+
+PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m) noexcept {
+  if (m == 0) return unknown_location(cc);
+  if (m == 1) return frame_location(cc, kept[0]);
+  // The longest cached suffix S_i = callsite(f_i at S_{i+1}) (S_{m-1} = f_{m-1}), then the
+  // missing links: in a long straight-line kernel only the innermost link is new per op.
+  std::vector<std::uint64_t> hashes(m);
+  for (std::size_t i = 0; i + 1 < m; ++i) hashes[i] = hash_frames(kept + i, m - i, 0);
+  std::size_t i = 0;
+  PyObject *tail = nullptr;
+  for (; i + 1 < m; ++i)
+    if ((tail = cc.chains.find(hashes[i], kept + i, m - i, 0, 0))) break;
+  if (!tail) {
+    i = m - 1;
+    if (!(tail = frame_location(cc, kept[m - 1]))) return nullptr;
+  }
+  while (i-- > 0) {
+    PyObject *callee = frame_location(cc, kept[i]);
+    if (!callee) return nullptr;
+    PyObject *link = callsite_location(cc, callee, tail);
+    if (!link) return nullptr;
+    const bool stored = cc.chains.insert(hashes[i], kept + i, m - i, 0, 0, link);
+    Py_DECREF(link);
+    if (!stored) return PyErr_NoMemory();
+    own(cc, link);
+    tail = link;
+  }
+  return tail;
+}
+
+PyObject *stack_location(ContextCache &cc, detail::FilterObject *filter, std::size_t limit,
+                         std::size_t skip) noexcept {
+  if (limit == SIZE_MAX) limit = filter->limit;
+  RawFrame small[kStackBuffer];
+  std::vector<RawFrame> big;
+  const RawFrame *frames = small;
+  std::size_t n = capture_raw(small, kStackBuffer, skip);
+  if (n > kStackBuffer) {
+    big.resize(n + 16);
+    n = capture_raw(big.data(), big.size(), skip);
+    if (n > big.size()) n = big.size();
+    frames = big.data();
+  }
+  const std::uint64_t hash = hash_frames(frames, n, stack_seed(filter->stamp, limit));
+  if (PyObject *hit = cc.stacks.find(hash, frames, n, filter->stamp, limit)) {
+    ++cc.hits;
+    return hit;
+  }
+  ++cc.misses;
+  if (cc.stacks.size() >= kMaxStacks) cc.clear_sequences();
+
+  // The limit counts kept frames; the walk goes on past dropped ones (as MLIR's does).
+  std::vector<RawFrame> kept;
+  kept.reserve(n < limit ? n : limit);
+  for (std::size_t i = 0; i < n && kept.size() < limit; ++i) {
+    const int keep = detail::keeps_raw(filter, frames[i]);
+    if (keep < 0) return nullptr;
+    if (keep) kept.push_back(frames[i]);
+  }
+  PyObject *loc = kept_location(cc, kept.data(), kept.size());
+  if (!loc) return nullptr;
+  if (!cc.stacks.insert(hash, frames, n, filter->stamp, limit, loc)) return PyErr_NoMemory();
+  return loc;
+}
+
+namespace {
+
+constexpr const char *kNames[] = {"filter", "skip", "context", "limit"};
+constexpr Py_ssize_t kAll = 4;
+
+bool bind(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **slots) {
+  if (nargs > 1) {
+    PyErr_Format(PyExc_TypeError, "location() takes at most 1 positional argument (%zd given)",
+                 nargs);
+    return false;
+  }
+  if (nargs == 1) slots[0] = args[0];
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+    Py_ssize_t slot = -1;
+    for (Py_ssize_t j = 0; j < kAll; ++j)
+      if (PyUnicode_CompareWithASCIIString(key, kNames[j]) == 0) slot = j;
+    if (slot < 0 || slots[slot]) {
+      PyErr_Format(PyExc_TypeError, slot < 0 ? "location() got an unexpected keyword argument '%U'"
+                                             : "location() got multiple values for '%U'",
+                   key);
+      return false;
+    }
+    slots[slot] = args[nargs + k];
+  }
+  return true;
+}
+
+// The bindings and current context to use: those of `context`, else the first bindings with
+// a current context (importing locus.mlir to detect bindings when none are registered yet).
+BindingsObject *resolve(PyObject *context, PyObject **ctx_out) {
+  if (context && context != Py_None) {
+    BindingsObject *b = bindings_of_context(context);
+    if (!b) {
+      PyErr_Format(PyExc_TypeError,
+                   "context must be an ir.Context of MLIR bindings known to locus.mlir, not "
+                   "%.200s (see locus.mlir.use())",
+                   Py_TYPE(context)->tp_name);
+      return nullptr;
+    }
+    *ctx_out = Py_NewRef(context);
+    return b;
+  }
+  if (all_bindings().empty()) {
+    PyObject *module = PyImport_ImportModule("locus.mlir");
+    PyObject *r = module ? PyObject_CallMethod(module, "bindings", nullptr) : nullptr;
+    Py_XDECREF(module);
+    if (!r) return nullptr;
+    Py_DECREF(r);
+  }
+  for (BindingsObject *b : all_bindings()) {
+    PyObject *ctx = current_context(b);
+    if (ctx) {
+      *ctx_out = ctx;
+      return b;
+    }
+    if (PyErr_Occurred()) return nullptr;
+  }
+  PyErr_SetString(PyExc_ValueError,
+                  "locus.mlir.location(): no current MLIR context (enter `with ir.Context():` "
+                  "or pass context=)");
+  return nullptr;
+}
+
+}  // namespace
+
+PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
+                      PyObject *kwnames) noexcept {
+  PyObject *slots[kAll] = {nullptr, nullptr, nullptr, nullptr};
+  if (!bind(args, nargs, kwnames, slots)) return nullptr;
+  std::size_t skip = 0, limit = SIZE_MAX;
+  if (slots[1] && !detail::parse_count(slots[1], "skip", 0, &skip)) return nullptr;
+  if (slots[3] && !detail::parse_count(slots[3], "limit", SIZE_MAX, &limit)) return nullptr;
+
+  PyObject *filter = slots[0] && slots[0] != Py_None ? slots[0] : nullptr;
+  if (filter && !is_filter(filter)) {
+    PyErr_Format(PyExc_TypeError, "filter must be a locus.Filter or None, not %.200s",
+                 Py_TYPE(filter)->tp_name);
+    return nullptr;
+  }
+  SettingsObject *active = nullptr;
+  if (current_settings(&active) < 0) return nullptr;
+  if (!filter) filter = active ? active->filter : default_filter();
+  if (!slots[3] && active) limit = active->limit;
+  Py_XDECREF(active);  // the filter stays alive: a settings object or the default holds it
+  if (!filter) return nullptr;
+
+  PyObject *ctx = nullptr;
+  BindingsObject *b = resolve(slots[2], &ctx);
+  if (!b) return nullptr;
+  ContextCache *cc = cache_for(b, ctx);
+  PyObject *loc = cc ? stack_location(*cc, detail::as_filter(filter), limit, skip) : nullptr;
+  Py_XINCREF(loc);
+  Py_DECREF(ctx);
+  return loc;
+}
+
+}  // namespace locus::mlir

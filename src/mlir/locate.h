@@ -1,0 +1,25 @@
+// mlir/locate.h — the calling thread's stack as an ir.Location, through the caches.
+#pragma once
+#include <Python.h>
+
+#include "filter/filter_object.h"
+#include "mlir/context_cache.h"
+
+namespace locus::mlir {
+
+/// The location MLIR's loc_tracebacks() would build for the calling thread's stack (after
+/// `skip` innermost frames): the kept frames of `filter`, at most `limit` of them (SIZE_MAX:
+/// the filter's limit). A repeated stack costs one walk and one hash lookup. Borrowed (owned
+/// by `cc`, valid until the next call), or nullptr with an error.
+PyObject *stack_location(ContextCache &cc, detail::FilterObject *filter, std::size_t limit,
+                         std::size_t skip) noexcept;
+
+/// The location of given kept frames (innermost first): unknown, one NameLoc, or the
+/// CallSiteLoc chain. Borrowed from `cc`.
+PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m) noexcept;
+
+/// locus.mlir.location(filter=None, *, skip=0, context=None, limit=None) — METH_FASTCALL.
+PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
+                      PyObject *kwnames) noexcept;
+
+}  // namespace locus::mlir

@@ -1,0 +1,29 @@
+// mlir/settings.h — auto_locations settings, scoped per thread/task through a ContextVar.
+#pragma once
+#include <Python.h>
+
+#include <cstddef>
+
+namespace locus::mlir {
+
+/// One auto_locations scope: immutable. `limit` SIZE_MAX = the filter's own limit.
+struct SettingsObject {
+  PyObject_HEAD
+  PyObject *filter;    ///< a locus.Filter (strong)
+  std::size_t limit;
+  bool use_traceback;  ///< on_explicit: replace an explicit loc= by the traceback
+  bool nameloc_wrap;   ///< current_loc: wrap in the NameLoc names of Location.current
+};
+
+extern PyTypeObject *settings_type;
+
+/// The ContextVar holding the active SettingsObject (unset: auto_locations is off).
+extern PyObject *settings_var;
+
+/// The settings in effect for the calling thread/task: 1 and a new reference in *out, 0 and
+/// nullptr when none, -1 on error.
+int current_settings(SettingsObject **out) noexcept;
+
+bool init_settings() noexcept;
+
+}  // namespace locus::mlir

@@ -1,0 +1,158 @@
+// render/mlir_text.cc — MLIR's printed location syntax (mlir/lib/IR/AsmPrinter.cpp
+// printLocationInternal), byte for byte, without MLIR: Traceback.to_mlir / Frame.to_mlir.
+#include "render/mlir_text.h"
+
+#include "capture/traceback_object.h"
+#include "locus/filter.h"
+#include "locus/render.h"
+#include "locus/traceback.h"
+#include "render/frame_object.h"
+
+#include <vector>
+
+namespace locus {
+namespace {
+
+// The UTF-8 of a str; lone surrogates (undecodable file names) as surrogateescape bytes.
+bool utf8_of(PyObject *s, std::string &out, PyObject **holder) {
+  Py_ssize_t size = 0;
+  if (const char *p = PyUnicode_AsUTF8AndSize(s, &size)) {
+    out.assign(p, size_t(size));
+    return true;
+  }
+  PyErr_Clear();
+  *holder = PyUnicode_AsEncodedString(s, "utf-8", "surrogateescape");
+  if (!*holder) return false;
+  out.assign(PyBytes_AS_STRING(*holder), size_t(PyBytes_GET_SIZE(*holder)));
+  return true;
+}
+
+bool append_quoted(std::string &out, PyObject *s) {
+  if (!s || !PyUnicode_Check(s)) {
+    PyErr_SetString(PyExc_TypeError, "locus: frame name or filename is not a str");
+    return false;
+  }
+  std::string bytes;
+  PyObject *holder = nullptr;
+  const bool ok = utf8_of(s, bytes, &holder);
+  Py_XDECREF(holder);
+  if (!ok) return false;
+  out += '"';
+  append_mlir_escaped(out, bytes.data(), bytes.size());
+  out += '"';
+  return true;
+}
+
+// MLIR's builders take `unsigned`: CPython's -1 ("none") arrives as 4294967295.
+inline void append_unsigned(std::string &out, int v) { out += std::to_string(unsigned(v)); }
+
+}  // namespace
+
+void append_mlir_escaped(std::string &out, const char *s, std::size_t size) {
+  static const char hex[] = "0123456789ABCDEF";
+  for (std::size_t i = 0; i < size; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c >= 0x20 && c <= 0x7E && c != '"') {  // llvm::isPrint
+      out += char(c);
+    } else {
+      out += '\\';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+}
+
+bool append_mlir_frame(std::string &out, const FrameInfo &info) noexcept {
+#if PY_VERSION_HEX >= 0x030B0000
+  PyObject *name = info.qualname ? info.qualname : info.name;
+#else
+  PyObject *name = info.name;  // 3.10 has no co_qualname: MLIR uses co_name
+#endif
+  if (!append_quoted(out, name)) return false;
+  out += '(';
+  if (!append_quoted(out, info.filename)) return false;
+  out += ':';
+  append_unsigned(out, info.lineno);
+  out += ':';
+#if PY_VERSION_HEX >= 0x030B0000
+  // FileLineColRange printing: empty range → l:c, same line → l:c to :ec, else l:c to l2:c2.
+  append_unsigned(out, info.colno);
+  if (unsigned(info.end_lineno) != unsigned(info.lineno)) {
+    out += " to ";
+    append_unsigned(out, info.end_lineno);
+    out += ':';
+    append_unsigned(out, info.end_colno);
+  } else if (unsigned(info.end_colno) != unsigned(info.colno)) {
+    out += " to :";
+    append_unsigned(out, info.end_colno);
+  }
+#else
+  out += '0';  // mlirLocationFileLineColGet(ctx, file, PyFrame_GetLineNumber(frame), 0)
+#endif
+  out += ')';
+  return true;
+}
+
+bool mlir_location_text(const RawFrame *frames, std::size_t n, std::string *out) noexcept {
+  out->assign("loc(");
+  if (n == 0) {
+    *out += "unknown)";
+    return true;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    FrameInfo info;
+    if (!symbolize(frames[i], &info)) return false;
+    if (i + 1 < n) *out += "callsite(";
+    if (!append_mlir_frame(*out, info)) return false;
+    if (i + 1 < n) *out += " at ";
+  }
+  out->append(n - 1, ')');
+  *out += ')';
+  return true;
+}
+
+}  // namespace locus
+
+namespace locus::detail {
+
+PyObject *traceback_to_mlir(PyObject *traceback, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames) noexcept {
+  PyObject *filter = nargs > 0 ? args[0] : nullptr;
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  if (nargs + nkw > 1) {
+    PyErr_SetString(PyExc_TypeError, "to_mlir() takes at most 1 argument (filter)");
+    return nullptr;
+  }
+  if (nkw == 1) {
+    if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "filter") != 0) {
+      PyErr_Format(PyExc_TypeError, "to_mlir() got an unexpected keyword argument '%U'",
+                   PyTuple_GET_ITEM(kwnames, 0));
+      return nullptr;
+    }
+    filter = args[0];
+  }
+  const RawFrame *frames = traceback_frames(traceback);
+  std::size_t n = traceback_size(traceback);
+  std::vector<RawFrame> kept;
+  if (filter && filter != Py_None) {
+    kept.resize(n);
+    n = filter_frames(filter, frames, n, kept.data());
+    if (n == SIZE_MAX) return nullptr;
+    frames = kept.data();
+  }
+  std::string text;
+  if (!mlir_location_text(frames, n, &text)) return nullptr;
+  return PyUnicode_FromStringAndSize(text.data(), Py_ssize_t(text.size()));
+}
+
+PyObject *frame_to_mlir(PyObject *frame) noexcept {
+  FrameInfo info;
+  if (!symbolize(frame_raw(frame), &info)) return nullptr;
+  std::string text;
+  if (!append_mlir_frame(text, info)) return nullptr;
+  return PyUnicode_FromStringAndSize(text.data(), Py_ssize_t(text.size()));
+}
+
+}  // namespace locus::detail
