@@ -356,6 +356,37 @@ def test_enable_nesting_and_reconfiguration():
     assert not tracking.status()["enabled"]
 
 
+def test_mode_switch_on_a_thread_without_a_state_dict():
+    """A thread whose state has no dict yet: profile rings dying there must not make the
+    monitoring mode think the thread is being torn down."""
+    if len(MODES) < 2:
+        pytest.skip("needs both modes")
+    import _thread
+    done = _thread.allocate_lock()
+    done.acquire()
+    out = {}
+
+    def body():  # a bare _thread thread: no threading bookkeeping, no thread-state dict
+        try:
+            for mode in ("profile", "monitoring", "profile", "monitoring"):
+                tracking.enable(mode=mode, window=3)
+                fib(3)
+                leaf0()
+                w = tracking.window()
+                out.setdefault(mode, []).append(entries(w))
+                tracking.disable()
+        except BaseException as e:
+            out["error"] = e
+        done.release()
+
+    _thread.start_new_thread(body, ())
+    done.acquire()
+    assert "error" not in out, out.get("error")
+    for mode in ("profile", "monitoring"):
+        for w in out[mode]:
+            assert len(w) == 3 and w[1][2] is leaf0.__code__, mode
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_resize_keeps_most_recent(mode):
     with tracking.enable(mode=mode, window=16):

@@ -37,6 +37,7 @@ Ring *create_ring(PyThreadState *tstate) {
   PyObject *dict = PyThreadState_GetDict();  // borrowed
   if (dict) {
     r = new_ring(tstate, window_size);
+    if (r) r->in_dict = true;
     if (r && PyDict_SetItem(dict, dict_key, reinterpret_cast<PyObject *>(r)) < 0) Py_CLEAR(r);
     if (r) Py_DECREF(r);  // the dict's reference keeps it
   }

@@ -14,6 +14,7 @@ namespace {
 
 PyObject *thread_hook = nullptr;           // our threading.setprofile() hook (a builtin)
 PyObject *previous_thread_hook = nullptr;  // what threading.getprofile() returned before
+bool hook_installed = false;               // threading.setprofile(thread_hook) done
 
 // The profile function. Its object is the thread's Ring (so no lookup on the event path);
 // `call` events record (caller's code, caller's offset, callee code), `c_call` events record
@@ -148,16 +149,20 @@ bool start() noexcept {
     thread_hook = PyCFunction_NewEx(&thread_start_def, nullptr, nullptr);
     if (!thread_hook) return false;
   }
-  // Threads started from now on (threading.setprofile semantics).
-  PyObject *prev = threading_call("getprofile", nullptr);
-  if (!prev) return false;
-  if (prev == thread_hook) {
-    Py_DECREF(prev);
-  } else {
-    Py_XSETREF(previous_thread_hook, prev);
-    PyObject *res = threading_call("setprofile", thread_hook);
-    if (!res) return false;
-    Py_DECREF(res);
+  // Threads started from now on (threading.setprofile semantics). Once per enable: a
+  // reconfiguration must not run Python code (it would be recorded into the windows).
+  if (!hook_installed) {
+    PyObject *prev = threading_call("getprofile", nullptr);
+    if (!prev) return false;
+    if (prev == thread_hook) {
+      Py_DECREF(prev);
+    } else {
+      Py_XSETREF(previous_thread_hook, prev);
+      PyObject *res = threading_call("setprofile", thread_hook);
+      if (!res) return false;
+      Py_DECREF(res);
+    }
+    hook_installed = true;
   }
   // Threads that exist now, the calling one first: what PyEval_SetProfileAllThreads does on
   // 3.12+, done per thread so that each gets its own ring and keeps its own chained profiler.
@@ -172,7 +177,8 @@ bool start() noexcept {
 bool stop() noexcept {
   bool ok = true;
   // The threading hook first, unless someone replaced it since.
-  if (thread_hook) {
+  if (hook_installed) {
+    hook_installed = false;
     PyObject *current = threading_call("getprofile", nullptr);
     if (!current) {
       ok = false;

@@ -48,16 +48,18 @@ Ring *ring_for_query(const char *what) {
 
 // Copies the window with references held (a query may run code that makes calls, which
 // overwrite entries), hands the copy to `use`, releases it.
+// At most `want` entries are copied (a filter may need them all; a plain query `limit`).
 template <class Use>
-PyObject *with_copy(Ring *r, std::size_t skip, Use use) {
+PyObject *with_copy(Ring *r, std::size_t skip, std::size_t want, Use use) {
   Entry small[64];
   std::vector<Entry> big;
   Entry *buf = small;
-  if (r->count > 64) {
-    big.resize(r->count);
+  const std::size_t cap = want < r->count ? want : r->count;
+  if (cap > 64) {
+    big.resize(cap);
     buf = big.data();
   }
-  const std::size_t n = copy_recent(r, skip, buf, r->count);
+  const std::size_t n = copy_recent(r, skip, buf, cap);
   PyObject *result = use(buf, n);
   release_copies(buf, n);
   return result;
@@ -166,7 +168,7 @@ PyObject *window_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
   PyObject *filter = slots[2] == Py_None ? nullptr : slots[2];
   Ring *r = ring_for_query("locus.tracking.window()");
   if (!r) return nullptr;
-  return with_copy(r, skip, [&](const Entry *e, std::size_t n) {
+  return with_copy(r, skip, filter ? SIZE_MAX : limit, [&](const Entry *e, std::size_t n) {
     return as_call_sites(e, n, limit, filter);
   });
 }
@@ -181,7 +183,7 @@ PyObject *window_traceback(std::size_t skip, std::size_t limit, PyObject *filter
   if (filter == Py_None) filter = nullptr;
   Ring *r = ring_for_query("capture(source='window')");
   if (!r) return nullptr;
-  return with_copy(r, skip, [&](const Entry *e, std::size_t n) {
+  return with_copy(r, skip, filter ? SIZE_MAX : limit, [&](const Entry *e, std::size_t n) {
     return as_traceback(e, n, limit, filter);
   });
 }

@@ -29,8 +29,10 @@ void release_all(Entry *entries, std::uint32_t n) {
 void ring_dealloc(PyObject *self) {
   Ring *r = reinterpret_cast<Ring *>(self);
   if (cache_ring == r) cache_tstate = nullptr, cache_ring = nullptr;
-  dead_tstate = r->tstate;
-  dead_tstate_id = r->tstate_id;
+  if (r->in_dict && r->tstate->dict == nullptr) {
+    dead_tstate = r->tstate;
+    dead_tstate_id = r->tstate_id;
+  }
   if (r->prev) r->prev->next = r->next;
   else if (registry == r) registry = r->next;
   if (r->next) r->next->prev = r->prev;
@@ -89,6 +91,7 @@ Ring *new_ring(PyThreadState *tstate, std::uint32_t capacity) noexcept {
   r->tstate_id = PyThreadState_GetID(tstate);
   r->chained_func = nullptr;
   r->chained_obj = nullptr;
+  r->in_dict = false;
   r->prev = nullptr;
   r->next = registry;
   if (registry) registry->prev = r;

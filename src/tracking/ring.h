@@ -28,6 +28,7 @@ struct Ring {
   PyThreadState *tstate;    ///< the owner thread (valid while the ring lives, see above)
   std::uint64_t tstate_id;  ///< PyThreadState_GetID of the owner: tells a reused address apart
   Ring *prev, *next;        ///< registry of live rings (GIL-protected)
+  bool in_dict;             ///< owned by the thread-state dict (monitoring mode)
   // Profile mode: the profile function this ring's thread had before ours, called after ours
   // on every event so a profiler installed earlier keeps working (chained_obj is owned).
   Py_tracefunc chained_func;
@@ -63,8 +64,9 @@ Ring *find_ring(PyThreadState *tstate) noexcept;
 extern PyThreadState *cache_tstate;
 extern Ring *cache_ring;
 
-/// The last ring that died: (thread state, id). An event on a thread whose ring died while
-/// its state is being cleared must not create a new one (it would never be freed).
+/// The last dict-owned ring that died with its thread state's dict (PyThreadState_Clear sets
+/// tstate->dict to NULL before releasing it): (thread state, id). An event on that thread
+/// later in the teardown must not create a new dict and ring (they would never be freed).
 extern PyThreadState *dead_tstate;
 extern std::uint64_t dead_tstate_id;
 

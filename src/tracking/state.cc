@@ -100,8 +100,11 @@ bool enable(const Settings &s) noexcept {
   if (!resize_all(window_size)) return false;
 
   if (same_mode) {
+    // Profile mode: enabling again also covers threads started since outside `threading`
+    // (install() skips the threads that already run our function).
+    if (s.mode == Mode::profile) return profile::start();
     // Sites switched off under the previous filter may be kept by the new one.
-    if (s.mode == Mode::monitoring && filter_changed && disabled) return monitoring::restart();
+    if (filter_changed && disabled) return monitoring::restart();
     return true;
   }
   active_mode = s.mode;  // before installing: the first events already record

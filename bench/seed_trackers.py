@@ -1,0 +1,116 @@
+# bench/seed_trackers.py — the seed's pure-Python call trackers (both modes), as the reference.
+"""The first seed (an MLIR PR discussion) proposes keeping a window of recent call sites with
+sys.setprofile / threading.setprofile (before 3.12) or a sys.monitoring CALL callback (3.12+).
+
+Two versions of each mode:
+- "seed": the code as the seed writes it — profile: inspect.getframeinfo(frame) per call into
+  a deque; monitoring: (co_name, co_filename, co_firstlineno) per CALL into a deque.
+- "lean": the seed's own suggested improvement ("update prev_loc1, prev_loc2 round-robin"),
+  storing only (code, offset, callee) in a preallocated list: the fastest pure-Python form,
+  and so the fair bar for locus's C version.
+"""
+from __future__ import annotations
+
+import inspect
+import sys
+import threading
+from collections import deque
+
+
+class SeedProfile:
+    """The seed's location_tracker: sys.setprofile + threading.setprofile, getframeinfo per call."""
+
+    name = "seed profile (Python)"
+    mode = "profile"
+
+    def __init__(self, window: int = 8):
+        self.prev_locations = deque(maxlen=window)
+
+    def location_tracker(self, frame, event, arg):
+        if event == "call":
+            frame_info = inspect.getframeinfo(frame)
+            self.prev_locations.append((frame.f_code.co_name, frame.f_code.co_filename,
+                                        frame.f_lineno, frame_info.positions.col_offset
+                                        if hasattr(frame_info, "positions") else None))
+
+    def start(self):
+        threading.setprofile(self.location_tracker)
+        sys.setprofile(self.location_tracker)
+
+    def stop(self):
+        sys.setprofile(None)
+        threading.setprofile(None)
+
+
+class LeanProfile:
+    """Round-robin slots of (caller code, caller f_lasti, callee code) on call and c_call."""
+
+    name = "lean profile (Python)"
+    mode = "profile"
+
+    def __init__(self, window: int = 8):
+        self.slots = [None] * window
+        self.i = 0
+        self.n = window
+
+    def tracker(self, frame, event, arg):
+        if event == "call":
+            back = frame.f_back
+            if back is not None:
+                self.slots[self.i] = (back.f_code, back.f_lasti, frame.f_code)
+                self.i = (self.i + 1) % self.n
+        elif event == "c_call":
+            self.slots[self.i] = (frame.f_code, frame.f_lasti, None)
+            self.i = (self.i + 1) % self.n
+
+    def start(self):
+        threading.setprofile(self.tracker)
+        sys.setprofile(self.tracker)
+
+    def stop(self):
+        sys.setprofile(None)
+        threading.setprofile(None)
+
+
+class _Monitoring:
+    mode = "monitoring"
+    tool = 3  # locus takes 4; they never run at the same time here anyway
+
+    def start(self):
+        mon = sys.monitoring
+        mon.use_tool_id(self.tool, "seed-tracker")
+        mon.register_callback(self.tool, mon.events.CALL, self.callback)
+        mon.set_events(self.tool, mon.events.CALL)
+
+    def stop(self):
+        mon = sys.monitoring
+        mon.set_events(self.tool, 0)
+        mon.register_callback(self.tool, mon.events.CALL, None)
+        mon.free_tool_id(self.tool)
+
+
+class SeedMonitoring(_Monitoring):
+    """The seed's my_profiler_fast, storing what it prints into a deque."""
+
+    name = "seed monitoring (Python)"
+
+    def __init__(self, window: int = 8):
+        self.prev_locations = deque(maxlen=window)
+
+    def callback(self, code, instruction_offset, callable, arg0):
+        self.prev_locations.append((code.co_name, code.co_filename, code.co_firstlineno))
+
+
+class LeanMonitoring(_Monitoring):
+    """Round-robin slots of (code, offset, callable)."""
+
+    name = "lean monitoring (Python)"
+
+    def __init__(self, window: int = 8):
+        self.slots = [None] * window
+        self.i = 0
+        self.n = window
+
+    def callback(self, code, instruction_offset, callable, arg0):
+        self.slots[self.i] = (code, instruction_offset, callable)
+        self.i = (self.i + 1) % self.n
