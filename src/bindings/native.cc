@@ -2,6 +2,7 @@
 // API capsule locus._locus._C_API. No logic: the types live in src/native/.
 #include "bindings/init.h"
 #include "native/api_table.h"
+#include "native/bench.h"
 #include "native/demo_interp.h"
 #include "native/executable_object.h"
 #include "native/py_frame.h"
@@ -38,6 +39,18 @@ void init_native(nb::module_ &m) {
   n.def("stack", [] { return checked(native::visible_stack()); },
         "[(name, kind, state), ...]: the native frames a capture here would see, innermost "
         "first.");
+  // Measured loops for bench/bench_native.py (not API).
+  n.def("_bench_empty", &native::bench::empty_loop, nb::arg("n"));
+  n.def("_bench_push_pop", &native::bench::push_pop_loop, nb::arg("n"));
+  n.def("_bench_push_set_pop", &native::bench::push_set_pop_loop, nb::arg("n"));
+  n.def("_bench_capture", [](size_t native_frames, size_t iterations) {
+    const double ns = native::bench::capture_with_native(native_frames, iterations);
+    if (ns < 0) throw nb::python_error();
+    return ns;
+  }, nb::arg("native"), nb::arg("iterations"));
+  n.def("_bench_reify", [](nb::object reifier, size_t states) {
+    return checked(native::bench::reify_cost(reifier.is_none() ? nullptr : reifier.ptr(), states));
+  }, nb::arg("reifier").none(), nb::arg("states"));
   n.def("cache_info", [] { return checked(native::cache_info()); },
         "Reification cache counters: executables, entries, hits, misses.");
 }

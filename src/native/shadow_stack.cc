@@ -16,8 +16,15 @@ namespace locus::native {
 namespace {
 
 // Trivially constructible and destructible, so access needs no TLS guard or destructor
-// registration: one thread-pointer-relative load on the hot path.
-constinit thread_local ThreadStack t_stack{nullptr};
+// registration. initial-exec: a fixed offset from the thread pointer instead of a
+// __tls_get_addr call per access (16 bytes of glibc's static TLS reserve for dlopen'ed
+// modules, which exists for exactly this).
+struct ThreadState {
+  ThreadStack stack;
+  unsigned long thread_id;  // PyThread_get_thread_ident() of this thread, 0 until needed
+};
+constinit thread_local ThreadState t_state [[gnu::tls_model("initial-exec")]] = {{nullptr}, 0};
+#define t_stack (t_state.stack)
 
 // Frames pushed from generator/coroutine frames, by the marker of that frame (its
 // _PyInterpreterFrame lives inside the generator object on 3.11+, its frame object on 3.10:
@@ -91,13 +98,27 @@ const NativeLink *splice() noexcept {
 
 ThreadStack *this_thread() noexcept { return &t_stack; }
 
-const void *current_marker() noexcept {
-  PyThreadState *ts = detail::current_tstate();
-#if PY_VERSION_HEX < 0x030C0000
-  // Before 3.12 the "current" thread state is the GIL holder's, maybe another thread's.
-  if (ts && ts->thread_id != PyThread_get_thread_ident()) ts = nullptr;
+namespace {
+
+// This thread's state if it is attached (holds the GIL), without the fatal-error check of
+// PyThreadState_Get; called directly rather than through capture/backend.cc, as it runs on
+// every push.
+inline PyThreadState *attached_tstate() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return PyThreadState_GetUnchecked();
+#else
+  return _PyThreadState_UncheckedGet();
 #endif
-  if (ts) return detail::active_layout->current_marker(ts);
+}
+
+// Everything but the common case, kept out of push's fast path.
+[[gnu::noinline]] const void *marker_slow(PyThreadState *ts) {
+#if PY_VERSION_HEX < 0x030C0000
+  if (ts) {
+    if (!t_state.thread_id) t_state.thread_id = PyThread_get_thread_ident();
+    if (ts->thread_id == t_state.thread_id) return detail::active_layout->current_marker(ts);
+  }
+#endif
   // No GIL: this thread's own (detached) state, whose frames cannot change meanwhile. The
   // public walk materialises frame objects, which needs the GIL: no marker then.
   if (detail::active_layout == &locus_layout_public) return nullptr;
@@ -105,11 +126,29 @@ const void *current_marker() noexcept {
   return ts ? detail::active_layout->current_marker(ts) : nullptr;
 }
 
+inline const void *marker_fast() {
+  PyThreadState *ts = attached_tstate();
+#if PY_VERSION_HEX < 0x030C0000
+  // Before 3.12 the "current" thread state is the GIL holder's, maybe another thread's:
+  // compare its creator thread with ours (cached: a thread's id never changes).
+  if (ts && ts->thread_id == t_state.thread_id) [[likely]]
+#else
+  // 3.12+: a thread-local, NULL while this thread is detached.
+  if (ts) [[likely]]
+#endif
+    return detail::active_layout->current_marker(ts);
+  return marker_slow(ts);
+}
+
+}  // namespace
+
+const void *current_marker() noexcept { return marker_fast(); }
+
 ThreadStack *push(NativeLink *link, const Executable *executable, std::uintptr_t state) noexcept {
-  ThreadStack *stack = &t_stack;
   link->executable = executable;
   link->state = state;
-  link->python_frame = current_marker();
+  link->python_frame = marker_fast();
+  ThreadStack *stack = &t_stack;
   link->previous = stack->head;
   stack->head = link;
   return stack;
