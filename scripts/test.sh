@@ -5,6 +5,7 @@
 # Usage: scripts/test.sh [3.10 3.11 ...]          (default: every pyenv Python 3.10-3.13)
 #   LOCUS_SKIP_CPP=1      skip the C++ suites       LOCUS_SKIP_ASAN=1   skip only the ASan one
 #   LOCUS_PYTEST_ARGS=..  extra pytest arguments    LOCUS_TEST_TIMEOUT  seconds per suite (1200)
+#   LOCUS_TEST_JOBS=N     run N Python versions' suites at once (default 1)
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$LOCUS_ROOT"
@@ -43,24 +44,49 @@ for m in "${WANT[@]}"; do
   [[ " ${AVAIL[*]} " == *" $m "* ]] || ROWS+=("python $m|-|-|-|skipped: $(locus_skip_reason "$m")")
 done
 COUNT_PY="$(command -v python3 || true)"
-for m in "${AVAIL[@]}"; do
-  t0=$SECONDS
-  log "=== Python $m: setup"
-  if ! scripts/setup.sh "$m"; then
-    record "python $m" 0 1 0 "setup/build failed (see build/logs/build-py$m.log)"
-    continue
-  fi
-  py="$(locus_venv "$m")/bin/python"; COUNT_PY="$py"
-  xml="$RESULTS/pytest-py$m.xml"
-  log "=== Python $m: pytest"
+JOBS="${LOCUS_TEST_JOBS:-1}"
+
+# run_pytest MINOR : one version's suite -> $RESULTS/pytest-pyMINOR.{xml,log,rc,secs}
+run_pytest() {
+  local m="$1" t0=$SECONDS py; py="$(locus_venv "$m")/bin/python"
   # The installed package is under test: no PYTHONPATH, nothing from python/ on sys.path.
   env -u PYTHONPATH timeout "$TIMEOUT" "$py" -m pytest "$LOCUS_ROOT/tests" -q -p no:cacheprovider \
-    -o faulthandler_timeout=600 --junitxml="$xml" ${LOCUS_PYTEST_ARGS:-} 2>&1 \
-    | tee "$RESULTS/pytest-py$m.log"
-  rc=${PIPESTATUS[0]}
+    -o faulthandler_timeout=600 --junitxml="$RESULTS/pytest-py$m.xml" ${LOCUS_PYTEST_ARGS:-} \
+    >"$RESULTS/pytest-py$m.log" 2>&1
+  echo $? >"$RESULTS/pytest-py$m.rc"
+  echo $((SECONDS - t0)) >"$RESULTS/pytest-py$m.secs"
+}
+
+# Set-up first, one version at a time (each build uses every core).
+READY=()
+for m in "${AVAIL[@]}"; do
+  log "=== Python $m: setup"
+  if scripts/setup.sh "$m"; then READY+=("$m"); COUNT_PY="$(locus_venv "$m")/bin/python"
+  else echo "setup" >"$RESULTS/pytest-py$m.rc"; fi
+done
+# Then the suites: in order with live output, or LOCUS_TEST_JOBS at a time with logs after.
+for m in "${READY[@]}"; do
+  if [ "$JOBS" -le 1 ]; then
+    log "=== Python $m: pytest"
+    run_pytest "$m" & pid=$!
+    tail -n +1 -F --pid="$pid" "$RESULTS/pytest-py$m.log" 2>/dev/null; wait "$pid"
+  else
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+    log "=== Python $m: pytest (in the background, log: ${RESULTS#$LOCUS_ROOT/}/pytest-py$m.log)"
+    run_pytest "$m" &
+  fi
+done
+wait
+for m in "${AVAIL[@]}"; do
+  rc="$(cat "$RESULTS/pytest-py$m.rc" 2>/dev/null || echo missing)"
+  if [ "$rc" = setup ]; then
+    record "python $m" 0 1 0 "setup/build failed (see build/logs/build-py$m.log)"; continue
+  fi
+  if [ "$JOBS" -gt 1 ]; then echo "--- Python $m (last lines)"; tail -n 15 "$RESULTS/pytest-py$m.log"; fi
+  xml="$RESULTS/pytest-py$m.xml"
   read -r p f s < <( [ -f "$xml" ] && junit_counts "$xml" || echo "0 0 0")
   p=${p:-0} f=${f:-0} s=${s:-0}
-  note="rc=$rc, $((SECONDS - t0)) s"
+  note="rc=$rc, $(cat "$RESULTS/pytest-py$m.secs" 2>/dev/null || echo '?') s"
   case "$rc" in
     0) ;;
     1) [ "$f" -gt 0 ] || f=1 ;;
