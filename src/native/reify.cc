@@ -246,7 +246,8 @@ const Reified *reify(const Executable *exe, std::uintptr_t state) noexcept {
       PerExecutable &again = cache[exe];
       if (!again.warned) {
         again.warned = true;
-        if (PyErr_WarnFormat(reification_warning, 1,
+        PyObject *category = reification_warning ? reification_warning : PyExc_RuntimeWarning;
+        if (PyErr_WarnFormat(category, 1,
                              "locus.native: the reifier of %s executable '%s' failed for state "
                              "%llu: %s; showing a placeholder frame (reported once per "
                              "executable)",

@@ -1,0 +1,277 @@
+// tests/cpp/native_test.cc — locus::NativeFrame from C++: the shadow stack (order, out-of-order
+// pops in both modes, threads with and without a Python thread state), interleaving with real
+// Python frames, C++ reifiers (laziness, cache, failures) and traceback entries.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "capture/traceback_object.h"
+#include "locus/api.h"
+#include "locus/capture.h"
+#include "locus/native_frame.h"
+#include "native/reify.h"
+#include "native/shadow_stack.h"
+#include "render/frame_object.h"
+#include "symbolize/code_info.h"
+
+namespace {
+
+namespace nv = locus::native;
+
+int g_reified = 0;
+int reify_line(const locus::Executable *, std::uintptr_t state,
+               locus::NativeLocation *out) noexcept {
+  ++g_reified;
+  out->filename = "cpp.dsl";
+  out->lineno = out->end_lineno = int(state);
+  out->colno = 1;
+  out->end_colno = 4;
+  return 0;
+}
+int reify_fail(const locus::Executable *, std::uintptr_t, locus::NativeLocation *) noexcept {
+  return -1;
+}
+int reify_no_file(const locus::Executable *, std::uintptr_t, locus::NativeLocation *) noexcept {
+  return 0;
+}
+
+const locus::Executable kA{"a", "jit", &reify_line};
+const locus::Executable kB{"b", "jit", &reify_line};
+const locus::Executable kFail{"fail", "jit", &reify_fail};
+const locus::Executable kNoFile{"nofile", "jit", &reify_no_file};
+
+class Native : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    ASSERT_TRUE(locus::detail::traceback_type || locus::detail::init_traceback_type());
+    ASSERT_TRUE(locus::detail::frame_type || locus::detail::init_frame_type());
+    locus::detail::init_code_info();
+    ASSERT_TRUE(nv::init_reify());
+  }
+  void SetUp() override { ASSERT_EQ(nv::this_thread()->head, nullptr); }
+  void TearDown() override {
+    EXPECT_EQ(nv::this_thread()->head, nullptr);
+    EXPECT_FALSE(PyErr_Occurred());
+    PyErr_Clear();
+  }
+};
+
+TEST_F(Native, TableIsInstalledInsideLocus) {
+  ASSERT_NE(locus::detail::native_api, nullptr);
+  EXPECT_EQ(locus::detail::native_api->version, unsigned(LOCUS_NATIVE_API_VERSION));
+  EXPECT_EQ(locus::detail::native_api->size, sizeof(locus::NativeAPI));
+  EXPECT_TRUE(locus::api::available());
+}
+
+TEST_F(Native, PushPopIsAStack) {
+  {
+    locus::NativeFrame a(kA, 1);
+    const locus::NativeLink *head = nv::this_thread()->head;
+    EXPECT_EQ(head, &a.link());
+    {
+      locus::NativeFrame b(kB, 2);
+      EXPECT_EQ(nv::this_thread()->head, &b.link());
+      EXPECT_EQ(b.link().previous, &a.link());
+      EXPECT_EQ(b.link().python_frame, nullptr);  // no Python frame runs here
+      b.set_state(7);
+      EXPECT_EQ(nv::this_thread()->head->state, 7u);
+    }
+    EXPECT_EQ(nv::this_thread()->head, &a.link());
+    a.pop();
+    a.pop();  // idempotent
+    EXPECT_EQ(nv::this_thread()->head, nullptr);
+  }
+}
+
+// Raw links through the table, so the test means the same in Debug and Release builds
+// (NativeFrame's destructor would apply LOCUS_NATIVE_CHECKS of this build).
+TEST_F(Native, OutOfOrderPopUnlinksWhenUnchecked) {
+  const locus::NativeAPI *api = locus::detail::native_api;
+  locus::NativeLink a, b, c;
+  locus::ThreadStack *stack = api->push(&a, &kA, 1);
+  ASSERT_EQ(api->push(&b, &kB, 2), stack);
+  ASSERT_EQ(api->push(&c, &kA, 3), stack);
+  api->misordered_pop(stack, &b, /*checked=*/0);
+  EXPECT_EQ(stack->head, &c);
+  EXPECT_EQ(c.previous, &a);
+  api->misordered_pop(stack, &b, 0);  // no longer on the stack: ignored
+  EXPECT_EQ(stack->head, &c);
+  api->misordered_pop(stack, &a, 0);  // the outermost, under a live frame
+  EXPECT_EQ(c.previous, nullptr);
+  EXPECT_EQ(stack->head, &c);
+  stack->head = const_cast<locus::NativeLink *>(c.previous);  // the inline, in-order pop
+  EXPECT_EQ(stack->head, nullptr);
+}
+
+void pop_outer_checked() {
+  locus::NativeFrame a(kA, 1);
+  locus::NativeFrame b(kB, 2);
+  locus::detail::native_api->misordered_pop(nv::this_thread(),
+                                            const_cast<locus::NativeLink *>(&a.link()), 1);
+}
+void pop_stray_checked() {
+  locus::NativeLink stray{nullptr, nullptr, &kB, 0};
+  locus::detail::native_api->misordered_pop(nv::this_thread(), &stray, 1);
+}
+
+TEST_F(Native, OutOfOrderPopAbortsWhenChecked) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(pop_outer_checked(), "native frame 'a' popped out of order: 'b' was pushed after");
+  EXPECT_DEATH(pop_stray_checked(), "not on this thread's stack");
+}
+
+TEST_F(Native, ThreadsHaveTheirOwnStacks) {
+  locus::NativeFrame mine(kA, 1);
+  std::vector<const locus::NativeLink *> seen;
+  // No Python thread state on this thread, no GIL: push/pop still work, with no marker.
+  Py_BEGIN_ALLOW_THREADS;
+  std::thread t([&] {
+    locus::NativeFrame theirs(kB, 2);
+    seen.push_back(nv::this_thread()->head);
+    seen.push_back(theirs.link().previous);
+    seen.push_back(static_cast<const locus::NativeLink *>(theirs.link().python_frame));
+  });
+  t.join();
+  Py_END_ALLOW_THREADS;
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_NE(seen[0], nullptr);
+  EXPECT_EQ(seen[1], nullptr);  // not the main thread's frame
+  EXPECT_EQ(seen[2], nullptr);
+  EXPECT_EQ(nv::this_thread()->head, &mine.link());
+}
+
+// probe(cb): a native frame of kA around a call back into Python.
+PyObject *probe(PyObject *, PyObject *cb) {
+  locus::NativeFrame frame(kA, 33);
+  PyObject *r = PyObject_CallNoArgs(cb);
+  if (!r) return frame.add_traceback();
+  return r;
+}
+PyMethodDef probe_def = {"probe", probe, METH_O, nullptr};
+
+std::vector<locus::RawFrame> g_raw;
+PyObject *record(PyObject *, PyObject *) {
+  locus::RawFrame buf[16];
+  const std::size_t n = locus::capture_raw(buf, 16);
+  g_raw.assign(buf, buf + std::min<std::size_t>(n, 16));
+  Py_RETURN_NONE;
+}
+PyMethodDef record_def = {"record", record, METH_NOARGS, nullptr};
+
+PyObject *run(const char *source) {
+  PyObject *globals = PyDict_New();
+  PyObject *p = PyCFunction_New(&probe_def, nullptr), *r = PyCFunction_New(&record_def, nullptr);
+  PyDict_SetItemString(globals, "probe", p);
+  PyDict_SetItemString(globals, "record", r);
+  PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins());
+  Py_DECREF(p);
+  Py_DECREF(r);
+  PyObject *result = PyRun_String(source, Py_file_input, globals, globals);
+  Py_DECREF(globals);
+  return result;
+}
+
+TEST_F(Native, InterleavesWithPythonFrames) {
+  for (auto backend : {locus::Backend::internal, locus::Backend::public_api}) {
+    if (!locus::set_backend(backend)) continue;
+    g_raw.clear();
+    PyObject *done = run("def inner():\n    record()\n"
+                         "def outer():\n    probe(inner)\n"
+                         "outer()\n");
+    ASSERT_NE(done, nullptr);
+    Py_DECREF(done);
+    ASSERT_GE(g_raw.size(), 4u);
+    // inner (Python) → the native frame → outer (Python) → <module>
+    EXPECT_TRUE(g_raw[0].is_python());
+    ASSERT_FALSE(g_raw[1].is_python());
+    EXPECT_EQ(g_raw[1].executable(), &kA);
+    EXPECT_EQ(g_raw[1].state(), 33u);
+    EXPECT_TRUE(g_raw[2].is_python());
+    EXPECT_TRUE(g_raw[3].is_python());
+    EXPECT_STREQ(PyUnicode_AsUTF8(static_cast<PyCodeObject *>(g_raw[2].code())->co_name),
+                 "outer");
+  }
+}
+
+TEST_F(Native, ReifierRunsOnceThenTheCacheAnswers) {
+  const int before = g_reified;
+  const locus::RawFrame raw{reinterpret_cast<std::uintptr_t>(&kB) | 1u, 12345};
+  locus::FrameInfo info, again;
+  ASSERT_TRUE(locus::symbolize(raw, &info));
+  ASSERT_TRUE(locus::symbolize(raw, &again));
+  EXPECT_EQ(g_reified, before + 1);
+  EXPECT_EQ(info.kind, locus::FrameKind::native);
+  EXPECT_STREQ(PyUnicode_AsUTF8(info.filename), "cpp.dsl");
+  EXPECT_STREQ(PyUnicode_AsUTF8(info.name), "b");  // defaulted to the executable's name
+  EXPECT_EQ(info.qualname, info.name);
+  EXPECT_EQ(info.filename, again.filename);  // the same cached object
+  EXPECT_EQ(info.lineno, 12345);
+  EXPECT_EQ(info.colno, 1);
+  EXPECT_EQ(info.end_colno, 4);
+  EXPECT_EQ(info.code, nullptr);
+}
+
+TEST_F(Native, FailingReifiersGiveAPlaceholder) {
+  PyObject *warnings = PyImport_ImportModule("warnings");
+  ASSERT_NE(warnings, nullptr);
+  PyObject *r = PyObject_CallMethod(warnings, "simplefilter", "s", "ignore");
+  Py_XDECREF(r);
+  for (const locus::Executable *exe : {&kFail, &kNoFile}) {
+    const locus::RawFrame raw{reinterpret_cast<std::uintptr_t>(exe) | 1u, 1};
+    locus::FrameInfo info;
+    ASSERT_TRUE(locus::symbolize(raw, &info));
+    EXPECT_EQ(PyUnicode_CompareWithASCIIString(
+                  info.filename, exe == &kFail ? "<jit:fail>" : "<jit:nofile>"),
+              0);
+    EXPECT_EQ(info.lineno, -1);
+  }
+  r = PyObject_CallMethod(warnings, "resetwarnings", nullptr);
+  Py_XDECREF(r);
+  Py_DECREF(warnings);
+}
+
+TEST_F(Native, AddTracebackPrependsAnEntry) {
+  EXPECT_EQ(locus::detail::native_api->add_traceback(&kA, 5), -1);  // nothing raised
+  PyErr_SetString(PyExc_ValueError, "boom");
+  ASSERT_EQ(locus::detail::native_api->add_traceback(&kA, 5), 0);
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  ASSERT_NE(tb, nullptr);
+  auto *entry = reinterpret_cast<PyTracebackObject *>(tb);
+  EXPECT_EQ(entry->tb_lineno, 5);
+  PyCodeObject *code = PyFrame_GetCode(entry->tb_frame);
+  EXPECT_STREQ(PyUnicode_AsUTF8(code->co_filename), "cpp.dsl");
+  EXPECT_STREQ(PyUnicode_AsUTF8(code->co_name), "a");
+  Py_DECREF(code);
+  EXPECT_EQ(PyErr_GivenExceptionMatches(type, PyExc_ValueError), 1);
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
+}
+
+TEST_F(Native, ExceptionThroughANativeFrameFromPython) {
+  PyObject *done = run("def bad():\n    raise KeyError('k')\n"
+                       "import traceback\n"
+                       "try:\n    probe(bad)\nexcept KeyError as e:\n"
+                       "    names = [f.name for f in traceback.extract_tb(e.__traceback__)]\n"
+                       "    assert names == ['<module>', 'a', 'bad'], names\n");
+  if (!done) PyErr_Print();
+  ASSERT_NE(done, nullptr);
+  Py_DECREF(done);
+}
+
+TEST_F(Native, NoLocusMeansANoOpFrame) {
+  const locus::NativeAPI *saved = locus::detail::native_api;
+  locus::detail::native_api = nullptr;
+  {
+    locus::NativeFrame frame(kA, 1);
+    frame.set_state(2);
+    EXPECT_EQ(nv::this_thread()->head, nullptr);
+    EXPECT_EQ(frame.add_traceback(), nullptr);
+  }
+  locus::detail::native_api = saved;
+}
+
+}  // namespace
