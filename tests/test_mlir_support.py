@@ -15,7 +15,11 @@ import pytest
 import locus
 import locus.mlir
 
-CANDIDATES = ["iree.compiler.ir", "jaxlib.mlir.ir", "mlir.ir"]
+ALL_CANDIDATES = ["iree.compiler.ir", "jaxlib.mlir.ir", "mlir.ir"]
+# Parametrize over the distributions installed (found without importing them); the others are
+# reported once by test_mlir.py::test_missing_bindings_are_reported.
+CANDIDATES = [n for n in ALL_CANDIDATES
+              if importlib.util.find_spec(n.split(".")[0]) is not None] or ALL_CANDIDATES[:1]
 _found = {}
 
 
@@ -80,6 +84,34 @@ def make(ir, loc_filter=None, **kw):
     tb = locus.capture(1, filter=loc_filter) if loc_filter is not None else None
     op.erase()
     return text, tb.to_mlir() if tb is not None else None
+
+
+def make_with_frame(ir, loc_filter):
+    """Builds one op; returns (str(op.location), str(locus.mlir.location(loc_filter)) at the
+    same call site, CPython's own view of the kept frames then: cpython_frames())."""
+    op = ir.Operation.create("test.op")
+    text = str(op.location)
+    op.erase()
+    frames = cpython_frames(sys._getframe(1), loc_filter.keeps, loc_filter.limit)
+    return text, str(locus.mlir.location(loc_filter, skip=1)), frames
+
+
+def cpython_frames(frame, keep, limit):
+    """(filename, co_name, co_qualname, lineno, colno, end_lineno, end_colno) of the kept frames
+    from `frame` outwards, from frame objects and co_positions() (read while they run)."""
+    out = []
+    while frame is not None and (limit is None or len(out) < limit):
+        code = frame.f_code
+        if keep(code.co_filename):
+            if sys.version_info >= (3, 11):
+                line, end_line, col, end_col = list(code.co_positions())[frame.f_lasti // 2]
+                out.append((code.co_filename, code.co_name, code.co_qualname, line, col,
+                            end_line, end_col))
+            else:
+                out.append((code.co_filename, code.co_name, code.co_name, frame.f_lineno,
+                            None, None, None))
+        frame = frame.f_back
+    return out
 
 
 def make_opview(ir, **kw):

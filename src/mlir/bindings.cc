@@ -32,7 +32,7 @@ PyObject *attr_or_type_error(PyObject *owner, const char *name, const char *owne
   if (!v) {
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError,
-                 "locus.mlir: %.200s has no %s — not MLIR Python bindings (expected a module "
+                 "locus.mlir: %.200s has no %s: not MLIR Python bindings (expected a module "
                  "like mlir.ir, iree.compiler.ir or jaxlib.mlir.ir)",
                  owner_name, name);
   }

@@ -1,0 +1,408 @@
+"""locus.mlir: locations checked against CPython's own frames, contexts and caches, reference
+counts, thread/task scoping, nesting, wrappers, explicit location(), bad input."""
+import asyncio
+import contextlib
+import gc
+import subprocess
+import sys
+import textwrap
+import threading
+import weakref
+
+import pytest
+
+import locus
+import locus.mlir
+import test_mlir_support as H
+
+
+@pytest.fixture(params=H.CANDIDATES)
+def ir(request):
+    return H.import_ir(request.param)
+
+
+def expected_location(ir, frames):
+    """The location MLIR's tracebackToLocation builds for `frames` (innermost first, as
+    (filename, co_name, co_qualname, lineno, colno, end_lineno, end_colno) from CPython's own
+    frame objects and co_positions()), built with the bindings' Python API."""
+    locs = []
+    for filename, name, qualname, line, col, end_line, end_col in frames:
+        if sys.version_info >= (3, 11):
+            file_loc = ir.Location.file(filename, line, -1 if col is None else col,
+                                        end_line, -1 if end_col is None else end_col)
+            locs.append(ir.Location.name(qualname, childLoc=file_loc))
+        else:
+            locs.append(ir.Location.name(name, childLoc=ir.Location.file(filename, line, 0)))
+    if not locs:
+        return str(ir.Location.unknown())
+    if len(locs) == 1:
+        return str(locs[0])
+    return str(ir.Location.callsite(locs[0], locs[1:]))
+
+
+@pytest.mark.parametrize("limit", [0, 1, 3, 10])
+def test_locations_match_cpython_frames(ir, tmp_path, limit):
+    """On every Python version and bindings build (also where MLIR's own walk records no
+    frames): an op's location, and locus.mlir.location(), equal the location built with the
+    bindings' API from CPython's own frame objects and co_positions()."""
+    prog = H.write_program(tmp_path, "prog", '''
+        def build(ir, f):
+            def inner():
+                return H.make_with_frame(ir, f)
+            return inner()
+    ''')
+    f = H.support_filter()
+    f.limit = limit
+    with H.context(ir), locus.mlir.auto_locations(f, ir=ir):
+        auto, explicit, frames = prog.build(ir, f)
+        want = expected_location(ir, frames)
+    assert auto == explicit == want
+    if limit:
+        assert str(tmp_path / "prog.py") in want
+    else:
+        assert want == "loc(unknown)"
+
+
+@pytest.mark.parametrize("name,filename", [
+    ('q"uote', 'dir "x"/a.py'),
+    ("back\\slash", "C:\\path\\b.py"),
+    ("new\nline", "tab\there.py"),
+    ("ünï", "/tmp/ü/日本.py"),
+    ("<lambda>", "<string>"),
+])
+def test_text_escaping_matches_mlir_printer(ir, name, filename):
+    code = compile("def f():\n    return __import__('locus').capture()\n", filename, "exec")
+    ns = {}
+    exec(code, ns)
+    fn = ns["f"]
+    fn.__code__ = fn.__code__.replace(co_name=name, **(
+        {"co_qualname": name} if sys.version_info >= (3, 11) else {}))
+    tb = fn()[:1]
+    fr = tb[0]
+    frames = [(fr.filename, fr.name, fr.qualname, fr.lineno, fr.colno, fr.end_lineno,
+               fr.end_colno)]
+    with H.context(ir):
+        want = expected_location(ir, frames)
+    assert tb.to_mlir() == want
+    assert "loc(" + fr.to_mlir() + ")" == want
+
+
+def test_whole_traceback_text_matches_mlir_printer(ir):
+    def a():
+        return b()
+
+    def b():
+        return locus.capture()
+
+    tb = a()
+    frames = [(f.filename, f.name, f.qualname, f.lineno, f.colno, f.end_lineno, f.end_colno)
+              for f in tb]
+    with H.context(ir):
+        assert tb.to_mlir() == expected_location(ir, frames)
+        assert tb[:1].to_mlir() == expected_location(ir, frames[:1])
+        assert tb[:0].to_mlir() == "loc(unknown)"
+
+
+def test_to_mlir_arguments():
+    tb = locus.capture()
+    f = locus.Filter(exclude=["."], default_exclusions=False)
+    assert tb.to_mlir(f) == tb.to_mlir(filter=f) == "loc(unknown)"
+    assert tb.to_mlir(None) == tb.to_mlir()
+    with pytest.raises(TypeError, match="filter must be a locus.Filter"):
+        tb.to_mlir(3)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        tb.to_mlir(filt=f)
+    with pytest.raises(TypeError, match="at most 1"):
+        tb.to_mlir(f, f)
+
+
+def test_missing_columns_match_mlir(tmp_path):
+    """-X no_debug_ranges: no columns; MLIR receives -1 and prints it unsigned."""
+    if sys.version_info < (3, 11):
+        pytest.skip("3.10 has no column table")
+    ir = H.import_ir("iree.compiler.ir")
+    script = tmp_path / "nocols.py"
+    script.write_text(textwrap.dedent('''
+        import locus, locus.mlir
+        from iree.compiler import ir
+        def build():
+            return ir.Operation.create("test.op")
+        with ir.Context() as ctx, ir.Location.unknown():
+            ctx.allow_unregistered_dialects = True
+            m = ir.Module.create()
+            with ir.InsertionPoint(m.body):
+                for scope in (ir.loc_tracebacks, locus.mlir.auto_locations):
+                    with scope():
+                        print(build().location)
+                print(locus.capture().to_mlir())
+    '''))
+    out = subprocess.run([sys.executable, "-X", "no_debug_ranges", str(script)],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert ":4294967295" in out[1] and ":4294967295" in out[2]
+    if H.mlir_walk_refusal(ir) is None:
+        assert out[0] == out[1]
+
+
+def test_two_contexts_never_mixed(ir, tmp_path):
+    prog = H.write_program(tmp_path, "prog", '''
+        def build(ir):
+            return ir.Operation.create("test.op")
+    ''')
+    ops, ctxs = {}, {}
+    with locus.mlir.auto_locations(ir=ir), H.context(ir):
+        for key in ("a1", "b", "a2"):  # one call site, three builds, the middle one in b
+            with H.context(ir) if key == "b" else contextlib.nullcontext():
+                ops[key], ctxs[key] = prog.build(ir), ir.Context.current
+        a, b = ctxs["a1"], ctxs["b"]
+        assert ctxs["a2"] == a and a != b
+        assert [ops[k].location.context for k in ("a1", "b", "a2")] == [a, b, a]
+        assert str(ops["a1"].location) == str(ops["a2"].location) == str(ops["b"].location)
+        info_a, info_b = locus.mlir.cache_info(a), locus.mlir.cache_info(b)
+        assert (info_a["hits"], info_a["misses"]) == (1, 1)
+        assert (info_b["hits"], info_b["misses"]) == (0, 1)
+
+
+def test_deleting_a_context_frees_its_cache(ir, tmp_path):
+    prog = H.write_program(tmp_path, "prog", '''
+        def build(ir):
+            return ir.Operation.create("test.op")
+    ''')
+    gc.collect()
+    before = locus._locus.mlir_cache_count()
+    with locus.mlir.auto_locations(ir=ir):
+        with H.context(ir) as ctx:
+            for _ in range(3):
+                prog.build(ir).erase()
+            assert locus.mlir.cache_info(ctx)["entries"] > 0
+        alive = weakref.ref(ctx)
+        del ctx
+        gc.collect()
+        assert alive() is None  # the cached locations did not keep the context alive
+        assert locus._locus.mlir_cache_count() == before
+
+
+def test_code_refcounts_unchanged_after_10k_ops(ir, tmp_path):
+    prog = H.write_program(tmp_path, "prog", '''
+        def build(ir):
+            return ir.Operation.create("test.op")
+        def loop(ir, n):
+            for _ in range(n):
+                build(ir).erase()
+    ''')
+    codes = [prog.build.__code__, prog.loop.__code__, sys._getframe().f_code]
+    gc.collect()
+    before = [sys.getrefcount(c) for c in codes]
+    with locus.mlir.auto_locations(ir=ir):
+        with H.context(ir) as ctx:
+            counts = []
+            for n in (10, 10_000):  # one call site: the second run only hits the caches
+                prog.loop(ir, n)
+                counts.append([sys.getrefcount(c) for c in codes])
+            assert counts[0] == counts[1]  # bounded by call sites, no per-op growth
+        del ctx
+    gc.collect()
+    assert [sys.getrefcount(c) for c in codes] == before
+
+
+def test_threads_have_their_own_settings(ir, tmp_path):
+    a_lib = H.write_program(tmp_path, "a_lib", "def call(fn):\n    return fn()\n")
+    b_lib = H.write_program(tmp_path, "b_lib", "def call(fn):\n    return fn()\n")
+    results, errors = {}, []
+    barrier = threading.Barrier(2)
+
+    def worker(name, exclude):
+        try:
+            f = H.support_filter()
+            f.exclude_file(exclude)
+            with locus.mlir.auto_locations(f, ir=ir), H.context(ir):
+                barrier.wait()
+                texts = set()
+                for _ in range(200):
+                    for lib in (a_lib, b_lib):
+                        texts.add(str(lib.call(lambda: ir.Operation.create("test.op")).location))
+                results[name] = texts
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=("a", str(tmp_path / "a_lib.py"))),
+               threading.Thread(target=worker, args=("b", str(tmp_path / "b_lib.py")))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert all("a_lib.py" not in t for t in results["a"])
+    assert any("b_lib.py" in t for t in results["a"])
+    assert all("b_lib.py" not in t for t in results["b"])
+    assert any("a_lib.py" in t for t in results["b"])
+
+
+def test_thread_without_scope_is_untouched(ir):
+    out = {}
+    started, done = threading.Event(), threading.Event()
+
+    def other():
+        with H.context(ir), ir.Location.name("plain"):
+            started.wait()
+            out["loc"] = str(ir.Operation.create("test.op").location)
+        done.set()
+
+    t = threading.Thread(target=other)
+    t.start()
+    with locus.mlir.auto_locations(ir=ir):  # wrappers installed process-wide, settings here
+        started.set()
+        done.wait()
+    t.join()
+    assert out["loc"] == 'loc("plain")'
+
+
+def test_asyncio_tasks_are_scoped(ir):
+    def build(name):
+        with H.context(ir), ir.Location.name(name):
+            return str(ir.Operation.create("test.op").location)
+
+    async def task(name, on):
+        if on:
+            with locus.mlir.auto_locations(ir=ir):
+                await asyncio.sleep(0)  # the other task runs while this scope is open
+                return build(name)
+        await asyncio.sleep(0)
+        return build(name)
+
+    async def main():
+        return await asyncio.gather(task("on", True), task("off", False))
+
+    on, off = asyncio.run(main())
+    assert on.startswith("loc(callsite(") and off == 'loc("off")'
+
+
+def test_nesting_and_restoring_the_builders(ir, tmp_path):
+    original = [ir.OpView.__dict__["__init__"], ir.Operation.__dict__["create"]]
+    lib = H.write_program(tmp_path, "lib", "def call(fn):\n    return fn()\n")
+    inner_filter = H.support_filter()
+    inner_filter.exclude_file(str(tmp_path / "lib.py"))
+    build = lambda: str(lib.call(lambda: ir.Operation.create("test.op")).location)  # noqa
+    with H.context(ir), ir.Location.name("default"):
+        assert build() == 'loc("default")'
+        outer_filter = H.support_filter()
+        outer_filter.limit = 2  # the lambda and lib.call: the same whichever line calls build()
+        with locus.mlir.auto_locations(outer_filter, ir=ir):
+            outer = build()
+            with locus.mlir.auto_locations(inner_filter, ir=ir, limit=1):
+                inner = build()
+            assert build() == outer
+        assert build() == 'loc("default")'
+    assert "lib.py" in outer and "lib.py" not in inner and " at " not in inner
+    assert [ir.OpView.__dict__["__init__"], ir.Operation.__dict__["create"]] == original
+    assert not locus.mlir.use(ir).installed
+
+
+def test_scope_restored_after_exception(ir):
+    original = ir.Operation.__dict__["create"]
+    with pytest.raises(ZeroDivisionError):
+        with locus.mlir.auto_locations(ir=ir):
+            1 / 0
+    assert ir.Operation.__dict__["create"] is original
+    assert locus._locus.mlir_settings.get(None) is None
+
+
+def test_opview_wrapping_an_existing_operation(ir):
+    with H.context(ir), locus.mlir.auto_locations(ir=ir):
+        op = ir.Operation.create("test.op")
+        view = ir.OpView(op)  # the other __init__ overload: must pass through untouched
+        assert view.operation == op
+
+
+def test_generated_op_classes_get_locations(tmp_path):
+    ir = H.import_ir("iree.compiler.ir")
+    from iree.compiler.dialects import arith
+    with H.context(ir), locus.mlir.auto_locations(ir=ir):
+        c = arith.ConstantOp(ir.IntegerType.get_signless(32), 3)
+        s = arith.addi(c.result, c.result)
+    assert __file__ in str(c.location) and __file__ in str(s.owner.location)
+    assert "_ops_gen.py" not in str(c.location)
+
+
+def test_rule_change_changes_the_cached_location(ir, tmp_path):
+    lib = H.write_program(tmp_path, "lib", "def call(fn):\n    return fn()\n")
+    f = H.support_filter()
+    with H.context(ir) as ctx, locus.mlir.auto_locations(f, ir=ir):
+        texts = []
+        for step in range(3):
+            if step == 1:
+                f.exclude_file(str(tmp_path / "lib.py"))
+            texts.append(str(lib.call(lambda: ir.Operation.create("test.op")).location))
+        info = locus.mlir.cache_info(ctx)
+    assert "lib.py" in texts[0] and "lib.py" not in texts[1] and texts[1] == texts[2]
+    assert info["misses"] == 2 and info["hits"] == 1
+
+
+def test_location_function(ir):
+    with H.context(ir) as ctx:
+        loc = locus.mlir.location()
+        assert loc.context == ctx and __file__ in str(loc)
+        skipped = locus.mlir.location(skip=1)
+        assert str(skipped) != str(loc) and __file__ not in str(skipped).split(" at ")[0]
+        op = ir.Operation.create("test.op", loc=locus.mlir.location())
+        assert __file__ in str(op.location)
+    with H.context(ir) as other:
+        pass
+    assert locus.mlir.location(context=other).context == other
+
+
+def test_location_function_errors(ir):
+    with pytest.raises(ValueError, match="no current MLIR context"):
+        locus.mlir.location()
+    with pytest.raises(TypeError, match="context must be an ir.Context"):
+        locus.mlir.location(context=object())
+    with H.context(ir):
+        with pytest.raises(TypeError, match="filter must be a locus.Filter"):
+            locus.mlir.location("x")
+        with pytest.raises(ValueError, match="skip must be >= 0"):
+            locus.mlir.location(skip=-1)
+        with pytest.raises(TypeError, match="unexpected keyword"):
+            locus.mlir.location(bogus=1)
+
+
+def test_auto_locations_errors(ir):
+    with pytest.raises(ValueError, match="on_explicit must be one of"):
+        with locus.mlir.auto_locations(on_explicit="sometimes", ir=ir):
+            pass
+    with pytest.raises(ValueError, match="current_loc must be one of"):
+        with locus.mlir.auto_locations(current_loc="wrap", ir=ir):
+            pass
+    with pytest.raises(TypeError, match="filter must be a locus.Filter"):
+        with locus.mlir.auto_locations(filter="x", ir=ir):
+            pass
+    with pytest.raises(ValueError, match="limit must be >= 0"):
+        with locus.mlir.auto_locations(limit=-2, ir=ir):
+            pass
+    with pytest.raises(TypeError, match="not MLIR Python bindings"):
+        locus.mlir.use(sys)
+    assert not locus.mlir.use(ir).installed
+
+
+def test_loc_tracebacks_drop_in_signature(ir):
+    """MLIR's enum values and its argument names are accepted; max_depth is clamped."""
+    if not hasattr(ir, "OnExplicitAction"):
+        pytest.skip("bindings without loc_tracebacks actions")
+    with locus.mlir.loc_tracebacks(on_explicit_actn=ir.OnExplicitAction.USE_TRACEBACK,
+                                   current_loc_actn=ir.CurrentLocAction.NAMELOC_WRAP,
+                                   max_depth=10_000, ir=ir) as settings:
+        assert settings.use_traceback and settings.nameloc_wrap and settings.limit == 512
+        with locus.mlir.loc_tracebacks(ir=ir) as inner:
+            assert inner.limit == 512 and not inner.use_traceback  # MLIR: defaults, not inherited
+    with locus.mlir.loc_tracebacks(ir=ir) as settings:
+        assert settings.limit == locus.Filter.default().limit
+
+
+@pytest.mark.parametrize("name", H.ALL_CANDIDATES)
+def test_missing_bindings_are_reported(name):
+    H.import_ir(name)  # skips, with the reason, where that distribution is not installed
+
+
+def test_bindings_detection():
+    found = locus.mlir.bindings()
+    assert found and all(isinstance(b, locus.mlir.MlirBindings) for b in found)
+    assert locus.mlir.use(found[0].ir) is found[0]
+    assert locus.mlir.use(found[0].ir.__name__) is found[0]
