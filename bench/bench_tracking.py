@@ -182,6 +182,7 @@ def descend(k, fn, arg):
 
 QUERIES = {
     "window: capture(source='window', limit=1)": "capture(source='window', limit=1)",
+    "window: tracking.last()": "last()",
     "walk: Filter.first_user_frame()": "flt.first_user_frame()",
     "walk: capture(filter=f, limit=1)": "capture(filter=flt, limit=1)",
     "walk: capture(filter=f) (limit 10, MLIR-like)": "capture(filter=flt)",
@@ -203,7 +204,7 @@ def load_lib(flt):
         f.write(src)
     flt.exclude_file(path)
     ns = {"__name__": "trk_bench_lib", "__file__": path, "clock": clock, "flt": flt,
-          "capture": locus.capture, "repeat": __import__("itertools").repeat}
+          "capture": locus.capture, "last": tracking.last, "repeat": __import__("itertools").repeat}
     exec(compile(src, path, "exec"), ns)
     loops = {name: ns[f"loop_{i}"] for i, name in enumerate(QUERIES)}
     return ns, loops

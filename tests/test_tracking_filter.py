@@ -27,6 +27,10 @@ def build(n=5):
 def walk():
     inner(2)
     return FILTER.first_user_frame()
+
+def last():
+    inner(2)
+    return locus.tracking.last(FILTER)
 """
 
 
@@ -126,6 +130,25 @@ def test_filtered_query_matches_first_user_frame_of_the_walk(mode, lib):
         assert lines[frame.lineno - start][frame.colno:frame.end_colno] == "module.walk()"
     else:
         assert "module.build()" in lines[tb[0].lineno - start]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("recording", [False, True])
+def test_last_is_the_most_recent_kept_call_site(mode, recording, lib):
+    module, f = lib
+    with tracking.enable(mode=mode, window=64, filter=f if recording else None):
+        frame = module.last()  # the user's call site of last(), seen from inside the library
+        here = tracking.last()  # unfiltered: the call of last() itself, on this line
+        tb = module.build()
+    me = test_last_is_the_most_recent_kept_call_site.__code__
+    assert isinstance(frame, locus.Frame) and frame.code is me
+    assert here.code is me and here.lineno == frame.lineno + 1
+    assert tb[0].lineno == frame.lineno + 2
+    with pytest.raises(TypeError):
+        with tracking.enable(mode=mode):
+            tracking.last(f, f)
+    with pytest.raises(RuntimeError, match="enable"):
+        tracking.last()
 
 
 @pytest.mark.parametrize("mode", MODES)

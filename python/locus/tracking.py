@@ -15,12 +15,17 @@ import atexit as _atexit
 
 from . import _locus
 
-__all__ = ["CallSite", "available_modes", "clear", "disable", "enable", "refresh", "status", "window"]
+__all__ = ["CallSite", "available_modes", "clear", "disable", "enable", "last", "refresh", "status",
+           "window"]
 
 CallSite = _locus.CallSite
 #: window(skip=0, limit=None, *, filter=None) -> list[CallSite]: the calling thread's window,
 #: most recent first (entry 0 is the call of window() itself).
 window = _locus.tracking_window
+#: last(filter=None, /) -> Frame | None: the most recent call site the filter keeps (the seed's
+#: "most recent entry not inside excluded files"); entry 0 is the call of last() itself, so
+#: pass a filter that drops the calling file, or record with one (enable(filter=...)).
+last = _locus.tracking_last
 clear = _locus.tracking_clear
 refresh = _locus.tracking_refresh
 status = _locus.tracking_status

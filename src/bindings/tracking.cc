@@ -19,6 +19,13 @@ PyMethodDef window_def = {
     "tracking_window(skip=0, limit=None, *, filter=None) -> list[CallSite]\n\n"
     "The calling thread's window of recent calls, most recent first."};
 
+PyMethodDef last_def = {
+    "tracking_last",
+    reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(tr::detail::last_py)),
+    METH_FASTCALL,
+    "tracking_last(filter=None, /) -> Frame | None\n\n"
+    "The calling thread's most recent call site (the first `filter` keeps), as a Frame."};
+
 tr::Mode parse_mode(const std::string &name) {
   if (name == "auto") return tr::auto_mode();
   if (name == "profile") return tr::Mode::profile;
@@ -85,6 +92,9 @@ void init_tracking(nb::module_ &m) {
   PyObject *window = PyCFunction_NewEx(&window_def, nullptr, m.attr("__name__").ptr());
   if (!window) throw nb::python_error();
   m.attr("tracking_window") = nb::steal(window);
+  PyObject *last = PyCFunction_NewEx(&last_def, nullptr, m.attr("__name__").ptr());
+  if (!last) throw nb::python_error();
+  m.attr("tracking_last") = nb::steal(last);
 
   m.def("tracking_enable", &enable, nb::arg("mode"), nb::arg("window"), nb::arg("filter").none(),
         nb::arg("tool_id").none(),

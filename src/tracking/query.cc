@@ -173,6 +173,30 @@ PyObject *window_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
   });
 }
 
+PyObject *last_py(PyObject *, PyObject *const *args, Py_ssize_t nargs) noexcept {
+  if (nargs > 1) {
+    PyErr_Format(PyExc_TypeError, "last() takes at most 1 argument (%zd given)", nargs);
+    return nullptr;
+  }
+  PyObject *filter = nargs == 1 && args[0] != Py_None ? args[0] : nullptr;
+  Ring *r = ring_for_query("locus.tracking.last()");
+  if (!r) return nullptr;
+  for (std::uint32_t i = 0; i < r->count; ++i) {
+    const Entry &e = r->entries[(r->head + r->capacity - 1 - i) % r->capacity];
+    PyCodeObject *code = e.code;
+    if (filter) {
+      Py_INCREF(code);  // deciding may allocate, and so run code that records calls
+      const int k = filter::keeps(filter, code);
+      Py_DECREF(code);
+      if (k < 0) return nullptr;
+      if (!k) continue;
+    }
+    return locus::detail::new_frame(RawFrame{reinterpret_cast<std::uintptr_t>(code), e.offset});
+  }
+  if (filter && filter::filter_limit(filter) == SIZE_MAX && PyErr_Occurred()) return nullptr;
+  Py_RETURN_NONE;
+}
+
 }  // namespace locus::tracking::detail
 
 namespace locus::tracking {

@@ -32,6 +32,10 @@ const char *mode_name(Mode mode) noexcept;
 PyObject *window_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                     PyObject *kwnames) noexcept;
 
+/// locus.tracking.last(filter=None) -> Frame | None: the most recent call site (the first
+/// kept by `filter`) as a locus.Frame. METH_FASTCALL, positional: the seed's query, cheapest.
+PyObject *last_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs) noexcept;
+
 /// The locus.tracking.CallSite type (a struct sequence).
 extern PyTypeObject *call_site_type;
 
