@@ -1,0 +1,425 @@
+# bench/bench_capture.py — capture and capture+symbolize: locus (both backends) vs the peers.
+"""Times stack capture at several depths, and capture+symbolize with cold and warm caches.
+
+Run:  PYTHONPATH=build/<dir>/pkg python bench/bench_capture.py [--json out.json]
+      python bench/bench_capture.py --summarize out310.json out311.json ...   (README table)
+
+Every measurement runs in a fresh `_thread` thread on a stack built by real recursion to
+exactly the stated depth (the frames counted by each method are printed as a check). Each
+method's statement is compiled into its own loop (no per-iteration Python call), calibrated to
+~20 ms per repeat, repeated round-robin, and the minimum is kept. Nothing is subtracted: the
+cost of the benchmark loop itself is the "loop overhead" row, and the cold table includes the
+timer pair (its own row). Per-frame costs are slopes between depths.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import dataclass
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for _timing (bench only)
+import _timing as T  # noqa: E402
+
+DEPTHS = (5, 20, 50, 200)
+BASELINE = "locus (internal)"
+
+
+@dataclass
+class Method:
+    """One row: a statement leaving its result in `_r`, the names it needs, and how to count
+    the frames of its result."""
+
+    name: str
+    peer: T.Peer
+    stmt: str
+    count: object = len  # _r -> frames seen, or None for reference rows
+    backend: str | None = None  # locus backend to select before timing
+    note: str = ""
+
+
+# --- peers --------------------------------------------------------------------------------
+
+def probe_locus():
+    import locus
+    return {"capture": locus.capture, "locus": locus}
+
+
+def probe_stdlib():
+    import inspect
+    import traceback
+    return {"_getframe": sys._getframe, "extract_stack": traceback.extract_stack,
+            "StackSummary": traceback.StackSummary, "walk_stack": traceback.walk_stack,
+            "stack": inspect.stack, "is_finalizing": sys.is_finalizing}
+
+
+JAX_NOTES: list[str] = []
+
+
+def probe_jax():
+    try:
+        import jaxlib
+    except ImportError as e:
+        raise T.Skip(f"jaxlib is not installed ({e})")
+    # The Traceback class moved: jaxlib._jax (0.6+), jaxlib.xla_extension before.
+    tb_type, where = None, None
+    for mod in ("jaxlib._jax", "jaxlib.xla_extension"):
+        try:
+            m = __import__(mod, fromlist=["Traceback"])
+        except ImportError:
+            continue
+        if hasattr(m, "Traceback"):
+            tb_type, where, module = m.Traceback, mod, m
+            break
+    if tb_type is None:
+        raise T.Skip(f"jaxlib {jaxlib.__version__} has no Traceback in _jax or xla_extension")
+    # Capture is switchable: older jaxlibs have the class property Traceback.enabled (default
+    # off); newer ones tracebacks_enabled()/set_tracebacks_enabled() (default on).
+    if hasattr(module, "tracebacks_enabled"):
+        default = module.tracebacks_enabled()
+        if not default:
+            module.set_tracebacks_enabled(True)
+        JAX_NOTES.append(f"jaxlib {jaxlib.__version__}: {where}.Traceback; tracebacks "
+                         f"{'enabled' if default else 'DISABLED (enabled for the bench)'} by default")
+    elif hasattr(tb_type, "enabled"):
+        default = bool(tb_type.enabled)
+        tb_type.enabled = True
+        JAX_NOTES.append(f"jaxlib {jaxlib.__version__}: {where}.Traceback; Traceback.enabled "
+                         f"was {default} by default (set True for the bench)")
+    if tb_type.get_traceback() is None:
+        raise T.Skip("jaxlib Traceback.get_traceback() returned None even when enabled")
+    return {"get_traceback": tb_type.get_traceback}
+
+
+def probe_torch():
+    try:
+        import torch
+        from torch.utils._traceback import CapturedTraceback
+    except ImportError as e:
+        raise T.Skip(f"torch is not installed in this environment ({e}); only the 3.11 "
+                     "bench venv has the local CPU wheel")
+    if CapturedTraceback.extract().summary() is None:
+        raise T.Skip(f"torch {torch.__version__}: CapturedTraceback.extract() gave no summary")
+    return {"extract": CapturedTraceback.extract, "torch_version": torch.__version__}
+
+
+LOCUS = T.Peer("locus", probe_locus)
+STDLIB = T.Peer("stdlib (sys, traceback, inspect)", probe_stdlib)
+JAX = T.Peer("jaxlib Traceback", probe_jax)
+TORCH = T.Peer("torch CapturedTraceback", probe_torch)
+PEERS = (LOCUS, STDLIB, JAX, TORCH)
+
+GETFRAME_CODES = """
+f = _getframe()
+_r = []
+while f is not None:
+    _r.append((f.f_code, f.f_lasti))
+    f = f.f_back
+"""
+GETFRAME_SYMBOLS = """
+f = _getframe()
+_r = []
+while f is not None:
+    _r.append((f.f_code.co_filename, f.f_lineno, f.f_code.co_name))
+    f = f.f_back
+"""
+SUMMARY_EXTRACT = "_r = StackSummary.extract(walk_stack(None), lookup_lines=False)"
+
+
+def capture_methods() -> list[Method]:
+    return [
+        Method("locus (internal)", LOCUS, "_r = capture()", backend="internal"),
+        Method("locus (public)", LOCUS, "_r = capture()", backend="public"),
+        Method("sys._getframe loop (f_code, f_lasti)", STDLIB, GETFRAME_CODES),
+        Method("traceback.extract_stack()", STDLIB, "_r = extract_stack()"),
+        Method("StackSummary.extract(walk_stack(None), lookup_lines=False)", STDLIB,
+               SUMMARY_EXTRACT),
+        Method("inspect.stack(0)", STDLIB, "_r = stack(0)"),
+        Method("jaxlib Traceback.get_traceback()", JAX, "_r = get_traceback()",
+               count=lambda r: len(r.frames)),
+        Method("torch CapturedTraceback.extract()", TORCH, "_r = extract()",
+               count=lambda r: len(r.summary())),
+        Method("loop overhead: sys.is_finalizing()", STDLIB, "_r = is_finalizing()", count=None,
+               note="reference: the benchmark loop calling a trivial C function"),
+    ]
+
+
+def symbolize_methods(cold: bool) -> list[Method]:
+    rows = [
+        Method("locus (internal) .frames", LOCUS, "_r = capture().frames", backend="internal"),
+        Method("locus (public) .frames", LOCUS, "_r = capture().frames", backend="public"),
+        Method("locus (internal) .as_stack_summary()", LOCUS,
+               "_r = capture().as_stack_summary()", backend="internal"),
+        Method("sys._getframe loop (file, f_lineno, name)", STDLIB, GETFRAME_SYMBOLS),
+        Method("traceback.extract_stack()", STDLIB, "_r = extract_stack()"),
+        Method("StackSummary.extract(walk_stack(None), lookup_lines=False)", STDLIB,
+               SUMMARY_EXTRACT),
+        Method("inspect.stack(0)", STDLIB, "_r = stack(0)"),
+        Method("jaxlib get_traceback().frames", JAX, "_r = get_traceback().frames"),
+        Method("torch extract().summary()", TORCH, "_r = extract().summary()"),
+    ]
+    if cold:
+        rows.append(Method("timer pair only", STDLIB, "_r = None", count=None,
+                           note="reference: perf_counter_ns() twice, included in every row"))
+    else:
+        rows.append(Method("loop overhead: sys.is_finalizing()", STDLIB, "_r = is_finalizing()",
+                           count=None))
+    return rows
+
+
+# --- running --------------------------------------------------------------------------------
+
+def backend_setter(backend):
+    if backend is None:
+        return None
+    import locus
+
+    def select():
+        locus.set_backend(backend)
+        if locus.get_backend() != backend:
+            raise RuntimeError(f"locus backend {backend!r} did not take")
+    return select
+
+
+def compiled(methods: list[Method]) -> dict[str, dict]:
+    out = {}
+    for m in methods:
+        if m.peer.available():
+            out[m.name] = T.compile_stmt(m.stmt, m.peer.ns, m.name)
+    return out
+
+
+def frames_seen(m: Method, fns: dict, depth: int):
+    if m.count is None:
+        return None
+    result = T.probe_at_depth(fns["probe"], depth, backend_setter(m.backend))
+    return m.count(result)
+
+
+def run_table(kind: str, methods: list[Method], depths, args) -> dict:
+    """{depth: {method: {"ns", "spread", "frames"} or {"skipped": reason}}}."""
+    fns = compiled(methods)
+    table = {}
+    for depth in depths:
+        before = {m.name: backend_setter(m.backend) for m in methods if m.name in fns}
+        if kind == "cold":
+            timings = T.time_cold({n: f["once"] for n, f in fns.items()}, depth,
+                                  repeats=args.repeats, samples=args.cold_samples, before=before)
+        else:
+            timings = T.time_loops({n: f["loop"] for n, f in fns.items()}, depth,
+                                   repeats=args.repeats, target_s=args.target_ms / 1000,
+                                   before=before)
+        row = {}
+        for m in methods:
+            if m.name not in fns:
+                row[m.name] = {"skipped": m.peer.reason}
+                continue
+            t = timings[m.name]
+            row[m.name] = {"ns": t.best, "spread": t.spread,
+                           "frames": frames_seen(m, fns[m.name], depth)}
+        table[depth] = row
+        print(f"  [{kind}] depth {depth} done", file=sys.stderr, flush=True)
+    _restore_backend()
+    return table
+
+
+def _restore_backend():
+    if LOCUS.available():
+        import locus
+        if locus.internal_backend_refusal() is None:
+            locus.set_backend("internal")
+
+
+# --- reporting ------------------------------------------------------------------------------
+
+def print_table(title: str, table: dict, methods: list[Method], baseline: str) -> None:
+    print(f"\n### {title}\n")
+    rows = []
+    for depth, row in table.items():
+        base = row.get(baseline, {}).get("ns")
+        for m in methods:
+            r = row[m.name]
+            if "skipped" in r:
+                continue
+            ratio = r["ns"] / base if base else None
+            rows.append((depth, m.name, "—" if r["frames"] is None else r["frames"],
+                         T.fmt_ns(r["ns"]), T.fmt_ratio(ratio), f"{100 * r['spread']:.0f}%"))
+    print(T.markdown_table(("depth", "method", "frames", "ns/capture", f"× {baseline}",
+                            "noise"), rows, align="rlrrrr"))
+    skipped = [m for m in methods if "skipped" in next(iter(table.values()))[m.name]]
+    for m in skipped:
+        print(f"\nskipped {m.name}: {m.peer.reason}")
+    notes = [m for m in methods if m.note and m.peer.available()]
+    for m in notes:
+        print(f"\n{m.name}: {m.note}")
+
+
+def per_frame(table: dict, name: str) -> dict:
+    depths = [d for d in table if "ns" in table[d][name]]
+    ys = [table[d][name]["ns"] for d in depths]
+    out = {}
+    for a, b in zip(depths, depths[1:]):
+        out[f"{a}→{b}"] = (table[b][name]["ns"] - table[a][name]["ns"]) / (b - a)
+    if len(depths) >= 2:
+        out["fit"] = T.slope(depths, ys)
+    return out
+
+
+def print_per_frame(table: dict, methods: list[Method]) -> dict:
+    print("\n### ns per extra frame (slope between depths; 'fit' = least squares over all)\n")
+    rows, result = [], {}
+    for m in methods:
+        if m.count is None or "skipped" in next(iter(table.values()))[m.name]:
+            continue
+        pf = per_frame(table, m.name)
+        result[m.name] = pf
+        rows.append((m.name, *(f"{v:.1f}" for v in pf.values())))
+    some = next(iter(result.values()), {})
+    print(T.markdown_table(("method", *some.keys()), rows))
+    return result
+
+
+def check_targets(table: dict, pf: dict, depth: int = 20) -> list[str]:
+    lines = []
+    row = table.get(depth)
+    if not row or "ns" not in row.get(BASELINE, {}):
+        return [f"targets: no '{BASELINE}' measurement at depth {depth}"]
+    base = row[BASELINE]["ns"]
+
+    def ratio_target(name, want):
+        r = row.get(name, {})
+        if "ns" not in r:
+            lines.append(f"target ≥{want}× vs {name}: not measured ({r.get('skipped')})")
+            return
+        got = r["ns"] / base
+        lines.append(f"target ≥{want}× faster than {name} at depth {depth}: {got:.1f}× "
+                     f"{'PASS' if got >= want else 'FAIL'}")
+
+    ratio_target("sys._getframe loop (f_code, f_lasti)", 20)
+    ratio_target("jaxlib Traceback.get_traceback()", 5)
+    fit = pf.get(BASELINE, {}).get("fit")
+    if fit is not None:
+        lines.append(f"target ≤3 ns per extra frame (least-squares fit, locus internal): "
+                     f"{fit:.2f} ns {'PASS' if fit <= 3 else 'FAIL'}")
+        seg = pf[BASELINE]
+        lines.append("  segments: " + ", ".join(f"{k} {v:.2f}" for k, v in seg.items()
+                                                if k != "fit"))
+    return lines
+
+
+def header() -> None:
+    print(f"## locus capture benchmark — {T.environment_line()}\n")
+    if LOCUS.available():
+        import locus
+        print(f"locus {locus.__version__} from {os.path.dirname(locus.__file__)}; layout "
+              f"{locus.layout_name}; internal backend refusal: {locus.internal_backend_refusal()}")
+    T.report_peers(PEERS)
+    print(f"  {len(sys.modules)} modules imported (inspect.stack's getmodule() scans them)")
+    for n in JAX_NOTES:
+        print(f"  {n}")
+    if TORCH.available():
+        print(f"  torch {TORCH.ns['torch_version']}")
+    print("\nns: minimum over repeats of the mean per operation; noise: (median − min)/min over "
+          "the repeats; frames: frames in the result (sanity check of the depth); gc disabled "
+          "while timing; every stack is built by real recursion in a fresh thread.")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--depths", default=",".join(map(str, DEPTHS)))
+    ap.add_argument("--repeats", type=int, default=7, help="repeats per measurement (min kept)")
+    ap.add_argument("--target-ms", type=float, default=20.0, help="time per repeat")
+    ap.add_argument("--cold-samples", type=int, default=100, help="fresh stacks per cold repeat")
+    ap.add_argument("--tables", default="capture,warm,cold")
+    ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--summarize", nargs="+", metavar="JSON",
+                    help="print the README table from several --json files and exit")
+    args = ap.parse_args(argv)
+    if args.summarize:
+        return summarize(args.summarize)
+    if args.repeats < 5:
+        print("note: fewer than 5 repeats — numbers are indicative only", file=sys.stderr)
+    depths = [int(d) for d in args.depths.split(",")]
+    tables = args.tables.split(",")
+
+    header()
+    if LOCUS.available() and LOCUS.ns["locus"].internal_backend_refusal() is not None:
+        print(f"\nlocus internal backend unavailable: "
+              f"{LOCUS.ns['locus'].internal_backend_refusal()}; internal rows are skipped")
+    results = {"python": sys.version.split()[0], "jax_notes": JAX_NOTES, "tables": {}}
+    if "capture" in tables:
+        ms = capture_methods()
+        t = run_table("capture", ms, depths, args)
+        print_table("capture only (ns per capture, result deallocated)", t, ms, BASELINE)
+        pf = print_per_frame(t, ms)
+        print()
+        for line in check_targets(t, pf):
+            print(line)
+        results["tables"]["capture"] = t
+        results["per_frame"] = pf
+    if "warm" in tables:
+        ms = symbolize_methods(cold=False)
+        t = run_table("warm", ms, depths, args)
+        print_table("capture + symbolize, warm cache (same code objects every time)", t, ms,
+                    "locus (internal) .frames")
+        results["tables"]["warm"] = t
+    if "cold" in tables:
+        ms = symbolize_methods(cold=True)
+        t = run_table("cold", ms, [d for d in depths if d >= 2], args)
+        print_table("capture + symbolize, cold cache (fresh code objects for every sample; "
+                    "only the outermost frame is reused)", t, ms, "locus (internal) .frames")
+        results["tables"]["cold"] = t
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1, default=str)
+    return 0
+
+
+# --- README summary across versions -----------------------------------------------------------
+
+SUMMARY_ROWS = (
+    ("capture", "locus (internal)"), ("capture", "locus (public)"),
+    ("capture", "sys._getframe loop (f_code, f_lasti)"),
+    ("capture", "jaxlib Traceback.get_traceback()"),
+    ("capture", "torch CapturedTraceback.extract()"),
+    ("capture", "StackSummary.extract(walk_stack(None), lookup_lines=False)"),
+    ("capture", "traceback.extract_stack()"), ("capture", "inspect.stack(0)"),
+    ("warm", "locus (internal) .frames"), ("cold", "locus (internal) .frames"),
+    ("warm", "jaxlib get_traceback().frames"), ("warm", "torch extract().summary()"),
+)
+
+
+def summarize(paths) -> int:
+    runs = []
+    for p in paths:
+        with open(p) as f:
+            runs.append(json.load(f))
+    vers = [".".join(r["python"].split(".")[:2]) for r in runs]
+    print("Depth 20, ns per call (× = times slower than `locus.capture()` with the internal "
+          "backend, same run):\n")
+    rows = []
+    for kind, name in SUMMARY_ROWS:
+        cells = []
+        for r in runs:
+            t = r["tables"].get(kind, {}).get("20", {})
+            base = r["tables"].get("capture", {}).get("20", {}).get(BASELINE, {}).get("ns")
+            cell = t.get(name, {})
+            if "ns" not in cell:
+                cells.append("—")
+                continue
+            cells.append(f"{T.fmt_ns(cell['ns'])} ({T.fmt_ratio(cell['ns'] / base)})"
+                         if base else T.fmt_ns(cell["ns"]))
+        label = name if kind == "capture" else f"{name} [{kind} symbolize]"
+        rows.append((label, *cells))
+    pf_row = ["locus (internal): ns per extra frame (fit)"]
+    for r in runs:
+        fit = r.get("per_frame", {}).get(BASELINE, {}).get("fit")
+        pf_row.append("—" if fit is None else f"{fit:.2f}")
+    rows.append(tuple(pf_row))
+    print(T.markdown_table(("method", *(f"Python {v}" for v in vers)), rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

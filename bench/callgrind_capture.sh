@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# bench/callgrind_capture.sh — builds an unstripped Release-equivalent locus per Python and runs
+# bench/callgrind_capture.py under it.
+#
+#   bench/callgrind_capture.sh                  # all of 3.10 3.11 3.12 3.13
+#   bench/callgrind_capture.sh 3.12 -- --peers  # one version, options passed to the .py
+#
+# Why a separate build: nanobind links Release modules with -Wl,-s, and callgrind needs symbols.
+# RelWithDebInfo with Release's flags (-O3 -DNDEBUG -fno-stack-protector, LTO) plus -g
+# compiles the same code as Release (-g does not change code generation) and skips the strip.
+# Environment: LOCUS_CG_VENV_<3XY>=path overrides the interpreter venv (default /tmp/probe-*).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+versions=()
+while [[ $# -gt 0 && "$1" != "--" ]]; do versions+=("$1"); shift; done
+[[ "${1:-}" == "--" ]] && shift
+[[ ${#versions[@]} -eq 0 ]] && versions=(3.10 3.11 3.12 3.13)
+command -v valgrind >/dev/null || { echo "valgrind not found (apt-get install valgrind)" >&2; exit 1; }
+
+flags="-O3 -g -DNDEBUG -fno-stack-protector"
+for v in "${versions[@]}"; do
+  tag="${v/./}"
+  var="LOCUS_CG_VENV_${tag}"
+  venv="${!var:-}"
+  if [[ -z "$venv" ]]; then venv="$(ls -d /tmp/probe-"$v".* 2>/dev/null | head -1 || true)"; fi
+  py="$venv/bin/python"
+  if [[ ! -x "$py" ]]; then echo "== Python $v: no interpreter venv found, skipped" >&2; continue; fi
+  build="$root/build/bench-cg-$tag"
+  cmake -S "$root" -B "$build" -G Ninja -DPython_EXECUTABLE="$py" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="$flags" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" \
+    -DCMAKE_INTERPROCEDURAL_OPTIMIZATION_RELWITHDEBINFO=ON >/dev/null
+  cmake --build "$build" >/dev/null
+  PYTHONPATH="$build/pkg" "$py" "$root/bench/callgrind_capture.py" "$@"
+  echo
+done
