@@ -118,6 +118,47 @@ def count_calls(mode, fn):
     return n
 
 
+def filtered_tax_table(repeats):
+    """The tax with a recording filter on calls made from excluded (library) code: monitoring
+    switches those sites off (DISABLE), profile mode still runs its function on each event."""
+    d = tempfile.mkdtemp(prefix="locus_trk_fib_")
+    path = os.path.join(d, "trk_fib_lib.py")
+    src = "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n"
+    with open(path, "w") as f:
+        f.write(src)
+    ns = {"__name__": "trk_fib_lib"}
+    exec(compile(src, path, "exec"), ns)
+    lib_fib = ns["fib"]
+    flt = locus.Filter()
+    flt.exclude_file(path)
+    modes = ["profile"] + (["monitoring"] if HAVE_MONITORING else [])
+    fn = lambda: lib_fib(18)  # noqa: E731
+    fn()
+    best = {}
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            for key in ["off"] + modes:
+                if key != "off":
+                    tracking.enable(mode=key, window=8, filter=flt)
+                try:
+                    t = time_workload(fn)
+                finally:
+                    if key != "off":
+                        tracking.disable()
+                best[key] = min(best.get(key, t), t)
+    finally:
+        gc.enable()
+    calls = count_calls("profile", fn)
+    rows = [("fib(18) in library code, recording filter drops it", mode, f"{calls:,}",
+             fmt_ns(best["off"] / calls), fmt_ns((best[mode] - best["off"]) / calls),
+             fmt_ratio(best[mode] / best["off"])) for mode in modes]
+    print(markdown_table(["workload", "mode", "calls", "off ns/call", "locus tax",
+                          "slowdown"], rows))
+    return rows
+
+
 def tax_table(repeats):
     modes = ["profile"] + (["monitoring"] if HAVE_MONITORING else [])
     trackers = {"profile": [LocusTracker("profile"), seed_trackers.LeanProfile(),
@@ -294,6 +335,8 @@ def main():
     print(f"locus backend={locus.get_backend()}; repeats={repeats} (min kept)\n")
     print("## Tax per call (ns; tax = ns/call with the tracker minus ns/call without)\n")
     tax_table(repeats)
+    print("\n## Tax per call on calls from excluded code (recording filter)\n")
+    filtered_tax_table(repeats)
     print("\n## Query cost (ns per query; the walk runs with tracking off)\n")
     query_table(repeats, args.quick)
 
