@@ -583,3 +583,46 @@ def test_threads_started_later_in_profile_mode_chain_threading_hook():
     threading.setprofile(None)
     assert fib.__code__ in seen  # the user's hook still ran on the new thread
     assert any(e[2] is fib.__code__ for e in w)
+
+
+# --- stress: switching while other threads call -------------------------------------------------
+
+def test_toggling_modes_while_threads_run():
+    """enable/disable/switch modes and window sizes while two threads keep calling: nothing
+    crashes, every window read is well formed, and everything is released at the end."""
+    stop = threading.Event()
+    errors = []
+
+    def worker():
+        while not stop.is_set():
+            fib(6)
+            try:
+                w = tracking.window()
+                assert all(isinstance(e.code, types.CodeType) for e in w)
+            except RuntimeError:
+                pass  # tracking off, or this thread not covered right now
+            except BaseException as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+    code = fib.__code__
+    base = sys.getrefcount(code)
+    ts = [threading.Thread(target=worker) for _ in range(2)]
+    for t in ts:
+        t.start()
+    try:
+        for i in range(60):
+            mode = MODES[i % len(MODES)]
+            tracking.enable(mode=mode, window=1 + i % 9)
+            fib(5)
+            if i % 3 == 0:
+                tracking.disable()
+    finally:
+        stop.set()
+        for t in ts:
+            t.join()
+        tracking.disable()
+    assert not errors, errors[0]
+    del ts
+    gc.collect()
+    assert sys.getrefcount(code) == base
+    assert tracking.status()["threads"] == 0
