@@ -332,12 +332,16 @@ def main(argv=None) -> int:
     ap.add_argument("--target-ms", type=float, default=20.0, help="time per repeat")
     ap.add_argument("--cold-samples", type=int, default=100, help="fresh stacks per cold repeat")
     ap.add_argument("--tables", default="capture,warm,cold")
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke run: 5 ms per repeat, 30 cold samples (numbers indicative)")
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--summarize", nargs="+", metavar="JSON",
                     help="print the README table from several --json files and exit")
     args = ap.parse_args(argv)
     if args.summarize:
         return summarize(args.summarize)
+    if args.quick:
+        args.target_ms, args.cold_samples = 5.0, 30
     if args.repeats < 5:
         print("note: fewer than 5 repeats — numbers are indicative only", file=sys.stderr)
     depths = [int(d) for d in args.depths.split(",")]

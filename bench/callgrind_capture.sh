@@ -8,7 +8,8 @@
 # Why a separate build: nanobind links Release modules with -Wl,-s, and callgrind needs symbols.
 # RelWithDebInfo with Release's flags (-O3 -DNDEBUG -fno-stack-protector, LTO) plus -g
 # compiles the same code as Release (-g does not change code generation) and skips the strip.
-# Environment: LOCUS_CG_VENV_<3XY>=path overrides the interpreter venv (default /tmp/probe-*).
+# Interpreter: $LOCUS_CG_VENV_<3XY> if set, else .venv/py3.X (scripts/setup.sh --bench), else
+# /tmp/probe-3.X.* (the development venvs).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -23,6 +24,7 @@ for v in "${versions[@]}"; do
   tag="${v/./}"
   var="LOCUS_CG_VENV_${tag}"
   venv="${!var:-}"
+  if [[ -z "$venv" && -x "$root/.venv/py$v/bin/python" ]]; then venv="$root/.venv/py$v"; fi
   if [[ -z "$venv" ]]; then venv="$(ls -d /tmp/probe-"$v".* 2>/dev/null | head -1 || true)"; fi
   py="$venv/bin/python"
   if [[ ! -x "$py" ]]; then echo "== Python $v: no interpreter venv found, skipped" >&2; continue; fi
