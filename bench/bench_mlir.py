@@ -1,0 +1,389 @@
+"""bench_mlir — what a source location costs per MLIR op: locus.mlir vs MLIR's loc_tracebacks().
+
+    python bench/bench_mlir.py [--ops 100000] [--repeats 5] [--quick]
+
+Scenario 1: ops (arith.constant + arith.addi) built in a DSL function called from a 10–20-frame
+stack, with (a) Location.unknown(), (b) MLIR's loc_tracebacks(), (c) locus auto_locations,
+(d) an explicit loc=locus.mlir.location(), and (c') the same as (c) through a Python wrapper of
+OpView.__init__ instead of locus's C++ one (the injection mechanism measured). Scenario 2: one
+long straight-line kernel of 5k ops, cost per op along the function. Scenario 3: one location,
+cache hit and miss. Ratios are from the same run (min of the repeats, modes interleaved);
+a peer that is unavailable is skipped with the reason.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import importlib
+import sys
+import time
+
+import locus
+import locus.mlir
+
+DEPTH = 14  # helper frames between the benchmark driver and the DSL function
+
+
+# --- bindings ----------------------------------------------------------------------------
+
+def installed_bindings():
+    """(name, ir, arith, make_context) for every distribution of the bindings installed."""
+    out = []
+    try:
+        from iree.compiler import ir
+        from iree.compiler.dialects import arith
+        out.append(("iree.compiler.ir", ir, arith, ir.Context))
+    except ImportError as e:
+        print(f"skipping iree-base-compiler: {e}")
+    try:
+        ext = importlib.import_module("jaxlib.mlir._mlir_libs._jax_mlir_ext")
+        from jaxlib.mlir import ir as jir
+        from jaxlib.mlir.dialects import arith as jarith
+
+        def jax_context(ir=jir, ext=ext):
+            registry = ir.DialectRegistry()
+            ext.register_dialects(registry)
+            ctx = ir.Context()
+            ctx.append_dialect_registry(registry)
+            ctx.load_all_available_dialects()
+            return ctx
+
+        out.append(("jaxlib.mlir.ir", jir, jarith, jax_context))
+    except (ImportError, AttributeError) as e:
+        print(f"skipping jaxlib: {e}")
+    return out
+
+
+def mlir_walk_refusal(ir, make_context):
+    if not hasattr(ir, "loc_tracebacks"):
+        return "no loc_tracebacks() in these bindings"
+    with make_context(), ir.Location.unknown():
+        ctx = ir.Context.current
+        ctx.allow_unregistered_dialects = True
+        with ir.loc_tracebacks():
+            loc = str(ir.Operation.create("bench.probe").location)
+    if loc == "loc(unknown)":
+        return ("its loc_tracebacks() records no frames in this build (stable-ABI wheel on "
+                f"Python {sys.version_info[0]}.{sys.version_info[1]})")
+    return None
+
+
+def deep(n, fn, *args):
+    return deep(n - 1, fn, *args) if n else fn(*args)
+
+
+def stack_depth():
+    return deep(DEPTH, lambda: len(locus.capture())) - 1
+
+
+# --- scenario 1 --------------------------------------------------------------------------
+
+def dsl_kernel(arith, i32, n):
+    for _ in range(n // 2):
+        c = arith.ConstantOp(i32, 1)
+        arith.AddIOp(c.result, c.result)
+
+
+def dsl_kernel_explicit(arith, i32, n):
+    location = locus.mlir.location
+    for _ in range(n // 2):
+        c = arith.ConstantOp(i32, 1, loc=location())
+        arith.AddIOp(c.result, c.result, loc=location())
+
+
+@contextlib.contextmanager
+def python_wrapper(ir):
+    """The alternative mechanism: a Python function in place of OpView.__init__."""
+    original = ir.OpView.__dict__["__init__"]
+    location = locus.mlir.location
+
+    def __init__(self, *args, loc=None, **kwargs):
+        if loc is None and args and isinstance(args[0], str):
+            loc = location(skip=1)
+        return original(self, *args, loc=loc, **kwargs)
+
+    ir.OpView.__init__ = __init__
+    try:
+        with locus.mlir.auto_locations(ir=ir):  # location()'s filter: the defaults
+            yield
+    finally:
+        ir.OpView.__init__ = original
+
+
+def scenario_ops(name, ir, arith, make_context, n, repeats, mlir_why):
+    print(f"\n## scenario 1: {n} ops (arith.constant + arith.addi), DSL function at stack depth "
+          f"{stack_depth() + 1}, {name}, Python {sys.version.split()[0]}")
+    modes = {
+        "(a) Location.unknown()": (dsl_kernel, contextlib.nullcontext),
+        "(b) MLIR loc_tracebacks()": (dsl_kernel, ir.loc_tracebacks) if not mlir_why else None,
+        "(c) locus auto_locations": (dsl_kernel, lambda: locus.mlir.auto_locations(ir=ir)),
+        "(d) locus loc=location()": (dsl_kernel_explicit, contextlib.nullcontext),
+        "(c') Python wrapper of OpView.__init__": (dsl_kernel, lambda: python_wrapper(ir)),
+    }
+    best = {}
+    with make_context(), ir.Location.unknown():
+        i32 = ir.IntegerType.get_signless(32)
+        for _ in range(repeats):
+            for label, mode in modes.items():
+                if mode is None:
+                    continue
+                kernel, scope = mode
+                module = ir.Module.create()
+                gc.collect()
+                with ir.InsertionPoint(module.body), scope():
+                    t = time.perf_counter()
+                    deep(DEPTH, kernel, arith, i32, n)
+                    dt = time.perf_counter() - t
+                del module
+                best[label] = min(best.get(label, dt), dt)
+    a = best["(a) Location.unknown()"] / n * 1e9
+    print(f"{'mode':40} {'ns/op':>8} {'vs (a)':>8} {'location cost ns/op':>20}")
+    for label in modes:
+        if label not in best:
+            print(f"{label:40} {'skipped':>8}  ({mlir_why})")
+            continue
+        v = best[label] / n * 1e9
+        print(f"{label:40} {v:8.0f} {v / a:8.3f} {v - a:20.0f}")
+    c = best["(c) locus auto_locations"] / n * 1e9
+    print(f"target (c) <= 1.15 x (a): {c / a:.3f} {'met' if c <= 1.15 * a else 'NOT met'}")
+    if "(b) MLIR loc_tracebacks()" in best:
+        b = best["(b) MLIR loc_tracebacks()"] / n * 1e9
+        ratio = (b - a) / max(c - a, 1e-9)
+        print(f"target (c-a) <= (b-a)/5: locus overhead {c - a:.0f} ns vs MLIR {b - a:.0f} ns: "
+              f"{ratio:.1f}x less {'(met)' if c - a <= (b - a) / 5 else '(NOT met)'}")
+    return best
+
+
+# --- scenario 2: one long straight-line kernel -------------------------------------------
+
+def long_kernel_source(n_ops, chunk):
+    lines = ["def kernel(arith, i32, clock, marks):", "    c = arith.constant(i32, 1)"]
+    for i in range(n_ops):
+        if i % chunk == 0:
+            lines.append("    marks.append(clock())")
+        lines.append("    arith.addi(c, c)")
+    lines.append("    marks.append(clock())")
+    return "\n".join(lines) + "\n"
+
+
+def scenario_long_kernel(name, ir, arith, make_context, n_ops, repeats, mlir_why):
+    chunk = n_ops // 10
+    ns = {}
+    exec(compile(long_kernel_source(n_ops, chunk), "<bench long kernel>", "exec"), ns)
+    kernel = ns["kernel"]
+    modes = {"(a) unknown": contextlib.nullcontext,
+             "(b) MLIR": ir.loc_tracebacks if not mlir_why else None,
+             "(c) locus, first build": lambda: locus.mlir.auto_locations(ir=ir),
+             "(c) locus, rebuilt": lambda: locus.mlir.auto_locations(ir=ir)}
+    best = {}
+    for _ in range(repeats):
+        for label, scope in modes.items():
+            if scope is None:
+                continue
+            fresh = label != "(c) locus, rebuilt"
+            if fresh:
+                ctx = make_context()
+            with ctx, ir.Location.unknown():
+                i32 = ir.IntegerType.get_signless(32)
+                module = ir.Module.create()
+                marks = []
+                with ir.InsertionPoint(module.body), scope():
+                    deep(DEPTH, kernel, arith, i32, time.perf_counter_ns, marks)
+                per_chunk = [(b - a) / chunk for a, b in zip(marks, marks[1:])]
+                del module
+            best[label] = [min(x, y) for x, y in zip(best.get(label, per_chunk), per_chunk)]
+    print(f"\n## scenario 2: one straight-line kernel of {n_ops} ops, ns/op per tenth of the "
+          f"function ({name})")
+    print(f"{'mode':26} " + " ".join(f"{f'#{i}':>7}" for i in range(10)) + f" {'last/first':>10}")
+    for label in modes:
+        if label not in best:
+            print(f"{label:26} skipped ({mlir_why})")
+            continue
+        row = best[label]
+        print(f"{label:26} " + " ".join(f"{v:7.0f}" for v in row) + f" {row[-1] / row[0]:10.2f}")
+    if "(b) MLIR" in best:
+        a, b = best["(a) unknown"], best["(b) MLIR"]
+        c = best["(c) locus, first build"]
+        print(f"location cost, first tenth -> last tenth: MLIR {b[0] - a[0]:.0f} -> "
+              f"{b[-1] - a[-1]:.0f} ns/op; locus (first build) {c[0] - a[0]:.0f} -> "
+              f"{c[-1] - a[-1]:.0f} ns/op")
+
+
+# --- scenario 3: one location ------------------------------------------------------------
+
+def scenario_one_location(name, ir, make_context, n):
+    print(f"\n## scenario 3: one location at stack depth {stack_depth() + 1}, ns per call ({name})")
+    src = ["def sites(location):"] + ["    location()" for _ in range(2000)]
+    ns = {}
+    exec(compile("\n".join(src) + "\n", "<bench call sites>", "exec"), ns)
+    location = locus.mlir.location
+    rows = {}
+    with make_context(), ir.Location.unknown():
+        def hits():
+            for _ in range(n):
+                location()
+
+        def captures():
+            for _ in range(n):
+                locus.capture()
+
+        for label, fn, count in (("location(), cache hit", hits, n),
+                                 ("location(), new call site (callers cached)",
+                                  lambda: ns["sites"](location), 2000),
+                                 ("locus.capture() (no location)", captures, n)):
+            best = float("inf")
+            for _ in range(5):
+                if "new call site" in label:
+                    locus.mlir.clear_caches()
+                    deep(DEPTH, location)  # warm the callers' frames and chains
+                t = time.perf_counter()
+                deep(DEPTH, fn)
+                best = min(best, time.perf_counter() - t)
+            rows[label] = best / count * 1e9
+        best = float("inf")
+        for _ in range(200):
+            locus.mlir.clear_caches()
+            t = time.perf_counter()
+            deep(DEPTH, location)
+            best = min(best, time.perf_counter() - t)
+        rows["location(), empty cache (every level misses)"] = best * 1e9
+        frames = [ir.Location.name(f"f{i}", childLoc=ir.Location.file("bench.py", i, 4, i, 20))
+                  for i in range(10)]
+        t = time.perf_counter()
+        for _ in range(2000):
+            ir.Location.callsite(frames[0], frames[1:])
+        rows["MLIR API only: Location.callsite over 10 cached NameLocs"] = (
+            (time.perf_counter() - t) / 2000 * 1e9)
+    for label, v in rows.items():
+        print(f"{label:58} {v:9.0f}")
+
+
+# --- reference leaks ---------------------------------------------------------------------
+
+def leak_check(name, ir, make_context, mlir_why, n=10_000):
+    def build():
+        return ir.Operation.create("bench.op")
+
+    def loop():
+        for _ in range(n):
+            build().erase()
+
+    print(f"\n## code-object references after {n} ops and dropping them ({name})")
+    for label, scope in (("MLIR loc_tracebacks()", None if mlir_why else ir.loc_tracebacks),
+                         ("locus auto_locations", lambda: locus.mlir.auto_locations(ir=ir))):
+        if scope is None:
+            print(f"{label:24} skipped ({mlir_why})")
+            continue
+        codes = [build.__code__, loop.__code__]
+        gc.collect()
+        before = [sys.getrefcount(c) for c in codes]
+        ctx = make_context()
+        ctx.allow_unregistered_dialects = True
+        with ctx, ir.Location.unknown():
+            module = ir.Module.create()
+            with ir.InsertionPoint(module.body), scope():
+                loop()
+            del module
+        del ctx
+        gc.collect()
+        after = [sys.getrefcount(c) for c in codes]  # same expression as `before`
+        grown = [x - y for x, y in zip(after, before)]
+        print(f"{label:24} refcount growth: build {grown[0]:+d}, loop {grown[1]:+d} "
+              f"({grown[0] / n:.2f} per op)")
+
+
+# --- instruction counts (callgrind): deterministic on a noisy machine ----------------------
+
+CG_MODES = {"a": "(a) Location.unknown()", "b": "(b) MLIR loc_tracebacks()",
+            "c": "(c) locus auto_locations", "d": "(d) locus loc=location()"}
+
+
+def child(binding, mode, n):
+    """Builds n ops in one mode (run under valgrind by callgrind_table)."""
+    name, ir, arith, make_context = next(b for b in installed_bindings() if b[0] == binding)
+    kernel = dsl_kernel_explicit if mode == "d" else dsl_kernel
+    scope = {"a": contextlib.nullcontext, "b": getattr(ir, "loc_tracebacks", None),
+             "c": lambda: locus.mlir.auto_locations(ir=ir), "d": contextlib.nullcontext}[mode]
+    with make_context(), ir.Location.unknown():
+        i32 = ir.IntegerType.get_signless(32)
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body), scope():
+            deep(DEPTH, kernel, arith, i32, 200)  # warm: caches, specialisation
+            deep(DEPTH, kernel, arith, i32, n)
+
+
+def callgrind_table(binding, mlir_why, small=2_000, large=12_000):
+    import shutil
+    import subprocess
+    if not shutil.which("valgrind"):
+        print("\n(instruction counts skipped: valgrind not installed)")
+        return
+    print(f"\n## scenario 1 in instructions (valgrind --tool=callgrind), {binding}: "
+          f"Ir per op = (Ir({large} ops) - Ir({small} ops)) / {large - small}")
+    per_op = {}
+    for mode, label in CG_MODES.items():
+        if mode == "b" and mlir_why:
+            print(f"{label:40} skipped ({mlir_why})")
+            continue
+        counts = []
+        for n in (small, large):
+            r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                                sys.executable, __file__, "--child", binding, mode, str(n)],
+                               capture_output=True, text=True)
+            line = [x for x in r.stderr.splitlines() if "Collected" in x]
+            if r.returncode or not line:
+                print(f"{label:40} failed: {r.stderr.strip().splitlines()[-1:]}")
+                break
+            counts.append(int(line[0].split()[-1].replace(",", "")))
+        else:
+            per_op[mode] = (counts[1] - counts[0]) / (large - small)
+    if "a" not in per_op:
+        return
+    a = per_op["a"]
+    print(f"{'mode':40} {'Ir/op':>8} {'vs (a)':>8} {'location Ir/op':>15}")
+    for mode, v in per_op.items():
+        print(f"{CG_MODES[mode]:40} {v:8.0f} {v / a:8.3f} {v - a:15.0f}")
+    if "c" in per_op:
+        c = per_op["c"]
+        print(f"target (c) <= 1.15 x (a): {c / a:.3f} {'met' if c <= 1.15 * a else 'NOT met'}")
+        if "b" in per_op:
+            b = per_op["b"]
+            print(f"target (c-a) <= (b-a)/5: {(b - a) / max(c - a, 1):.1f}x less "
+                  f"{'(met)' if c - a <= (b - a) / 5 else '(NOT met)'}")
+
+
+def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "--child":
+        child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        return 0
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ops", type=int, default=100_000)
+    parser.add_argument("--long", type=int, default=5_000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="10x fewer ops, 3 repeats")
+    parser.add_argument("--no-callgrind", action="store_true", help="skip instruction counts")
+    args = parser.parse_args()
+    if args.quick:
+        args.ops, args.repeats = args.ops // 10, 3
+    print(f"locus {locus.__version__}, backend {locus.get_backend()} ({locus.layout_name}), "
+          f"Python {sys.version.split()[0]}")
+    found = installed_bindings()
+    if not found:
+        print("no MLIR bindings installed: nothing to measure")
+        return 0
+    for name, ir, arith, make_context in found:
+        why = mlir_walk_refusal(ir, make_context)
+        if why:
+            print(f"\nMLIR's own loc_tracebacks() skipped for {name}: {why}")
+        scenario_ops(name, ir, arith, make_context, args.ops, args.repeats, why)
+        scenario_long_kernel(name, ir, arith, make_context, args.long, args.repeats, why)
+        scenario_one_location(name, ir, make_context, args.ops)
+        leak_check(name, ir, make_context, why)
+        if not args.no_callgrind:
+            callgrind_table(name, why)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
