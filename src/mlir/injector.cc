@@ -117,11 +117,11 @@ PyObject *injector_call(PyObject *op, PyObject *const *args, size_t nargsf, PyOb
     return PyObject_Vectorcall(self->original, args, nargsf, kwnames);
   }
   ContextCache *cc = cache_for(self->bindings, ctx);
-  PyObject *loc = nullptr;
+  PyObject *loc = nullptr;  // a new reference from here on
   bool ours = false;
   if (cc) {
     if (explicit_loc && !settings->use_traceback) {
-      loc = explicit_loc;  // on_explicit=use_explicit, but still wrapped (as MLIR does)
+      loc = Py_NewRef(explicit_loc);  // on_explicit=use_explicit, but still wrapped (as MLIR)
     } else {
       loc = stack_location(*cc, detail::as_filter(settings->filter), settings->limit, 0);
       ours = true;
@@ -130,14 +130,14 @@ PyObject *injector_call(PyObject *op, PyObject *const *args, size_t nargsf, PyOb
   if (loc && settings->nameloc_wrap) {
     PyObject *current = current_location(self->bindings);
     if (current) {
-      loc = nameloc_wrap(*cc, current, loc, !ours);
+      PyObject *wrapped = Py_XNewRef(nameloc_wrap(*cc, current, loc, !ours));
       Py_DECREF(current);
+      Py_SETREF(loc, wrapped);
     } else if (PyErr_Occurred()) {
-      loc = nullptr;
+      Py_CLEAR(loc);
     }
   }
-  if (loc) {
-    Py_INCREF(loc);  // the call may run anything, including a cache sweep
+  if (loc) {  // held across the call: it may run anything, including a cache sweep
     result = call_with_loc(self, args, nargs, kwnames, loc_index, loc);
     Py_DECREF(loc);
   }

@@ -24,8 +24,10 @@ inline std::uint64_t stack_seed(std::uint64_t stamp, std::size_t limit) {
 }  // namespace
 
 PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m) noexcept {
-  if (m == 0) return unknown_location(cc);
-  if (m == 1) return frame_location(cc, kept[0]);
+  // New references throughout: building calls into the bindings, which may run a collection
+  // or even re-enter here; nothing borrowed from the tables is held across such a call.
+  if (m == 0) return Py_XNewRef(unknown_location(cc));
+  if (m == 1) return Py_XNewRef(frame_location(cc, kept[0]));
   // The longest cached suffix S_i = callsite(f_i at S_{i+1}) (S_{m-1} = f_{m-1}), then the
   // missing links: in a long straight-line kernel only the innermost link is new per op.
   std::vector<std::uint64_t> hashes(m);
@@ -36,18 +38,22 @@ PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m) n
     if ((tail = cc.chains.find(hashes[i], kept + i, m - i, 0, 0))) break;
   if (!tail) {
     i = m - 1;
-    if (!(tail = frame_location(cc, kept[m - 1]))) return nullptr;
+    tail = frame_location(cc, kept[m - 1]);
   }
-  while (i-- > 0) {
-    PyObject *callee = frame_location(cc, kept[i]);
-    if (!callee) return nullptr;
-    PyObject *link = callsite_location(cc, callee, tail);
-    if (!link) return nullptr;
-    const bool stored = cc.chains.insert(hashes[i], kept + i, m - i, 0, 0, link);
-    Py_DECREF(link);
-    if (!stored) return PyErr_NoMemory();
-    own(cc, link);
+  Py_XINCREF(tail);
+  while (tail && i-- > 0) {
+    PyObject *callee = Py_XNewRef(frame_location(cc, kept[i]));
+    PyObject *link = callee ? callsite_location(cc, callee, tail) : nullptr;
+    Py_XDECREF(callee);
+    Py_DECREF(tail);
     tail = link;
+    if (!link) break;
+    if (!cc.chains.insert(hashes[i], kept + i, m - i, 0, 0, link)) {
+      Py_CLEAR(tail);
+      PyErr_NoMemory();
+      break;
+    }
+    own(cc, link);
   }
   return tail;
 }
@@ -68,7 +74,7 @@ PyObject *stack_location(ContextCache &cc, detail::FilterObject *filter, std::si
   const std::uint64_t hash = hash_frames(frames, n, stack_seed(filter->stamp, limit));
   if (PyObject *hit = cc.stacks.find(hash, frames, n, filter->stamp, limit)) {
     ++cc.hits;
-    return hit;
+    return Py_NewRef(hit);
   }
   ++cc.misses;
   if (cc.stacks.size() >= kMaxStacks) cc.clear_sequences();
@@ -83,7 +89,11 @@ PyObject *stack_location(ContextCache &cc, detail::FilterObject *filter, std::si
   }
   PyObject *loc = kept_location(cc, kept.data(), kept.size());
   if (!loc) return nullptr;
-  if (!cc.stacks.insert(hash, frames, n, filter->stamp, limit, loc)) return PyErr_NoMemory();
+  // `loc` is owned by the frame or chain table; the whole-stack table only points at it.
+  if (!cc.stacks.insert(hash, frames, n, filter->stamp, limit, loc)) {
+    Py_DECREF(loc);
+    return PyErr_NoMemory();
+  }
   return loc;
 }
 
@@ -180,7 +190,6 @@ PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
   if (!b) return nullptr;
   ContextCache *cc = cache_for(b, ctx);
   PyObject *loc = cc ? stack_location(*cc, detail::as_filter(filter), limit, skip) : nullptr;
-  Py_XINCREF(loc);
   Py_DECREF(ctx);
   return loc;
 }

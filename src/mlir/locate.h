@@ -9,13 +9,13 @@ namespace locus::mlir {
 
 /// The location MLIR's loc_tracebacks() would build for the calling thread's stack (after
 /// `skip` innermost frames): the kept frames of `filter`, at most `limit` of them (SIZE_MAX:
-/// the filter's limit). A repeated stack costs one walk and one hash lookup. Borrowed (owned
-/// by `cc`, valid until the next call), or nullptr with an error.
+/// the filter's limit). A repeated stack costs one walk and one hash lookup. New reference
+/// (the cache keeps its own), or nullptr with an error.
 PyObject *stack_location(ContextCache &cc, detail::FilterObject *filter, std::size_t limit,
                          std::size_t skip) noexcept;
 
 /// The location of given kept frames (innermost first): unknown, one NameLoc, or the
-/// CallSiteLoc chain. Borrowed from `cc`.
+/// CallSiteLoc chain. New reference.
 PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m) noexcept;
 
 /// locus.mlir.location(filter=None, *, skip=0, context=None, limit=None) — METH_FASTCALL.
