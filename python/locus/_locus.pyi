@@ -108,6 +108,54 @@ class Filter:
     def default(cls) -> Filter: ...
 
 # --- mlir (issue 4) ------------------------------------------------------------------------
+from contextvars import ContextVar
+from types import ModuleType
+
+class MlirBindings:
+    """One `ir` module of MLIR Python bindings as locus uses it (one object per module)."""
+    def __new__(cls, ir: ModuleType) -> MlirBindings: ...
+    @property
+    def ir(self) -> ModuleType: ...
+    @property
+    def installed(self) -> bool: ...
+    @property
+    def refs_per_location(self) -> int: ...
+    def acquire(self) -> None: ...
+    def release(self) -> None: ...
+
+class MlirSettings:
+    """One auto_locations scope (immutable)."""
+    def __new__(
+        cls,
+        filter: Filter | None = None,
+        limit: int | None = None,
+        *,
+        use_traceback: bool = False,
+        nameloc_wrap: bool = False,
+    ) -> MlirSettings: ...
+    @property
+    def filter(self) -> Filter: ...
+    @property
+    def limit(self) -> int | None: ...
+    @property
+    def use_traceback(self) -> bool: ...
+    @property
+    def nameloc_wrap(self) -> bool: ...
+
+mlir_settings: ContextVar[MlirSettings | None]
+
+def mlir_location(
+    filter: Filter | None = None,
+    *,
+    skip: int = 0,
+    context: Any = None,
+    limit: int | None = None,
+) -> Any: ...  # an ir.Location of the bindings in use
+def mlir_sweep() -> int: ...
+def mlir_clear_caches() -> None: ...
+def mlir_cache_count() -> int: ...
+def mlir_cache_info(context: Any) -> dict[str, int] | None: ...
+
 
 # --- tracking (issue 5) --------------------------------------------------------------------
 class CallSite(tuple[CodeType, int, CodeType | None, Frame]):
