@@ -15,10 +15,15 @@
 from __future__ import annotations
 
 import _thread
+import atexit
 import gc
 import itertools
 import math
+import os
+import re
+import shutil
 import sys
+import tempfile
 import textwrap
 import time
 import types
@@ -111,9 +116,10 @@ def fresh_function(fn: types.FunctionType) -> types.FunctionType:
 # --- compiled statements ------------------------------------------------------------------------
 
 def compile_stmt(stmt: str, namespace: dict, name: str) -> dict:
-    """Compiles `stmt` (which leaves its result in `_r`) into three functions in a fresh copy of
-    `namespace`: loop(n, clock) times n runs; once(clock) times one run, the result's deallocation
-    included; probe() returns the result (to count frames)."""
+    """Compiles `stmt` (which leaves its result in `_r`) into three functions of a new module
+    (a real file; its globals start as a copy of `namespace`): loop(n, clock) times n runs;
+    once(clock) times one run, the result's deallocation included; probe() returns the
+    result (to count frames)."""
     body = textwrap.indent(textwrap.dedent(stmt).strip("\n"), "        ")
     once_body = textwrap.indent(textwrap.dedent(stmt).strip("\n"), "    ")
     src = (
@@ -131,10 +137,34 @@ def compile_stmt(stmt: str, namespace: dict, name: str) -> dict:
         f"{once_body}\n"
         "    return _r\n"
     )
-    ns = dict(namespace)
-    ns["_repeat"] = itertools.repeat
-    exec(compile(src, f"<bench {name}>", "exec"), ns)
-    return ns
+    return _exec_as_module(src, namespace, name)
+
+
+_MODULE_DIR: str | None = None
+
+
+def _exec_as_module(src: str, namespace: dict, name: str) -> dict:
+    """Runs src as a module written to a real .py file and registered in sys.modules, so that
+    linecache, traceback and inspect.getmodule() treat its frames like user code (a synthetic
+    "<string>" filename would make inspect.stack() scan every module on every call)."""
+    global _MODULE_DIR
+    if _MODULE_DIR is None:
+        _MODULE_DIR = tempfile.mkdtemp(prefix="locus-bench-")
+        atexit.register(shutil.rmtree, _MODULE_DIR, True)
+    modname = "_locus_bench_" + re.sub(r"\W+", "_", name).strip("_") + f"_{next(_serial)}"
+    path = os.path.join(_MODULE_DIR, modname + ".py")
+    with open(path, "w") as f:
+        f.write(src)
+    module = types.ModuleType(modname)
+    module.__file__ = path
+    module.__dict__.update(namespace)
+    module.__dict__["_repeat"] = itertools.repeat
+    sys.modules[modname] = module
+    exec(compile(src, path, "exec"), module.__dict__)
+    return module.__dict__
+
+
+_serial = itertools.count()
 
 
 # --- timing ---------------------------------------------------------------------------------
