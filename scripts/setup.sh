@@ -81,6 +81,8 @@ setup_one() {
   fi
   pip_step "$py" core 1 "${CORE_DEPS[@]}" || return 1
   pip_step "$py" iree 0 iree-base-compiler
+  # coverage: the tracked windows are tested alongside its C tracer / sys.monitoring tool.
+  pip_step "$py" coverage 0 coverage
   if [ "$BENCH" = 1 ]; then
     pip_step "$py" jaxlib 0 jaxlib
     # Only the CPU wheel on local disk: any other torch would pull GBs of CUDA.
