@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "capture/backend.h"
+#include "capture/fastcall_args.h"
 #include "capture/traceback_object.h"
 #include "filter/hooks.h"
 #include "locus/capture.h"
@@ -105,33 +106,6 @@ namespace {
 constexpr const char *kNames[] = {"skip", "limit", "filter", "source"};
 constexpr Py_ssize_t kPositional = 2, kAll = 4;
 
-bool bind_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **slots) {
-  if (nargs > kPositional) {
-    PyErr_Format(PyExc_TypeError, "capture() takes at most %zd positional arguments (%zd given)",
-                 kPositional, nargs);
-    return false;
-  }
-  for (Py_ssize_t i = 0; i < nargs; ++i) slots[i] = args[i];
-  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-  for (Py_ssize_t k = 0; k < nkw; ++k) {
-    PyObject *key = PyTuple_GET_ITEM(kwnames, k);
-    Py_ssize_t slot = -1;
-    for (Py_ssize_t j = 0; j < kAll; ++j)
-      if (PyUnicode_CompareWithASCIIString(key, kNames[j]) == 0) slot = j;
-    if (slot < 0) {
-      PyErr_Format(PyExc_TypeError, "capture() got an unexpected keyword argument '%U'", key);
-      return false;
-    }
-    if (slots[slot]) {
-      PyErr_Format(PyExc_TypeError, "capture() got multiple values for argument '%s'",
-                   kNames[slot]);
-      return false;
-    }
-    slots[slot] = args[nargs + k];
-  }
-  return true;
-}
-
 }  // namespace
 
 PyObject *capture_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
@@ -139,7 +113,8 @@ PyObject *capture_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
   if (nargs == 0 && !kwnames) return locus::capture(0, SIZE_MAX);  // the common call
 
   PyObject *slots[kAll] = {nullptr, nullptr, nullptr, nullptr};
-  if (!bind_args(args, nargs, kwnames, slots)) return nullptr;
+  if (!bind_fastcall_args("capture", kNames, kAll, kPositional, args, nargs, kwnames, slots))
+    return nullptr;
   size_t skip = 0, limit = SIZE_MAX;
   if (slots[0] && !parse_count(slots[0], "skip", 0, &skip)) return nullptr;
   if (slots[1] && !parse_count(slots[1], "limit", SIZE_MAX, &limit)) return nullptr;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "capture/frame_sources.h"
+#include "capture/raw_frame_refs.h"
 #include "locus/traceback.h"
 #include "native/hooks.h"
 #include "render/frame_object.h"
@@ -17,19 +18,6 @@ PyTypeObject *traceback_type = nullptr;
 namespace {
 
 inline TracebackObject *as_tb(PyObject *o) { return reinterpret_cast<TracebackObject *>(o); }
-
-inline void retain(const RawFrame &f) {
-  if (f.is_python())
-    Py_INCREF(static_cast<PyObject *>(f.code()));
-  else
-    native::retain(f.executable());
-}
-inline void release(const RawFrame &f) {
-  if (f.is_python())
-    Py_DECREF(static_cast<PyObject *>(f.code()));
-  else
-    native::release(f.executable());
-}
 
 void tb_dealloc(PyObject *self) {
   TracebackObject *tb = as_tb(self);
