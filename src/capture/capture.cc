@@ -68,12 +68,29 @@ std::size_t capture_raw(RawFrame *out, std::size_t capacity, std::size_t skip) n
   return n;
 }
 
-PyObject *capture(std::size_t skip, std::size_t limit) noexcept {
+namespace {
+
+// Stacks deeper than the stack buffer: kept out of line so the common path builds no vector.
+[[gnu::noinline]] PyObject *capture_deep(std::size_t skip, std::size_t limit) noexcept {
   RawFrame small[kStackBuffer];
   std::vector<RawFrame> big;
   std::size_t n = 0;
   const RawFrame *frames = walk_any_depth(small, big, skip, limit, true, &n);
   return detail::adopt_traceback(frames, Py_ssize_t(n), native::innermost() != nullptr);
+}
+
+}  // namespace
+
+PyObject *capture(std::size_t skip, std::size_t limit) noexcept {
+  RawFrame small[kStackBuffer];
+  const NativeLink *native = native::innermost();
+  const locus_walk_request req{reinterpret_cast<locus_raw_frame *>(small), kStackBuffer, skip,
+                               limit, reinterpret_cast<const locus_native_link *>(native), 1};
+  int complete = 0;
+  const std::size_t n = detail::active_layout->walk(detail::current_tstate(), &req, &complete);
+  if (complete) return detail::adopt_traceback(small, Py_ssize_t(n), native != nullptr);
+  release_codes(small, n);
+  return capture_deep(skip, limit);
 }
 
 }  // namespace locus

@@ -55,10 +55,12 @@ static int locus_emit_natives(const locus_native_link **native, const void **mar
 #define LOCUS_CAT(a, b) LOCUS_CAT2(a, b)
 #define LOCUS_WALK_IMPL LOCUS_CAT(LOCUS_WALK_NAME, _impl)
 
-/* `owned` is a compile-time constant at both call sites below, so the compiler emits one
- * specialised loop with the incref and one without. */
+/* `owned` and `natives` are compile-time constants at the call sites below, so the compiler
+ * emits one specialised loop per combination: without native frames on the thread (the
+ * common case) the loop has no marker compare at all. */
 static inline __attribute__((always_inline)) size_t LOCUS_WALK_IMPL(
-    PyThreadState *tstate, const locus_walk_request *req, int *complete, const int owned) {
+    PyThreadState *tstate, const locus_walk_request *req, int *complete, const int owned,
+    const int natives) {
   locus_raw_frame *const begin = req->out;
   locus_raw_frame *out = begin;
   const size_t want = req->limit < req->capacity ? req->limit : req->capacity;
@@ -71,7 +73,7 @@ static inline __attribute__((always_inline)) size_t LOCUS_WALK_IMPL(
   if (out == end) goto filled;
 
   for (; f; f = LOCUS_PREVIOUS(f)) {
-    if ((const void *)f == marker &&
+    if (natives && (const void *)f == marker &&
         locus_emit_natives(&native, &marker, f, &out, end, &skip))
       goto filled;
     intptr_t lasti;
@@ -108,7 +110,10 @@ filled:
 
 static size_t LOCUS_WALK_NAME(PyThreadState *tstate, const locus_walk_request *req,
                               int *complete) {
-  return req->owned ? LOCUS_WALK_IMPL(tstate, req, complete, 1)
-                    : LOCUS_WALK_IMPL(tstate, req, complete, 0);
+  if (req->native)
+    return req->owned ? LOCUS_WALK_IMPL(tstate, req, complete, 1, 1)
+                      : LOCUS_WALK_IMPL(tstate, req, complete, 0, 1);
+  return req->owned ? LOCUS_WALK_IMPL(tstate, req, complete, 1, 0)
+                    : LOCUS_WALK_IMPL(tstate, req, complete, 0, 0);
 }
 #undef LOCUS_WALK_IMPL
