@@ -32,7 +32,8 @@ def test_demo_maps_every_op_to_the_kernels(examples):
     # The helper library and the DSL framework are excluded by rules: nothing points there.
     assert "helpers.py" not in text and "tinydsl.py" not in text and "_ops_gen.py" not in text
     # Inlining kept the call site: axpy's ops inlined into poly name both places.
-    assert re.search(r"arith\.muli\s+kernels\.py:8:11 .*\[via kernels\.py:19\]", optimised)
+    col = "11" if sys.version_info >= (3, 11) else "0"  # 3.10 has no columns: MLIR prints :0
+    assert re.search(rf"arith\.muli\s+kernels\.py:8:{col} .*\[via kernels\.py:19\]", optimised)
     # The positions are CPython's: the line text shown is the kernel line that built the op.
     with open(kernels) as f:
         lines = f.read().splitlines()
