@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import gc
 import importlib
+import os
 import sys
 import time
 
@@ -310,7 +311,10 @@ def child(binding, mode, n):
         module = ir.Module.create()
         with ir.InsertionPoint(module.body), scope():
             deep(DEPTH, kernel, arith, i32, 200)  # warm: caches, specialisation
+            gc.collect()
+            gc.disable()  # a collection landing in one run and not the other is noise here
             deep(DEPTH, kernel, arith, i32, n)
+            gc.enable()
 
 
 def callgrind_table(binding, mlir_why, small=2_000, large=12_000):
@@ -320,7 +324,7 @@ def callgrind_table(binding, mlir_why, small=2_000, large=12_000):
         print("\n(instruction counts skipped: valgrind not installed)")
         return
     print(f"\n## scenario 1 in instructions (valgrind --tool=callgrind), {binding}: "
-          f"Ir per op = (Ir({large} ops) - Ir({small} ops)) / {large - small}")
+          f"Ir per op = (Ir({large} ops) - Ir({small} ops)) / {large - small}, gc disabled")
     per_op = {}
     for mode, label in CG_MODES.items():
         if mode == "b" and mlir_why:
@@ -328,9 +332,12 @@ def callgrind_table(binding, mlir_why, small=2_000, large=12_000):
             continue
         counts = []
         for n in (small, large):
+            # One BLAS thread: numpy's (imported by the bindings) would otherwise spin in the
+            # background and its instructions land in the totals at random.
+            env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
             r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                                 sys.executable, __file__, "--child", binding, mode, str(n)],
-                               capture_output=True, text=True)
+                               capture_output=True, text=True, env=env)
             line = [x for x in r.stderr.splitlines() if "Collected" in x]
             if r.returncode or not line:
                 print(f"{label:40} failed: {r.stderr.strip().splitlines()[-1:]}")
@@ -363,6 +370,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="10x fewer ops, 3 repeats")
     parser.add_argument("--no-callgrind", action="store_true", help="skip instruction counts")
+    parser.add_argument("--callgrind-only", action="store_true", help="instruction counts only")
     args = parser.parse_args()
     if args.quick:
         args.ops, args.repeats = args.ops // 10, 3
@@ -376,10 +384,11 @@ def main():
         why = mlir_walk_refusal(ir, make_context)
         if why:
             print(f"\nMLIR's own loc_tracebacks() skipped for {name}: {why}")
-        scenario_ops(name, ir, arith, make_context, args.ops, args.repeats, why)
-        scenario_long_kernel(name, ir, arith, make_context, args.long, args.repeats, why)
-        scenario_one_location(name, ir, make_context, args.ops)
-        leak_check(name, ir, make_context, why)
+        if not args.callgrind_only:
+            scenario_ops(name, ir, arith, make_context, args.ops, args.repeats, why)
+            scenario_long_kernel(name, ir, arith, make_context, args.long, args.repeats, why)
+            scenario_one_location(name, ir, make_context, args.ops)
+            leak_check(name, ir, make_context, why)
         if not args.no_callgrind:
             callgrind_table(name, why)
     return 0

@@ -29,36 +29,44 @@ void changed(FilterObject *f) {
   PyDict_Clear(f->filename_cache);
 }
 
-// Generated `_<dialect>_ops_gen.py` modules (each registers itself as an exclusion in MLIR)
-// and locus's own package directory.
-bool add_default_exclusions(Rules &rules) {
-  PyObject *gen = PyUnicode_FromString("_ops_gen\\.py$");
-  if (!gen || rules.add(RuleKind::exclude, gen) < 0) {
-    Py_XDECREF(gen);
-    return false;
-  }
-  Py_DECREF(gen);
+// The default exclusions: generated `_<dialect>_ops_gen.py` modules (each registers itself as
+// an exclusion in MLIR) and locus's own package directory (known once locus._locus has its
+// __file__; absent when embedded without the package). A new reference; computed once.
+PyObject *default_patterns() {
+  static PyObject *cached = nullptr;
+  if (cached) return Py_NewRef(cached);
+  PyObject *list = Py_BuildValue("[s]", "_ops_gen\\.py$");
+  if (!list) return nullptr;
   PyObject *name = PyUnicode_FromString("locus._locus");
-  if (!name) return false;
-  PyObject *self = PyImport_GetModule(name);
-  Py_DECREF(name);
-  if (!self) return !PyErr_Occurred();  // not imported as a package (e.g. embedded tests)
-  PyObject *file = PyObject_GetAttrString(self, "__file__");
-  Py_DECREF(self);
+  PyObject *self = name ? PyImport_GetModule(name) : nullptr;
+  Py_XDECREF(name);
+  PyObject *file = self ? PyObject_GetAttrString(self, "__file__") : nullptr;
+  Py_XDECREF(self);
   if (!file) {
     PyErr_Clear();
-    return true;
+    return list;  // not cached: the package may not be imported yet
   }
   PyObject *os_path = PyImport_ImportModule("os.path");
   PyObject *dir = os_path ? PyObject_CallMethod(os_path, "dirname", "O", file) : nullptr;
   PyObject *joined = dir ? PyObject_CallMethod(os_path, "join", "Os", dir, "") : nullptr;
   PyObject *pattern = joined ? literal_prefix_pattern(joined) : nullptr;
-  const bool ok = pattern && rules.add(RuleKind::exclude, pattern) >= 0;
-  Py_XDECREF(pattern);
-  Py_XDECREF(joined);
-  Py_XDECREF(dir);
-  Py_XDECREF(os_path);
-  Py_DECREF(file);
+  const bool ok = pattern && PyList_Append(list, pattern) == 0;
+  for (PyObject *o : {pattern, joined, dir, os_path, file}) Py_XDECREF(o);
+  if (!ok) {
+    Py_DECREF(list);
+    return nullptr;
+  }
+  cached = Py_NewRef(list);
+  return list;
+}
+
+bool add_default_exclusions(Rules &rules) {
+  PyObject *patterns = default_patterns();
+  if (!patterns) return false;
+  bool ok = true;
+  for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(patterns); ++i)
+    ok = rules.add(RuleKind::exclude, PyList_GET_ITEM(patterns, i)) >= 0;
+  Py_DECREF(patterns);
   return ok;
 }
 
