@@ -368,7 +368,7 @@ PyType_Slot filter_slots[] = {
     {0, nullptr}};
 
 PyType_Spec filter_spec = {"locus.Filter", int(sizeof(FilterObject)), 0,
-                           Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, filter_slots};
+                           Py_TPFLAGS_DEFAULT, filter_slots};
 
 }  // namespace
 

@@ -9,6 +9,8 @@
 namespace locus::mlir {
 namespace {
 
+constexpr std::size_t kMaxWrapGroups = 1024;
+
 PyObject *kw_context = nullptr;        // ("context",)
 PyObject *kw_child_context = nullptr;  // ("childLoc", "context")
 PyObject *str_name_str = nullptr, *str_child_loc = nullptr, *str_is_a_name = nullptr;
@@ -135,6 +137,9 @@ PyObject *nameloc_wrap(ContextCache &cc, PyObject *current, PyObject *inner,
   }
   for (PyObject *n : names) Py_DECREF(n);
   if (!loc) return nullptr;
+  group = cc.wraps.find(current);  // again: building called into the bindings
+  // Every `with ir.Location.name(...)` is a new current location: bound the groups.
+  if (group == cc.wraps.end() && cc.wraps.size() >= kMaxWrapGroups) cc.clear_wraps();
   try {
     if (group == cc.wraps.end()) {
       group = cc.wraps.emplace(current, ContextCache::WrapGroup{current, {}}).first;

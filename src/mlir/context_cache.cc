@@ -156,8 +156,8 @@ void SeqTable::clear() noexcept {
   }
 }
 
-void ContextCache::clear_sequences() noexcept {
-  std::vector<PyObject *> drop;
+void ContextCache::clear_wraps() noexcept {
+  std::vector<PyObject *> drop;  // decref after the map is consistent (dealloc may re-enter)
   for (auto &g : wraps) {
     drop.push_back(g.second.current);
     for (auto &kv : g.second.by_inner) {
@@ -167,10 +167,14 @@ void ContextCache::clear_sequences() noexcept {
   }
   held -= drop.size();
   wraps.clear();
+  for (PyObject *o : drop) Py_DECREF(o);
+}
+
+void ContextCache::clear_sequences() noexcept {
+  clear_wraps();
   stacks.clear();
   held -= chains.size();
   chains.clear();
-  for (PyObject *o : drop) Py_DECREF(o);
 }
 
 void ContextCache::clear_all() noexcept {

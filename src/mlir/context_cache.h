@@ -86,6 +86,8 @@ struct ContextCache {
   ~ContextCache();
   /// Drops the sequence-level caches (stacks, chains, wraps) — they may borrow from each other.
   void clear_sequences() noexcept;
+  /// Drops the nameloc_wrap cache only (nothing borrows from it).
+  void clear_wraps() noexcept;
   void clear_all() noexcept;
   std::size_t entries() const noexcept {
     std::size_t w = 0;
