@@ -17,8 +17,9 @@ def examples_dir() -> Path:
     installed copy or a development build linking to the sources), else the checkout that
     holds the virtual environment (scripts/setup.sh puts it in .venv/py3.X)."""
     here = Path(__file__).resolve().parent
-    candidates = [os.environ.get("LOCUS_EXAMPLES"), here / "examples", here.parents[1] / "examples",
-                  Path(sys.prefix).resolve().parents[1] / "examples"]
+    prefix = Path(sys.prefix).resolve()
+    candidates = [os.environ.get("LOCUS_EXAMPLES"), here / "examples"]
+    candidates += [p / "examples" for p in (here.parents[1:2] + prefix.parents[1:2])]
     for c in candidates:
         if c and (Path(c) / "dsl" / "demo.py").is_file():
             return Path(c)
