@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "locus/symbolize.h"
-#include "native/hooks.h"
+#include "capture/raw_frame_refs.h"
 
 namespace locus::mlir {
 namespace {
@@ -78,10 +78,7 @@ PyObject *frame_location(ContextCache &cc, const RawFrame &frame) noexcept {
     PyErr_NoMemory();
     return nullptr;
   }
-  if (frame.is_python())
-    Py_INCREF(static_cast<PyObject *>(frame.code()));
-  else
-    native::retain(frame.executable());
+  detail::retain(frame);  // the key's reference, released with the cache
   return loc;
 }
 

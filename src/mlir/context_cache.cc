@@ -11,7 +11,7 @@
 #include <cstring>
 #include <vector>
 
-#include "native/hooks.h"
+#include "capture/raw_frame_refs.h"
 
 namespace locus::mlir {
 namespace {
@@ -22,18 +22,8 @@ ContextCache *ephemeral = nullptr;  // a cache whose context's death we cannot o
 bool sweeping = false;
 PyObject *weakref_callback = nullptr;
 
-inline void retain(const RawFrame &f) {
-  if (f.is_python())
-    Py_INCREF(static_cast<PyObject *>(f.code()));
-  else
-    native::retain(f.executable());
-}
-inline void release(const RawFrame &f) {
-  if (f.is_python())
-    Py_DECREF(static_cast<PyObject *>(f.code()));
-  else
-    native::release(f.executable());
-}
+using detail::release;
+using detail::retain;
 
 // Unlinks `cc` from the registry, then frees it (which may free its context).
 void destroy(ContextCache *cc) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "capture/capture.h"
+#include "capture/fastcall_args.h"
 #include "locus/capture.h"
 #include "locus/filter.h"
 #include "mlir/build.h"
@@ -102,30 +103,6 @@ namespace {
 constexpr const char *kNames[] = {"filter", "skip", "context", "limit"};
 constexpr Py_ssize_t kAll = 4;
 
-bool bind(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **slots) {
-  if (nargs > 1) {
-    PyErr_Format(PyExc_TypeError, "location() takes at most 1 positional argument (%zd given)",
-                 nargs);
-    return false;
-  }
-  if (nargs == 1) slots[0] = args[0];
-  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-  for (Py_ssize_t k = 0; k < nkw; ++k) {
-    PyObject *key = PyTuple_GET_ITEM(kwnames, k);
-    Py_ssize_t slot = -1;
-    for (Py_ssize_t j = 0; j < kAll; ++j)
-      if (PyUnicode_CompareWithASCIIString(key, kNames[j]) == 0) slot = j;
-    if (slot < 0 || slots[slot]) {
-      PyErr_Format(PyExc_TypeError, slot < 0 ? "location() got an unexpected keyword argument '%U'"
-                                             : "location() got multiple values for '%U'",
-                   key);
-      return false;
-    }
-    slots[slot] = args[nargs + k];
-  }
-  return true;
-}
-
 // The bindings and current context to use: those of `context`, else the first bindings with
 // a current context (importing locus.mlir to detect bindings when none are registered yet).
 BindingsObject *resolve(PyObject *context, PyObject **ctx_out) {
@@ -167,7 +144,8 @@ BindingsObject *resolve(PyObject *context, PyObject **ctx_out) {
 PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
                       PyObject *kwnames) noexcept {
   PyObject *slots[kAll] = {nullptr, nullptr, nullptr, nullptr};
-  if (!bind(args, nargs, kwnames, slots)) return nullptr;
+  if (!detail::bind_fastcall_args("location", kNames, kAll, 1, args, nargs, kwnames, slots))
+    return nullptr;
   std::size_t skip = 0, limit = SIZE_MAX;
   if (slots[1] && !detail::parse_count(slots[1], "skip", 0, &skip)) return nullptr;
   if (slots[3] && !detail::parse_count(slots[3], "limit", SIZE_MAX, &limit)) return nullptr;
