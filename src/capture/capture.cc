@@ -7,6 +7,7 @@
 
 #include "capture/backend.h"
 #include "capture/fastcall_args.h"
+#include "capture/raw_frame_refs.h"
 #include "capture/traceback_object.h"
 #include "filter/hooks.h"
 #include "locus/capture.h"
@@ -34,11 +35,6 @@ inline std::size_t walk(RawFrame *out, std::size_t capacity, std::size_t skip, s
   return detail::active_layout->walk(detail::current_tstate(), &req, complete);
 }
 
-void release_codes(const RawFrame *frames, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i)
-    if (frames[i].is_python()) Py_DECREF(static_cast<PyObject *>(frames[i].code()));
-}
-
 // Walks into `small` if it fits, else into `big` (growing); returns the frames and their
 // count. With `owned`, the returned entries own a reference to their code objects.
 const RawFrame *walk_any_depth(RawFrame *small, std::vector<RawFrame> &big, std::size_t skip,
@@ -46,12 +42,12 @@ const RawFrame *walk_any_depth(RawFrame *small, std::vector<RawFrame> &big, std:
   int complete = 0;
   *n = walk(small, kStackBuffer, skip, limit, owned, &complete);
   if (complete) return small;
-  if (owned) release_codes(small, *n);
+  if (owned) detail::release_code_refs(small, *n);
   for (std::size_t cap = kStackBuffer * 4;; cap *= 4) {
     big.resize(cap);
     *n = walk(big.data(), cap, skip, limit, owned, &complete);
     if (complete) return big.data();
-    if (owned) release_codes(big.data(), *n);
+    if (owned) detail::release_code_refs(big.data(), *n);
   }
 }
 
@@ -89,7 +85,7 @@ PyObject *capture(std::size_t skip, std::size_t limit) noexcept {
   int complete = 0;
   const std::size_t n = detail::active_layout->walk(detail::current_tstate(), &req, &complete);
   if (complete) return detail::adopt_traceback(small, Py_ssize_t(n), native != nullptr);
-  release_codes(small, n);
+  detail::release_code_refs(small, n);
   return capture_deep(skip, limit);
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <Python.h>
 
+#include "layouts/refcount_runs.h"
 #include "locus/frame.h"
 #include "native/hooks.h"
 
@@ -20,6 +21,12 @@ inline void release(const RawFrame &f) noexcept {
     Py_DECREF(static_cast<PyObject *>(f.code()));
   else
     native::release(f.executable());
+}
+
+// Drops the code references of the Python entries of frames[0..n), one refcount write per run
+// of equal code objects (see layouts/refcount_runs.h); native entries are left alone.
+inline void release_code_refs(const RawFrame *frames, std::size_t n) noexcept {
+  locus_adjust_code_refs(reinterpret_cast<const locus_raw_frame *>(frames), n, -1);
 }
 
 }  // namespace locus::detail

@@ -5,6 +5,7 @@
 
 #include "capture/frame_sources.h"
 #include "capture/raw_frame_refs.h"
+#include "capture/traceback_pool.h"
 #include "locus/traceback.h"
 #include "native/hooks.h"
 #include "render/frame_object.h"
@@ -23,11 +24,11 @@ void tb_dealloc(PyObject *self) {
   TracebackObject *tb = as_tb(self);
   const Py_ssize_t n = Py_SIZE(tb);
   if (tb->may_have_native)
-    for (Py_ssize_t i = 0; i < n; ++i) release(tb->frames[i]);
-  else
-    for (Py_ssize_t i = 0; i < n; ++i) Py_DECREF(static_cast<PyObject *>(tb->frames[i].code()));
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (!tb->frames[i].is_python()) native::release(tb->frames[i].executable());
+  release_code_refs(tb->frames, std::size_t(n));
   PyTypeObject *type = Py_TYPE(self);
-  type->tp_free(self);
+  give_traceback_storage(tb);
   Py_DECREF(type);  // heap type instances own a reference to their type
 }
 
@@ -227,10 +228,8 @@ PyTypeObject *init_traceback_type() noexcept {
 }
 
 PyObject *new_traceback(const RawFrame *frames, Py_ssize_t n) noexcept {
-  TracebackObject *tb = PyObject_NewVar(TracebackObject, traceback_type, n);
+  TracebackObject *tb = take_traceback_storage(n);
   if (!tb) return nullptr;
-  tb->hash = -1;
-  tb->may_have_native = false;
   if (frames) {
     std::memcpy(tb->frames, frames, size_t(n) * sizeof(RawFrame));
     for (Py_ssize_t i = 0; i < n; ++i) {
@@ -242,13 +241,11 @@ PyObject *new_traceback(const RawFrame *frames, Py_ssize_t n) noexcept {
 }
 
 PyObject *adopt_traceback(const RawFrame *frames, Py_ssize_t n, bool may_have_native) noexcept {
-  TracebackObject *tb = PyObject_NewVar(TracebackObject, traceback_type, n);
+  TracebackObject *tb = take_traceback_storage(n);
   if (!tb) {
-    for (Py_ssize_t i = 0; i < n; ++i)
-      if (frames[i].is_python()) Py_DECREF(static_cast<PyObject *>(frames[i].code()));
+    release_code_refs(frames, std::size_t(n));
     return nullptr;
   }
-  tb->hash = -1;
   tb->may_have_native = may_have_native;
   std::memcpy(tb->frames, frames, size_t(n) * sizeof(RawFrame));
   if (may_have_native)

@@ -2,6 +2,8 @@
 #pragma once
 #include <Python.h>
 
+#include <cstdint>
+
 #include "locus/frame.h"
 
 namespace locus::detail {
@@ -10,9 +12,10 @@ namespace locus::detail {
 /// Traceback does. Not GC-tracked: it references only code objects and executables.
 struct TracebackObject {
   PyObject_VAR_HEAD
-  Py_hash_t hash;      ///< -1 until first computed
-  bool may_have_native; ///< false: every entry is a code object (dealloc skips the kind test)
-  RawFrame frames[1];  ///< ob_size entries (the storage is var-size)
+  Py_hash_t hash;        ///< -1 until first computed
+  std::uint32_t capacity; ///< entries the storage has room for (>= ob_size; traceback_pool)
+  bool may_have_native;   ///< false: every entry is a code object (dealloc skips the kind test)
+  RawFrame frames[1];    ///< ob_size entries (the storage is var-size)
 };
 
 extern PyTypeObject *traceback_type;

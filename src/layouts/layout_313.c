@@ -29,10 +29,13 @@ static inline PyCodeObject *inspect_313(_PyInterpreterFrame *f, intptr_t *lasti)
    * as PyFrame_GetLasti reports it. The "incomplete" test of _PyFrame_IsIncomplete compares
    * the same distance with _co_firsttraceable; generator frames are never incomplete. */
   const intptr_t bytes = (const char *)f->instr_ptr - (const char *)_PyCode_CODE(code);
-  if (f->owner != FRAME_OWNED_BY_GENERATOR &&
-      bytes < (intptr_t)code->_co_firsttraceable * (intptr_t)sizeof(_Py_CODEUNIT))
+  /* The offset test comes first: it is false for nearly every frame, so the owner is read
+   * only for the rare frame still in set-up. No clamp to -1 is needed: instr_ptr starts at
+   * _PyCode_CODE(code) (3.13 _PyFrame_Initialize), so the distance is never negative. */
+  if (bytes < (intptr_t)code->_co_firsttraceable * (intptr_t)sizeof(_Py_CODEUNIT) &&
+      f->owner != FRAME_OWNED_BY_GENERATOR)
     return NULL;
-  *lasti = bytes | (bytes >> (sizeof(intptr_t) * 8 - 1)); /* negative → -1, no branch */
+  *lasti = bytes;
   return code;
 }
 

@@ -15,12 +15,15 @@
  * frames whose marker is not on the chain (pushed with no Python frame) come last.
  *
  * The hot loop is kept to ~15 instructions per frame (callgrind): one output pointer and one
- * end pointer instead of index, capacity and limit checks; skip handled only while nonzero;
+ * end pointer instead of index, capacity and limit checks; skipped frames walked by a loop of their own;
  * the native check is a single compare against a marker no frame can have when there are
- * none; code objects are increfed here (when req->owned) rather than in a second pass. */
+ * none. Code references (req->owned) are taken one refcount write per run of equal code
+ * objects (layouts/refcount_runs.h): per-entry increfs on a recursive stack are a chain of
+ * dependent writes to one counter that costs more than the walk itself. */
 
 #ifndef LOCUS_WALKER_SHARED
 #define LOCUS_WALKER_SHARED
+#include "layouts/refcount_runs.h"
 /* Never equal to a frame address: frames are pointer-aligned. */
 #define LOCUS_NO_MARKER ((const void *)1)
 
@@ -69,8 +72,23 @@ static inline __attribute__((always_inline)) size_t LOCUS_WALK_IMPL(
   const locus_native_link *native = req->native;
   const void *marker = native ? native->python_frame : LOCUS_NO_MARKER;
   LOCUS_FRAME_T *f = LOCUS_FIRST_FRAME(tstate);
+  /* The code object of the current run of equal ones and its length: its references are
+   * added in one write when the run ends (layouts/refcount_runs.h). */
+  PyCodeObject *run_code = NULL;
+  Py_ssize_t run = 0;
   *complete = 1;
   if (out == end) goto filled;
+
+  /* Skipped frames first, in their own loop, so the emitting loop tests no skip count. */
+  while (skip && f) {
+    if (natives && (const void *)f == marker &&
+        locus_emit_natives(&native, &marker, f, &out, end, &skip))
+      goto filled;
+    if (!skip) break; /* native frames took the rest of the skip; f is still to be emitted */
+    intptr_t unused;
+    if (LOCUS_INSPECT(f, &unused)) --skip;
+    f = LOCUS_PREVIOUS(f);
+  }
 
   for (; f; f = LOCUS_PREVIOUS(f)) {
     if (natives && (const void *)f == marker &&
@@ -79,23 +97,31 @@ static inline __attribute__((always_inline)) size_t LOCUS_WALK_IMPL(
     intptr_t lasti;
     PyCodeObject *code = LOCUS_INSPECT(f, &lasti);
     if (!code) continue;
-    if (skip) {
-      --skip;
-      continue;
-    }
     out->payload = lasti;
     out->tagged = (uintptr_t)code;
-    if (owned) Py_INCREF(code);
+    if (owned) {
+      if (code != run_code) {
+        if (run_code) locus_incref_n((PyObject *)run_code, run);
+        run_code = code;
+        run = 0;
+      }
+      ++run;
+    }
     if (++out == end) {
       f = LOCUS_PREVIOUS(f);
       goto filled;
     }
   }
-  if (native) locus_emit_natives(&native, &marker, NULL, &out, end, &skip);
-  if (native) goto filled;
+  if (owned && run_code) locus_incref_n((PyObject *)run_code, run);
+  if (native) {
+    run_code = NULL; /* flushed */
+    locus_emit_natives(&native, &marker, NULL, &out, end, &skip);
+    goto filled;
+  }
   return (size_t)(out - begin);
 
 filled:
+  if (owned && run_code) locus_incref_n((PyObject *)run_code, run);
   /* The output is full. That is the end when the limit was the bound; otherwise the walk is
    * complete only if nothing that would be emitted remains. */
   if (want < req->limit) {
