@@ -1,5 +1,7 @@
-// capture/capture.cc — capture(): one walk into a stack buffer, one allocation, one incref per
-// frame. Deep stacks (more than kStackBuffer frames) retry into a growing heap buffer.
+// capture/capture.cc — capture(): one walk, straight into the Traceback's storage when the
+// depth matches the previous capture's size class, else into a stack buffer that is copied;
+// one refcount write per run of equal code objects. Deep stacks (more than kStackBuffer
+// frames) retry into a growing heap buffer.
 #include "capture/capture.h"
 
 #include <cstring>
@@ -9,6 +11,7 @@
 #include "capture/fastcall_args.h"
 #include "capture/raw_frame_refs.h"
 #include "capture/traceback_object.h"
+#include "capture/traceback_pool.h"
 #include "filter/hooks.h"
 #include "locus/capture.h"
 #include "native/hooks.h"
@@ -77,9 +80,12 @@ namespace {
 
 }  // namespace
 
-PyObject *capture(std::size_t skip, std::size_t limit) noexcept {
+namespace {
+
+// Walks into a stack buffer and copies into storage of the exact size class.
+PyObject *capture_via_buffer(std::size_t skip, std::size_t limit,
+                             const NativeLink *native) noexcept {
   RawFrame small[kStackBuffer];
-  const NativeLink *native = native::innermost();
   const locus_walk_request req{reinterpret_cast<locus_raw_frame *>(small), kStackBuffer, skip,
                                limit, reinterpret_cast<const locus_native_link *>(native), 1};
   int complete = 0;
@@ -87,6 +93,42 @@ PyObject *capture(std::size_t skip, std::size_t limit) noexcept {
   if (complete) return detail::adopt_traceback(small, Py_ssize_t(n), native != nullptr);
   detail::release_code_refs(small, n);
   return capture_deep(skip, limit);
+}
+
+// The depth of the previous capture (GIL-protected). The next capture walks straight into
+// storage of that size class, which saves copying out of a stack buffer whenever the depth
+// stays within the class — the common case of a compiler capturing op after op from one
+// region of code. A miss costs a walk of at most the class capacity before the buffered path.
+Py_ssize_t recent_depth = 16;
+
+}  // namespace
+
+PyObject *capture(std::size_t skip, std::size_t limit) noexcept {
+  const NativeLink *native = native::innermost();
+  detail::TracebackObject *tb = detail::take_traceback_storage(recent_depth);
+  if (!tb) return nullptr;
+  const std::size_t capacity = tb->capacity;
+  const locus_walk_request req{reinterpret_cast<locus_raw_frame *>(tb->frames), capacity, skip,
+                               limit, reinterpret_cast<const locus_native_link *>(native), 1};
+  int complete = 0;
+  const std::size_t n = detail::active_layout->walk(detail::current_tstate(), &req, &complete);
+  if (complete && detail::traceback_capacity_for(Py_ssize_t(n)) == capacity) {
+    Py_SET_SIZE(tb, Py_ssize_t(n));
+    if (native) detail::retain_native_entries(tb);
+    return reinterpret_cast<PyObject *>(tb);
+  }
+  // Another size class: copy into storage of the right one (or walk again, when the stack
+  // did not fit), and hand this block back with no entries.
+  PyObject *result = nullptr;
+  if (complete)
+    result = detail::adopt_traceback(tb->frames, Py_ssize_t(n), native != nullptr);
+  else
+    detail::release_code_refs(tb->frames, n);
+  Py_SET_SIZE(tb, 0);
+  Py_DECREF(reinterpret_cast<PyObject *>(tb));
+  if (!complete) result = capture_via_buffer(skip, limit, native);
+  if (result) recent_depth = Py_SIZE(result);
+  return result;
 }
 
 }  // namespace locus

@@ -246,12 +246,15 @@ PyObject *adopt_traceback(const RawFrame *frames, Py_ssize_t n, bool may_have_na
     release_code_refs(frames, std::size_t(n));
     return nullptr;
   }
-  tb->may_have_native = may_have_native;
   std::memcpy(tb->frames, frames, size_t(n) * sizeof(RawFrame));
-  if (may_have_native)
-    for (Py_ssize_t i = 0; i < n; ++i)
-      if (!frames[i].is_python()) native::retain(frames[i].executable());
+  if (may_have_native) retain_native_entries(tb);
   return reinterpret_cast<PyObject *>(tb);
+}
+
+void retain_native_entries(TracebackObject *tb) noexcept {
+  tb->may_have_native = true;
+  for (Py_ssize_t i = 0, n = Py_SIZE(tb); i < n; ++i)
+    if (!tb->frames[i].is_python()) native::retain(tb->frames[i].executable());
 }
 
 }  // namespace locus::detail

@@ -32,4 +32,8 @@ PyObject *new_traceback(const RawFrame *frames, Py_ssize_t n) noexcept;
 /// references are released.
 PyObject *adopt_traceback(const RawFrame *frames, Py_ssize_t n, bool may_have_native) noexcept;
 
+/// Marks `tb` as holding native entries and takes a reference to each one's executable (the
+/// walker takes only the code-object references).
+void retain_native_entries(TracebackObject *tb) noexcept;
+
 }  // namespace locus::detail

@@ -33,6 +33,12 @@ inline std::size_t bytes_for(std::uint32_t capacity) {
 
 }  // namespace
 
+std::uint32_t traceback_capacity_for(Py_ssize_t n) noexcept {
+  const std::size_t want = std::size_t(n);
+  if (want > std::size_t(kClasses) * kClassStep) return std::uint32_t(want);
+  return want ? std::uint32_t((want - 1) / kClassStep + 1) * kClassStep : kClassStep;
+}
+
 TracebackObject *take_traceback_storage(Py_ssize_t n) noexcept {
   const std::size_t want = std::size_t(n);
   TracebackObject *tb = nullptr;

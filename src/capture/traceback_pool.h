@@ -9,6 +9,8 @@
 #pragma once
 #include <Python.h>
 
+#include <cstdint>
+
 #include "capture/traceback_object.h"
 
 namespace locus::detail {
@@ -17,6 +19,10 @@ namespace locus::detail {
 /// frames) with room for at least `n` entries; the entries are not initialised. nullptr with
 /// MemoryError set when memory runs out.
 TracebackObject *take_traceback_storage(Py_ssize_t n) noexcept;
+
+/// The capacity take_traceback_storage(n) gives: n rounded up to its size class, or n itself
+/// for stacks too deep to be recycled.
+std::uint32_t traceback_capacity_for(Py_ssize_t n) noexcept;
 
 /// Returns the storage of a Traceback whose references are already released (from tp_dealloc).
 void give_traceback_storage(TracebackObject *tb) noexcept;

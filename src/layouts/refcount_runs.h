@@ -46,20 +46,32 @@ static inline void locus_decref_n(PyObject *o, Py_ssize_t n) {
 /* Takes (adjust > 0) or drops (adjust < 0) one reference per Python entry of frames[0..n),
  * one refcount write per run of equal code objects. Native entries (tagged & 1) are skipped
  * here: their executables are the native subsystem's to retain. */
+static inline const locus_raw_frame *locus_run_end(const locus_raw_frame *p,
+                                                   const locus_raw_frame *end) {
+  const uintptr_t tagged = p->tagged;
+  ++p;
+  if (p == end || p->tagged != tagged) return p; /* a run of one: the common non-recursive case */
+  ++p;
+  /* A longer run (recursion): four entries per test, one branch. */
+  while (end - p >= 4 && ((p[0].tagged ^ tagged) | (p[1].tagged ^ tagged) |
+                          (p[2].tagged ^ tagged) | (p[3].tagged ^ tagged)) == 0)
+    p += 4;
+  while (p != end && p->tagged == tagged) ++p;
+  return p;
+}
+
 static inline void locus_adjust_code_refs(const locus_raw_frame *frames, size_t n, int adjust) {
-  size_t i = 0;
-  while (i < n) {
-    const uintptr_t tagged = frames[i].tagged;
-    size_t j = i + 1;
-    while (j < n && frames[j].tagged == tagged) ++j;
-    if (!(tagged & 1u)) {
-      PyObject *code = (PyObject *)tagged;
+  const locus_raw_frame *p = frames, *const end = frames + n;
+  while (p != end) {
+    const locus_raw_frame *run_end = locus_run_end(p, end);
+    if (!(p->tagged & 1u)) {
+      PyObject *code = (PyObject *)p->tagged;
       if (adjust > 0)
-        locus_incref_n(code, (Py_ssize_t)(j - i));
+        locus_incref_n(code, (Py_ssize_t)(run_end - p));
       else
-        locus_decref_n(code, (Py_ssize_t)(j - i));
+        locus_decref_n(code, (Py_ssize_t)(run_end - p));
     }
-    i = j;
+    p = run_end;
   }
 }
 
