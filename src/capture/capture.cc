@@ -30,12 +30,17 @@ namespace {
 // 512 entries (8 KiB of C stack) cover all but pathological depths in one walk.
 constexpr std::size_t kStackBuffer = 512;
 
+// One walk of the active layout, interleaving the native frames from `native` on.
+inline std::size_t walk_from(const NativeLink *native, RawFrame *out, std::size_t capacity,
+                             std::size_t skip, std::size_t limit, bool owned, int *complete) {
+  const locus_walk_request req{reinterpret_cast<locus_raw_frame *>(out), capacity, skip, limit,
+                               reinterpret_cast<const locus_native_link *>(native), owned};
+  return detail::active_layout->walk(detail::current_tstate(), &req, complete);
+}
+
 inline std::size_t walk(RawFrame *out, std::size_t capacity, std::size_t skip, std::size_t limit,
                         bool owned, int *complete) {
-  const locus_walk_request req{reinterpret_cast<locus_raw_frame *>(out), capacity, skip, limit,
-                               reinterpret_cast<const locus_native_link *>(native::innermost()),
-                               owned};
-  return detail::active_layout->walk(detail::current_tstate(), &req, complete);
+  return walk_from(native::innermost(), out, capacity, skip, limit, owned, complete);
 }
 
 // Walks into `small` if it fits, else into `big` (growing); returns the frames and their
@@ -86,10 +91,8 @@ namespace {
 PyObject *capture_via_buffer(std::size_t skip, std::size_t limit,
                              const NativeLink *native) noexcept {
   RawFrame small[kStackBuffer];
-  const locus_walk_request req{reinterpret_cast<locus_raw_frame *>(small), kStackBuffer, skip,
-                               limit, reinterpret_cast<const locus_native_link *>(native), 1};
   int complete = 0;
-  const std::size_t n = detail::active_layout->walk(detail::current_tstate(), &req, &complete);
+  const std::size_t n = walk_from(native, small, kStackBuffer, skip, limit, true, &complete);
   if (complete) return detail::adopt_traceback(small, Py_ssize_t(n), native != nullptr);
   detail::release_code_refs(small, n);
   return capture_deep(skip, limit);
@@ -108,10 +111,8 @@ PyObject *capture(std::size_t skip, std::size_t limit) noexcept {
   detail::TracebackObject *tb = detail::take_traceback_storage(recent_depth);
   if (!tb) return nullptr;
   const std::size_t capacity = tb->capacity;
-  const locus_walk_request req{reinterpret_cast<locus_raw_frame *>(tb->frames), capacity, skip,
-                               limit, reinterpret_cast<const locus_native_link *>(native), 1};
   int complete = 0;
-  const std::size_t n = detail::active_layout->walk(detail::current_tstate(), &req, &complete);
+  const std::size_t n = walk_from(native, tb->frames, capacity, skip, limit, true, &complete);
   if (complete && detail::traceback_capacity_for(Py_ssize_t(n)) == capacity) {
     Py_SET_SIZE(tb, Py_ssize_t(n));
     if (native) detail::retain_native_entries(tb);

@@ -44,8 +44,8 @@ TracebackObject *take_traceback_storage(Py_ssize_t n) noexcept {
   TracebackObject *tb = nullptr;
   std::uint32_t capacity;
   if (want <= std::size_t(kClasses) * kClassStep) {
-    const std::uint32_t cls = want ? std::uint32_t((want - 1) / kClassStep) : 0;
-    capacity = (cls + 1) * kClassStep;
+    capacity = traceback_capacity_for(n);
+    const std::uint32_t cls = capacity / kClassStep - 1;
     if (free_count[cls]) tb = free_blocks[cls][--free_count[cls]];
   } else {
     if (want > (PY_SSIZE_T_MAX - offsetof(TracebackObject, frames)) / sizeof(RawFrame) ||

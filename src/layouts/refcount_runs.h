@@ -43,9 +43,7 @@ static inline void locus_decref_n(PyObject *o, Py_ssize_t n) {
   Py_DECREF(o);
 }
 
-/* Takes (adjust > 0) or drops (adjust < 0) one reference per Python entry of frames[0..n),
- * one refcount write per run of equal code objects. Native entries (tagged & 1) are skipped
- * here: their executables are the native subsystem's to retain. */
+/* The end of the run of entries equal to *p (p < end). */
 static inline const locus_raw_frame *locus_run_end(const locus_raw_frame *p,
                                                    const locus_raw_frame *end) {
   const uintptr_t tagged = p->tagged;
@@ -60,6 +58,9 @@ static inline const locus_raw_frame *locus_run_end(const locus_raw_frame *p,
   return p;
 }
 
+/* Takes (adjust > 0) or drops (adjust < 0) one reference per Python entry of frames[0..n),
+ * one refcount write per run of equal code objects. Native entries (tagged & 1) are skipped
+ * here: their executables are the native subsystem's to retain. */
 static inline void locus_adjust_code_refs(const locus_raw_frame *frames, size_t n, int adjust) {
   const locus_raw_frame *p = frames, *const end = frames + n;
   while (p != end) {

@@ -22,19 +22,27 @@ locus_raw_frame py(PyObject *code, intptr_t lasti = 0) {
 // Native entries are tagged pointers the refcount helpers must never dereference.
 locus_raw_frame native(uintptr_t fake) { return {fake | 1u, 0}; }
 
+// Takes then drops the entries' references; checks each code object gained exactly its count
+// of entries in between and is back where it started after.
+void expect_counts_up_and_back(const std::vector<locus_raw_frame> &frames, PyObject *a,
+                               Py_ssize_t entries_a, PyObject *b, Py_ssize_t entries_b) {
+  const Py_ssize_t ra = Py_REFCNT(a), rb = Py_REFCNT(b);
+  locus_adjust_code_refs(frames.data(), frames.size(), +1);
+  EXPECT_EQ(Py_REFCNT(a), ra + entries_a);
+  EXPECT_EQ(Py_REFCNT(b), rb + entries_b);
+  locus_adjust_code_refs(frames.data(), frames.size(), -1);
+  EXPECT_EQ(Py_REFCNT(a), ra);
+  EXPECT_EQ(Py_REFCNT(b), rb);
+}
+
 TEST(RefcountRuns, CountsEveryPythonEntryAcrossRunsAndNativeEntries) {
   PyGILState_STATE g = PyGILState_Ensure();
   PyObject *a = fresh_code("run_a"), *b = fresh_code("run_b");
   ASSERT_TRUE(a && b);
-  const Py_ssize_t ra = Py_REFCNT(a), rb = Py_REFCNT(b);
   const std::vector<locus_raw_frame> frames = {
       py(a), py(a, 2), native(0x1000), native(0x1000), py(a), py(b), py(b, 4), py(a), native(0x2000)};
-  locus_adjust_code_refs(frames.data(), frames.size(), +1);
-  EXPECT_EQ(Py_REFCNT(a), ra + 4);
-  EXPECT_EQ(Py_REFCNT(b), rb + 2);
-  locus_adjust_code_refs(frames.data(), frames.size(), -1);
-  EXPECT_EQ(Py_REFCNT(a), ra);
-  EXPECT_EQ(Py_REFCNT(b), rb);
+  expect_counts_up_and_back(frames, a, 4, b, 2);
+  const Py_ssize_t ra = Py_REFCNT(a);
   locus_adjust_code_refs(frames.data(), 0, +1);  // empty: nothing touched
   EXPECT_EQ(Py_REFCNT(a), ra);
   Py_DECREF(a);
@@ -48,7 +56,6 @@ TEST(RefcountRuns, LongRunsOfEveryLengthAroundTheFourEntryBlocks) {
   PyGILState_STATE g = PyGILState_Ensure();
   PyObject *a = fresh_code("block_a"), *b = fresh_code("block_b");
   ASSERT_TRUE(a && b);
-  const Py_ssize_t ra = Py_REFCNT(a), rb = Py_REFCNT(b);
   std::vector<locus_raw_frame> frames;
   Py_ssize_t want_a = 0, want_b = 0;
   for (int len = 1; len <= 13; ++len) {
@@ -57,12 +64,7 @@ TEST(RefcountRuns, LongRunsOfEveryLengthAroundTheFourEntryBlocks) {
     for (int k = 0; k < len; ++k) frames.push_back(py(code, 2 * k));
     if (len == 7) frames.push_back(native(0x3000));  // a native entry between two runs
   }
-  locus_adjust_code_refs(frames.data(), frames.size(), +1);
-  EXPECT_EQ(Py_REFCNT(a), ra + want_a);
-  EXPECT_EQ(Py_REFCNT(b), rb + want_b);
-  locus_adjust_code_refs(frames.data(), frames.size(), -1);
-  EXPECT_EQ(Py_REFCNT(a), ra);
-  EXPECT_EQ(Py_REFCNT(b), rb);
+  expect_counts_up_and_back(frames, a, want_a, b, want_b);
   Py_DECREF(a);
   Py_DECREF(b);
   PyGILState_Release(g);
