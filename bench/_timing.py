@@ -149,9 +149,9 @@ def _exec_as_module(src: str, namespace: dict, name: str) -> dict:
     "<string>" filename would make inspect.stack() scan every module on every call)."""
     global _MODULE_DIR
     if _MODULE_DIR is None:
-        _MODULE_DIR = tempfile.mkdtemp(prefix="locus-bench-")
+        _MODULE_DIR = tempfile.mkdtemp(prefix="callsite-bench-")
         atexit.register(shutil.rmtree, _MODULE_DIR, True)
-    modname = "_locus_bench_" + re.sub(r"\W+", "_", name).strip("_") + f"_{next(_serial)}"
+    modname = "_callsite_bench_" + re.sub(r"\W+", "_", name).strip("_") + f"_{next(_serial)}"
     path = os.path.join(_MODULE_DIR, modname + ".py")
     with open(path, "w") as f:
         f.write(src)

@@ -1,4 +1,4 @@
-# bench/bench_capture.py — capture and capture+symbolize: locus (both backends) vs the peers.
+# bench/bench_capture.py — capture and capture+symbolize: callsite (both backends) vs the peers.
 """Times stack capture at several depths, and capture+symbolize with cold and warm caches.
 
 Run:  PYTHONPATH=build/<dir>/pkg python bench/bench_capture.py [--json out.json]
@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for _timing (b
 import _timing as T  # noqa: E402
 
 DEPTHS = (5, 20, 50, 200)
-BASELINE = "locus (internal)"
+BASELINE = "callsite (internal)"
 
 
 @dataclass
@@ -35,15 +35,15 @@ class Method:
     peer: T.Peer
     stmt: str
     count: object = len  # _r -> frames seen, or None for reference rows
-    backend: str | None = None  # locus backend to select before timing
+    backend: str | None = None  # callsite backend to select before timing
     note: str = ""
 
 
 # --- peers --------------------------------------------------------------------------------
 
-def probe_locus():
-    import locus
-    return {"capture": locus.capture, "locus": locus}
+def probe_callsite():
+    import callsite
+    return {"capture": callsite.capture, "callsite": callsite}
 
 
 def probe_stdlib():
@@ -104,11 +104,11 @@ def probe_torch():
     return {"extract": CapturedTraceback.extract, "torch_version": torch.__version__}
 
 
-LOCUS = T.Peer("locus", probe_locus)
+CALLSITE = T.Peer("callsite", probe_callsite)
 STDLIB = T.Peer("stdlib (sys, traceback, inspect)", probe_stdlib)
 JAX = T.Peer("jaxlib Traceback", probe_jax)
 TORCH = T.Peer("torch CapturedTraceback", probe_torch)
-PEERS = (LOCUS, STDLIB, JAX, TORCH)
+PEERS = (CALLSITE, STDLIB, JAX, TORCH)
 
 GETFRAME_CODES = """
 f = _getframe()
@@ -129,8 +129,8 @@ SUMMARY_EXTRACT = "_r = StackSummary.extract(walk_stack(None), lookup_lines=Fals
 
 def capture_methods() -> list[Method]:
     return [
-        Method("locus (internal)", LOCUS, "_r = capture()", backend="internal"),
-        Method("locus (public)", LOCUS, "_r = capture()", backend="public"),
+        Method("callsite (internal)", CALLSITE, "_r = capture()", backend="internal"),
+        Method("callsite (public)", CALLSITE, "_r = capture()", backend="public"),
         Method("sys._getframe loop (f_code, f_lasti)", STDLIB, GETFRAME_CODES),
         Method("traceback.extract_stack()", STDLIB, "_r = extract_stack()"),
         Method("StackSummary.extract(walk_stack(None), lookup_lines=False)", STDLIB,
@@ -147,9 +147,9 @@ def capture_methods() -> list[Method]:
 
 def symbolize_methods(cold: bool) -> list[Method]:
     rows = [
-        Method("locus (internal) .frames", LOCUS, "_r = capture().frames", backend="internal"),
-        Method("locus (public) .frames", LOCUS, "_r = capture().frames", backend="public"),
-        Method("locus (internal) .as_stack_summary()", LOCUS,
+        Method("callsite (internal) .frames", CALLSITE, "_r = capture().frames", backend="internal"),
+        Method("callsite (public) .frames", CALLSITE, "_r = capture().frames", backend="public"),
+        Method("callsite (internal) .as_stack_summary()", CALLSITE,
                "_r = capture().as_stack_summary()", backend="internal"),
         Method("sys._getframe loop (file, f_lineno, name)", STDLIB, GETFRAME_SYMBOLS),
         Method("traceback.extract_stack()", STDLIB, "_r = extract_stack()"),
@@ -173,12 +173,12 @@ def symbolize_methods(cold: bool) -> list[Method]:
 def backend_setter(backend):
     if backend is None:
         return None
-    import locus
+    import callsite
 
     def select():
-        locus.set_backend(backend)
-        if locus.get_backend() != backend:
-            raise RuntimeError(f"locus backend {backend!r} did not take")
+        callsite.set_backend(backend)
+        if callsite.get_backend() != backend:
+            raise RuntimeError(f"callsite backend {backend!r} did not take")
     return select
 
 
@@ -225,10 +225,10 @@ def run_table(kind: str, methods: list[Method], depths, args) -> dict:
 
 
 def _restore_backend():
-    if LOCUS.available():
-        import locus
-        if locus.internal_backend_refusal() is None:
-            locus.set_backend("internal")
+    if CALLSITE.available():
+        import callsite
+        if callsite.internal_backend_refusal() is None:
+            callsite.set_backend("internal")
 
 
 # --- reporting ------------------------------------------------------------------------------
@@ -300,7 +300,7 @@ def check_targets(table: dict, pf: dict, depth: int = 20) -> list[str]:
     ratio_target("jaxlib Traceback.get_traceback()", 5)
     fit = pf.get(BASELINE, {}).get("fit")
     if fit is not None:
-        lines.append(f"target ≤3 ns per extra frame (least-squares fit, locus internal): "
+        lines.append(f"target ≤3 ns per extra frame (least-squares fit, callsite internal): "
                      f"{fit:.2f} ns {'PASS' if fit <= 3 else 'FAIL'}")
         seg = pf[BASELINE]
         lines.append("  segments: " + ", ".join(f"{k} {v:.2f}" for k, v in seg.items()
@@ -309,11 +309,11 @@ def check_targets(table: dict, pf: dict, depth: int = 20) -> list[str]:
 
 
 def header() -> None:
-    print(f"## locus capture benchmark — {T.environment_line()}\n")
-    if LOCUS.available():
-        import locus
-        print(f"locus {locus.__version__} from {os.path.dirname(locus.__file__)}; layout "
-              f"{locus.layout_name}; internal backend refusal: {locus.internal_backend_refusal()}")
+    print(f"## callsite capture benchmark — {T.environment_line()}\n")
+    if CALLSITE.available():
+        import callsite
+        print(f"callsite {callsite.__version__} from {os.path.dirname(callsite.__file__)}; layout "
+              f"{callsite.layout_name}; internal backend refusal: {callsite.internal_backend_refusal()}")
     T.report_peers(PEERS)
     # The timed statements live in real module files, like user code: inspect.getmodule()
     # finds them in its cache instead of rescanning sys.modules per frame.
@@ -350,9 +350,9 @@ def main(argv=None) -> int:
     tables = args.tables.split(",")
 
     header()
-    if LOCUS.available() and LOCUS.ns["locus"].internal_backend_refusal() is not None:
-        print(f"\nlocus internal backend unavailable: "
-              f"{LOCUS.ns['locus'].internal_backend_refusal()}; internal rows are skipped")
+    if CALLSITE.available() and CALLSITE.ns["callsite"].internal_backend_refusal() is not None:
+        print(f"\ncallsite internal backend unavailable: "
+              f"{CALLSITE.ns['callsite'].internal_backend_refusal()}; internal rows are skipped")
     results = {"python": sys.version.split()[0], "jax_notes": JAX_NOTES, "tables": {}}
     if "capture" in tables:
         ms = capture_methods()
@@ -368,13 +368,13 @@ def main(argv=None) -> int:
         ms = symbolize_methods(cold=False)
         t = run_table("warm", ms, depths, args)
         print_table("capture + symbolize, warm cache (same code objects every time)", t, ms,
-                    "locus (internal) .frames")
+                    "callsite (internal) .frames")
         results["tables"]["warm"] = t
     if "cold" in tables:
         ms = symbolize_methods(cold=True)
         t = run_table("cold", ms, [d for d in depths if d >= 2], args)
         print_table("capture + symbolize, cold cache (fresh code objects for every sample; "
-                    "only the outermost frame is reused)", t, ms, "locus (internal) .frames")
+                    "only the outermost frame is reused)", t, ms, "callsite (internal) .frames")
         results["tables"]["cold"] = t
     if args.json:
         with open(args.json, "w") as f:
@@ -385,13 +385,13 @@ def main(argv=None) -> int:
 # --- README summary across versions -----------------------------------------------------------
 
 SUMMARY_ROWS = (
-    ("capture", "locus (internal)"), ("capture", "locus (public)"),
+    ("capture", "callsite (internal)"), ("capture", "callsite (public)"),
     ("capture", "sys._getframe loop (f_code, f_lasti)"),
     ("capture", "jaxlib Traceback.get_traceback()"),
     ("capture", "torch CapturedTraceback.extract()"),
     ("capture", "StackSummary.extract(walk_stack(None), lookup_lines=False)"),
     ("capture", "traceback.extract_stack()"), ("capture", "inspect.stack(0)"),
-    ("warm", "locus (internal) .frames"), ("cold", "locus (internal) .frames"),
+    ("warm", "callsite (internal) .frames"), ("cold", "callsite (internal) .frames"),
     ("warm", "jaxlib get_traceback().frames"), ("warm", "torch extract().summary()"),
 )
 
@@ -402,7 +402,7 @@ def summarize(paths) -> int:
         with open(p) as f:
             runs.append(json.load(f))
     vers = [".".join(r["python"].split(".")[:2]) for r in runs]
-    print("Depth 20, ns per call (× = times slower than `locus.capture()` with the internal "
+    print("Depth 20, ns per call (× = times slower than `callsite.capture()` with the internal "
           "backend, same run):\n")
     rows = []
     for kind, name in SUMMARY_ROWS:
@@ -418,7 +418,7 @@ def summarize(paths) -> int:
                          if base else T.fmt_ns(cell["ns"]))
         label = name if kind == "capture" else f"{name} [{kind} symbolize]"
         rows.append((label, *cells))
-    pf_row = ["locus (internal): ns per extra frame (fit)"]
+    pf_row = ["callsite (internal): ns per extra frame (fit)"]
     for r in runs:
         fit = r.get("per_frame", {}).get(BASELINE, {}).get("fit")
         pf_row.append("—" if fit is None else f"{fit:.2f}")

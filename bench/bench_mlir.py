@@ -1,11 +1,11 @@
-"""bench_mlir — what a source location costs per MLIR op: locus.mlir vs MLIR's loc_tracebacks().
+"""bench_mlir — what a source location costs per MLIR op: callsite.mlir vs MLIR's loc_tracebacks().
 
     python bench/bench_mlir.py [--ops 100000] [--repeats 5] [--quick]
 
 Scenario 1: ops (arith.constant + arith.addi) built in a DSL function called from a 10–20-frame
-stack, with (a) Location.unknown(), (b) MLIR's loc_tracebacks(), (c) locus auto_locations,
-(d) an explicit loc=locus.mlir.location(), and (c') the same as (c) through a Python wrapper of
-OpView.__init__ instead of locus's C++ one (the injection mechanism measured). Scenario 2: one
+stack, with (a) Location.unknown(), (b) MLIR's loc_tracebacks(), (c) callsite auto_locations,
+(d) an explicit loc=callsite.mlir.location(), and (c') the same as (c) through a Python wrapper of
+OpView.__init__ instead of callsite's C++ one (the injection mechanism measured). Scenario 2: one
 long straight-line kernel of 5k ops, cost per op along the function. Scenario 3: one location,
 cache hit and miss. Ratios are from the same run (min of the repeats, modes interleaved);
 a peer that is unavailable is skipped with the reason.
@@ -20,8 +20,8 @@ import os
 import sys
 import time
 
-import locus
-import locus.mlir
+import callsite
+import callsite.mlir
 
 DEPTH = 14  # helper frames between the benchmark driver and the DSL function
 
@@ -75,7 +75,7 @@ def deep(n, fn, *args):
 
 
 def stack_depth():
-    return deep(DEPTH, lambda: len(locus.capture())) - 1
+    return deep(DEPTH, lambda: len(callsite.capture())) - 1
 
 
 # --- scenario 1 --------------------------------------------------------------------------
@@ -87,7 +87,7 @@ def dsl_kernel(arith, i32, n):
 
 
 def dsl_kernel_explicit(arith, i32, n):
-    location = locus.mlir.location
+    location = callsite.mlir.location
     for _ in range(n // 2):
         c = arith.ConstantOp(i32, 1, loc=location())
         arith.AddIOp(c.result, c.result, loc=location())
@@ -97,7 +97,7 @@ def dsl_kernel_explicit(arith, i32, n):
 def python_wrapper(ir):
     """The alternative mechanism: a Python function in place of OpView.__init__."""
     original = ir.OpView.__dict__["__init__"]
-    location = locus.mlir.location
+    location = callsite.mlir.location
 
     def __init__(self, *args, loc=None, **kwargs):
         if loc is None and args and isinstance(args[0], str):
@@ -106,7 +106,7 @@ def python_wrapper(ir):
 
     ir.OpView.__init__ = __init__
     try:
-        with locus.mlir.auto_locations(ir=ir):  # location()'s filter: the defaults
+        with callsite.mlir.auto_locations(ir=ir):  # location()'s filter: the defaults
             yield
     finally:
         ir.OpView.__init__ = original
@@ -118,8 +118,8 @@ def scenario_ops(name, ir, arith, make_context, n, repeats, mlir_why):
     modes = {
         "(a) Location.unknown()": (dsl_kernel, contextlib.nullcontext),
         "(b) MLIR loc_tracebacks()": (dsl_kernel, ir.loc_tracebacks) if not mlir_why else None,
-        "(c) locus auto_locations": (dsl_kernel, lambda: locus.mlir.auto_locations(ir=ir)),
-        "(d) locus loc=location()": (dsl_kernel_explicit, contextlib.nullcontext),
+        "(c) callsite auto_locations": (dsl_kernel, lambda: callsite.mlir.auto_locations(ir=ir)),
+        "(d) callsite loc=location()": (dsl_kernel_explicit, contextlib.nullcontext),
         "(c') Python wrapper of OpView.__init__": (dsl_kernel, lambda: python_wrapper(ir)),
     }
     best = {}
@@ -146,12 +146,12 @@ def scenario_ops(name, ir, arith, make_context, n, repeats, mlir_why):
             continue
         v = best[label] / n * 1e9
         print(f"{label:40} {v:8.0f} {v / a:8.3f} {v - a:20.0f}")
-    c = best["(c) locus auto_locations"] / n * 1e9
+    c = best["(c) callsite auto_locations"] / n * 1e9
     print(f"target (c) <= 1.15 x (a): {c / a:.3f} {'met' if c <= 1.15 * a else 'NOT met'}")
     if "(b) MLIR loc_tracebacks()" in best:
         b = best["(b) MLIR loc_tracebacks()"] / n * 1e9
         ratio = (b - a) / max(c - a, 1e-9)
-        print(f"target (c-a) <= (b-a)/5: locus overhead {c - a:.0f} ns vs MLIR {b - a:.0f} ns: "
+        print(f"target (c-a) <= (b-a)/5: callsite overhead {c - a:.0f} ns vs MLIR {b - a:.0f} ns: "
               f"{ratio:.1f}x less {'(met)' if c - a <= (b - a) / 5 else '(NOT met)'}")
     return best
 
@@ -175,14 +175,14 @@ def scenario_long_kernel(name, ir, arith, make_context, n_ops, repeats, mlir_why
     kernel = ns["kernel"]
     modes = {"(a) unknown": contextlib.nullcontext,
              "(b) MLIR": ir.loc_tracebacks if not mlir_why else None,
-             "(c) locus, first build": lambda: locus.mlir.auto_locations(ir=ir),
-             "(c) locus, rebuilt": lambda: locus.mlir.auto_locations(ir=ir)}
+             "(c) callsite, first build": lambda: callsite.mlir.auto_locations(ir=ir),
+             "(c) callsite, rebuilt": lambda: callsite.mlir.auto_locations(ir=ir)}
     best = {}
     for _ in range(repeats):
         for label, scope in modes.items():
             if scope is None:
                 continue
-            fresh = label != "(c) locus, rebuilt"
+            fresh = label != "(c) callsite, rebuilt"
             if fresh:
                 ctx = make_context()
             with ctx, ir.Location.unknown():
@@ -205,9 +205,9 @@ def scenario_long_kernel(name, ir, arith, make_context, n_ops, repeats, mlir_why
         print(f"{label:26} " + " ".join(f"{v:7.0f}" for v in row) + f" {row[-1] / row[0]:10.2f}")
     if "(b) MLIR" in best:
         a, b = best["(a) unknown"], best["(b) MLIR"]
-        c = best["(c) locus, first build"]
+        c = best["(c) callsite, first build"]
         print(f"location cost, first tenth -> last tenth: MLIR {b[0] - a[0]:.0f} -> "
-              f"{b[-1] - a[-1]:.0f} ns/op; locus (first build) {c[0] - a[0]:.0f} -> "
+              f"{b[-1] - a[-1]:.0f} ns/op; callsite (first build) {c[0] - a[0]:.0f} -> "
               f"{c[-1] - a[-1]:.0f} ns/op")
 
 
@@ -218,7 +218,7 @@ def scenario_one_location(name, ir, make_context, n):
     src = ["def sites(location):"] + ["    location()" for _ in range(2000)]
     ns = {}
     exec(compile("\n".join(src) + "\n", "<bench call sites>", "exec"), ns)
-    location = locus.mlir.location
+    location = callsite.mlir.location
     rows = {}
     with make_context(), ir.Location.unknown():
         def hits():
@@ -227,16 +227,16 @@ def scenario_one_location(name, ir, make_context, n):
 
         def captures():
             for _ in range(n):
-                locus.capture()
+                callsite.capture()
 
         for label, fn, count in (("location(), cache hit", hits, n),
                                  ("location(), new call site (callers cached)",
                                   lambda: ns["sites"](location), 2000),
-                                 ("locus.capture() (no location)", captures, n)):
+                                 ("callsite.capture() (no location)", captures, n)):
             best = float("inf")
             for _ in range(5):
                 if "new call site" in label:
-                    locus.mlir.clear_caches()
+                    callsite.mlir.clear_caches()
                     deep(DEPTH, location)  # warm the callers' frames and chains
                 t = time.perf_counter()
                 deep(DEPTH, fn)
@@ -244,7 +244,7 @@ def scenario_one_location(name, ir, make_context, n):
             rows[label] = best / count * 1e9
         best = float("inf")
         for _ in range(200):
-            locus.mlir.clear_caches()
+            callsite.mlir.clear_caches()
             t = time.perf_counter()
             deep(DEPTH, location)
             best = min(best, time.perf_counter() - t)
@@ -272,7 +272,7 @@ def leak_check(name, ir, make_context, mlir_why, n=10_000):
 
     print(f"\n## code-object references after {n} ops and dropping them ({name})")
     for label, scope in (("MLIR loc_tracebacks()", None if mlir_why else ir.loc_tracebacks),
-                         ("locus auto_locations", lambda: locus.mlir.auto_locations(ir=ir))):
+                         ("callsite auto_locations", lambda: callsite.mlir.auto_locations(ir=ir))):
         if scope is None:
             print(f"{label:24} skipped ({mlir_why})")
             continue
@@ -297,7 +297,7 @@ def leak_check(name, ir, make_context, mlir_why, n=10_000):
 # --- instruction counts (callgrind): deterministic on a noisy machine ----------------------
 
 CG_MODES = {"a": "(a) Location.unknown()", "b": "(b) MLIR loc_tracebacks()",
-            "c": "(c) locus auto_locations", "d": "(d) locus loc=location()"}
+            "c": "(c) callsite auto_locations", "d": "(d) callsite loc=location()"}
 
 
 def child(binding, mode, n):
@@ -305,7 +305,7 @@ def child(binding, mode, n):
     name, ir, arith, make_context = next(b for b in installed_bindings() if b[0] == binding)
     kernel = dsl_kernel_explicit if mode == "d" else dsl_kernel
     scope = {"a": contextlib.nullcontext, "b": getattr(ir, "loc_tracebacks", None),
-             "c": lambda: locus.mlir.auto_locations(ir=ir), "d": contextlib.nullcontext}[mode]
+             "c": lambda: callsite.mlir.auto_locations(ir=ir), "d": contextlib.nullcontext}[mode]
     with make_context(), ir.Location.unknown():
         i32 = ir.IntegerType.get_signless(32)
         module = ir.Module.create()
@@ -374,7 +374,7 @@ def main():
     args = parser.parse_args()
     if args.quick:
         args.ops, args.repeats = args.ops // 10, 3
-    print(f"locus {locus.__version__}, backend {locus.get_backend()} ({locus.layout_name}), "
+    print(f"callsite {callsite.__version__}, backend {callsite.get_backend()} ({callsite.layout_name}), "
           f"Python {sys.version.split()[0]}")
     found = installed_bindings()
     if not found:

@@ -1,7 +1,7 @@
 # bench/bench_native.py — native frames: push+pop, the extra capture cost, reification.
 """What a native frame costs, measured in one run (min of repeats, gc off while timing):
 
-1. push+pop from C++ (locus::NativeFrame in a C++ loop, the way a JIT pays it): wall clock
+1. push+pop from C++ (callsite::NativeFrame in a C++ loop, the way a JIT pays it): wall clock
    per iteration, and valgrind instruction counts per iteration — (Ir(N2) - Ir(N1)) / (N2 - N1)
    over the whole process, so start-up cancels exactly and no symbols are needed.
    Target: <= 5 ns.
@@ -26,9 +26,9 @@ import subprocess
 import sys
 import time
 
-import locus
-from locus import native
-from locus._locus import native as _n
+import callsite
+from callsite import native
+from callsite._callsite import native as _n
 
 clock = time.perf_counter_ns
 
@@ -64,7 +64,7 @@ def table(header, rows):
 
 # --- 1. C++ push+pop -------------------------------------------------------------------------
 
-CG_CHILD = "import sys\nfrom locus._locus import native as n\nn.{fn}(int(sys.argv[1]))\n"
+CG_CHILD = "import sys\nfrom callsite._callsite import native as n\nn.{fn}(int(sys.argv[1]))\n"
 
 
 def callgrind_per_iteration(fn, n1, n2):
@@ -175,7 +175,7 @@ def bench_python_api(args):
          f"{r['plain'] - e:.1f}", f"{(r['framed'] - e) / (r['plain'] - e):.2f}x"],
     ]
     print("## 2. Python API (ns per operation, loop overhead subtracted)\n")
-    table(["locus.native", "ns", "Python equivalent", "ns", "ratio"], rows)
+    table(["callsite.native", "ns", "Python equivalent", "ns", "ratio"], rows)
 
 
 # --- 3. capture cost per native frame ----------------------------------------------------------
@@ -188,7 +188,7 @@ def bench_capture(args):
     iters = 5_000 if args.quick else 100_000
     cost = {k: best(lambda k=k: _n._bench_capture(k, iters) * 1000, args.repeats) / 1000
             for k in (0, 10, 50)}
-    capture = locus.capture
+    capture = callsite.capture
 
     def python_at(extra):
         def once():
@@ -225,8 +225,8 @@ def bench_reify(args):
     # compare the Python-visible cost instead: tb[0] on a native vs a Python innermost frame.
     exe = native.Executable("bench", lambda s: ("bench.dsl", s))
     with exe.frame(1):
-        tb_native = locus.capture()
-    tb_python = locus.capture()
+        tb_native = callsite.capture()
+    tb_python = callsite.capture()
     tb_native[0], tb_python[0]  # warm both caches
 
     def index(tb):
@@ -240,7 +240,7 @@ def bench_reify(args):
     print("## 4. reification (ns per symbolize of a native entry)\n")
     table(["reifier", "cold (first time)", "warm (cached)", "cold / warm"], rows)
     n_ns, p_ns = index(tb_native), index(tb_python)
-    table(["locus.Frame from a capture (tb[0], warm)", "ns", "ratio"],
+    table(["callsite.Frame from a capture (tb[0], warm)", "ns", "ratio"],
           [["native frame", f"{n_ns:.0f}", f"{n_ns / p_ns:.2f}x"],
            ["Python frame", f"{p_ns:.0f}", "1.00x"]])
 
@@ -253,8 +253,8 @@ def main():
     args = ap.parse_args()
     if args.quick:
         args.repeats = min(args.repeats, 3)
-    print(f"# locus native frames — Python {sys.version.split()[0]}, backend "
-          f"{locus.get_backend()} ({locus.layout_name}), load {os.getloadavg()[0]:.1f}\n")
+    print(f"# callsite native frames — Python {sys.version.split()[0]}, backend "
+          f"{callsite.get_backend()} ({callsite.layout_name}), load {os.getloadavg()[0]:.1f}\n")
     bench_push_pop(args)
     bench_python_api(args)
     bench_capture(args)

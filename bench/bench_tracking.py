@@ -2,11 +2,11 @@
 """Two questions, measured in one run:
 
 1. The tax: what recording every call costs a call-heavy pure-Python workload (recursive fib,
-   a small stack-machine interpreter), with tracking off / locus profile mode / locus monitoring
+   a small stack-machine interpreter), with tracking off / callsite profile mode / callsite monitoring
    mode, against the seed's pure-Python trackers (bench/seed_trackers.py: "seed" as written,
    "lean" = the seed's round-robin suggestion). Tax per call = (t_mode - t_off) / calls, calls
    being the call events the mode records (profile: call + c_call; monitoring: CALL).
-   Target: locus's tax <= 50% of the Python tracker's, per mode.
+   Target: callsite's tax <= 50% of the Python tracker's, per mode.
 2. The query: the most recent user call site from the window (capture(source="window",
    limit=1), recording filter = the user filter) vs walking the stack (Filter.first_user_frame,
    capture(filter=f, limit=1), MLIR-style capture(filter=f) with limit 10), at stack depths 5,
@@ -28,8 +28,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import seed_trackers  # noqa: E402
 
-import locus  # noqa: E402
-import locus.tracking as tracking  # noqa: E402
+import callsite  # noqa: E402
+import callsite.tracking as tracking  # noqa: E402
 from _timing import (environment_line, fmt_ns, fmt_ratio, markdown_table,  # noqa: E402
                      run_in_fresh_thread)
 
@@ -97,10 +97,10 @@ def time_workload(fn, repeats_inner=3):
     return best
 
 
-class LocusTracker:
+class CallsiteTracker:
     def __init__(self, mode, window=8):
         self.mode, self.window = mode, window
-        self.name = f"locus {mode} (C)"
+        self.name = f"callsite {mode} (C)"
 
     def start(self):
         tracking.enable(mode=self.mode, window=self.window)
@@ -121,7 +121,7 @@ def count_calls(mode, fn):
 def filtered_tax_table(repeats):
     """The tax with a recording filter on calls made from excluded (library) code: monitoring
     switches those sites off (DISABLE), profile mode still runs its function on each event."""
-    d = tempfile.mkdtemp(prefix="locus_trk_fib_")
+    d = tempfile.mkdtemp(prefix="callsite_trk_fib_")
     path = os.path.join(d, "trk_fib_lib.py")
     src = "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n"
     with open(path, "w") as f:
@@ -129,7 +129,7 @@ def filtered_tax_table(repeats):
     ns = {"__name__": "trk_fib_lib"}
     exec(compile(src, path, "exec"), ns)
     lib_fib = ns["fib"]
-    flt = locus.Filter()
+    flt = callsite.Filter()
     flt.exclude_file(path)
     modes = ["profile"] + (["monitoring"] if HAVE_MONITORING else [])
     fn = lambda: lib_fib(18)  # noqa: E731
@@ -154,17 +154,17 @@ def filtered_tax_table(repeats):
     rows = [("fib(18) in library code, recording filter drops it", mode, f"{calls:,}",
              fmt_ns(best["off"] / calls), fmt_ns((best[mode] - best["off"]) / calls),
              fmt_ratio(best[mode] / best["off"])) for mode in modes]
-    print(markdown_table(["workload", "mode", "calls", "off ns/call", "locus tax",
+    print(markdown_table(["workload", "mode", "calls", "off ns/call", "callsite tax",
                           "slowdown"], rows))
     return rows
 
 
 def tax_table(repeats):
     modes = ["profile"] + (["monitoring"] if HAVE_MONITORING else [])
-    trackers = {"profile": [LocusTracker("profile"), seed_trackers.LeanProfile(),
+    trackers = {"profile": [CallsiteTracker("profile"), seed_trackers.LeanProfile(),
                             seed_trackers.SeedProfile()]}
     if HAVE_MONITORING:
-        trackers["monitoring"] = [LocusTracker("monitoring"), seed_trackers.LeanMonitoring(),
+        trackers["monitoring"] = [CallsiteTracker("monitoring"), seed_trackers.LeanMonitoring(),
                                   seed_trackers.SeedMonitoring()]
     else:
         print("  monitoring mode: SKIPPED — sys.monitoring needs Python 3.12+")
@@ -195,18 +195,18 @@ def tax_table(repeats):
             calls = count_calls(mode, fn)
             off = best["off"] / calls
             taxes = {t.name: best[(mode, t.name)] / calls - off for t in trackers[mode]}
-            locus_tax = taxes[f"locus {mode} (C)"]
+            callsite_tax = taxes[f"callsite {mode} (C)"]
             lean = taxes[trackers[mode][1].name]
             seed = taxes[trackers[mode][2].name]
-            rows.append((wname, mode, f"{calls:,}", fmt_ns(off), fmt_ns(locus_tax), fmt_ns(lean),
-                         fmt_ns(seed), fmt_ratio(locus_tax / lean), fmt_ratio(locus_tax / seed),
-                         fmt_ratio((off + locus_tax) / off)))
-            verdicts.append((wname, mode, locus_tax / lean))
+            rows.append((wname, mode, f"{calls:,}", fmt_ns(off), fmt_ns(callsite_tax), fmt_ns(lean),
+                         fmt_ns(seed), fmt_ratio(callsite_tax / lean), fmt_ratio(callsite_tax / seed),
+                         fmt_ratio((off + callsite_tax) / off)))
+            verdicts.append((wname, mode, callsite_tax / lean))
     print(markdown_table(
-        ["workload", "mode", "calls", "off ns/call", "locus tax", "lean Python tax",
-         "seed Python tax", "locus/lean", "locus/seed", "slowdown (locus)"], rows))
+        ["workload", "mode", "calls", "off ns/call", "callsite tax", "lean Python tax",
+         "seed Python tax", "callsite/lean", "callsite/seed", "slowdown (callsite)"], rows))
     for wname, mode, r in verdicts:
-        print(f"  target (locus tax <= 50% of the lean Python tax), {mode}, {wname}: "
+        print(f"  target (callsite tax <= 50% of the lean Python tax), {mode}, {wname}: "
               f"{'met' if r <= 0.5 else 'NOT met'} ({r:.0%})")
     return rows
 
@@ -234,7 +234,7 @@ QUERIES = {
 def load_lib(flt):
     """The library module, in its own (excluded) file: descend() and one timing loop per query,
     so that every frame above the user's is a library frame, the loops included."""
-    d = tempfile.mkdtemp(prefix="locus_trk_bench_")
+    d = tempfile.mkdtemp(prefix="callsite_trk_bench_")
     path = os.path.join(d, "trk_bench_lib.py")
     src = LIB_SRC
     for i, stmt in enumerate(QUERIES.values()):
@@ -245,7 +245,7 @@ def load_lib(flt):
         f.write(src)
     flt.exclude_file(path)
     ns = {"__name__": "trk_bench_lib", "__file__": path, "clock": clock, "flt": flt,
-          "capture": locus.capture, "last": tracking.last, "repeat": __import__("itertools").repeat}
+          "capture": callsite.capture, "last": tracking.last, "repeat": __import__("itertools").repeat}
     exec(compile(src, path, "exec"), ns)
     loops = {name: ns[f"loop_{i}"] for i, name in enumerate(QUERIES)}
     return ns, loops
@@ -290,7 +290,7 @@ def _measure(result, depth, lf, lib, loop, n, window_filter, mode):
 
 
 def query_table(repeats, quick):
-    flt = locus.Filter()
+    flt = callsite.Filter()
     lib, loops = load_lib(flt)
     mode = tracking.available_modes()["auto"]
     n = 2000 if quick else 20000
@@ -331,8 +331,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer repeats (smoke run)")
     args = ap.parse_args()
     repeats = 3 if args.quick else 7
-    print(f"# locus tracking benchmark — {environment_line()}")
-    print(f"locus backend={locus.get_backend()}; repeats={repeats} (min kept)\n")
+    print(f"# callsite tracking benchmark — {environment_line()}")
+    print(f"callsite backend={callsite.get_backend()}; repeats={repeats} (min kept)\n")
     print("## Tax per call (ns; tax = ns/call with the tracker minus ns/call without)\n")
     tax_table(repeats)
     print("\n## Tax per call on calls from excluded code (recording filter)\n")

@@ -3,7 +3,7 @@
 
 Run through the wrapper, which builds an unstripped copy of the Release build first:
     bench/callgrind_capture.sh [3.11 ...] [-- options of this script]
-or directly, with a locus build that has symbols on PYTHONPATH:
+or directly, with a callsite build that has symbols on PYTHONPATH:
     PYTHONPATH=build/bench-cg-311/pkg python bench/callgrind_capture.py [--peers]
 
 Method: every configuration runs twice under callgrind, with N1 and N2 loop iterations at
@@ -12,7 +12,7 @@ interpreter start-up, imports, the harness — is identical in both runs, so
 (Ir(N2) − Ir(N1)) / (N2 − N1) is the cost of one iteration, and the same difference taken per
 function (callgrind_annotate, inclusive and self) says where that iteration's instructions
 go. Per extra frame: the same per-iteration cost at two depths, divided by the difference.
-PYTHONHASHSEED is fixed so both runs execute the same dict probes. A third run per locus
+PYTHONHASHSEED is fixed so both runs execute the same dict probes. A third run per callsite
 backend toggles collection on capture_py only (--toggle-collect), leaving a profile of just
 the capture path for callgrind_annotate --auto=yes / kcachegrind.
 """
@@ -29,13 +29,13 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # for _timing (bench only)
 
-CAPTURE_FN = "locus::detail::capture_py"
+CAPTURE_FN = "callsite::detail::capture_py"
 DEALLOC_FN = "tb_dealloc"
 
-# name -> (statement leaving its result in _r, needs, locus backend or None)
+# name -> (statement leaving its result in _r, needs, callsite backend or None)
 METHODS = {
-    "locus-internal": ("_r = capture()", "locus", "internal"),
-    "locus-public": ("_r = capture()", "locus", "public"),
+    "callsite-internal": ("_r = capture()", "callsite", "internal"),
+    "callsite-public": ("_r = capture()", "callsite", "public"),
     "getframe-loop": ("""
 f = _getframe()
 _r = []
@@ -46,16 +46,16 @@ while f is not None:
     "jaxlib": ("_r = get_traceback()", "jax", None),
     "loop-overhead": ("_r = is_finalizing()", "stdlib", None),
 }
-LOCUS_METHODS = ("locus-internal", "locus-public")
+CALLSITE_METHODS = ("callsite-internal", "callsite-public")
 PEER_METHODS = ("getframe-loop", "jaxlib", "loop-overhead")
 
 
 # --- child: the measured program ------------------------------------------------------------
 
 def namespace(needs: str) -> dict:
-    if needs == "locus":
-        import locus
-        return {"capture": locus.capture}
+    if needs == "callsite":
+        import callsite
+        return {"capture": callsite.capture}
     if needs == "jax":
         from jaxlib import _jax
         if hasattr(_jax, "set_tracebacks_enabled"):
@@ -69,12 +69,12 @@ def child(method: str, depth: int, n: int) -> int:
     stmt, needs, backend = METHODS[method]
     ns = namespace(needs)
     if backend:
-        import locus
-        locus.set_backend(backend)
-        if locus.get_backend() != backend:
-            raise SystemExit(f"backend {backend} unavailable: {locus.internal_backend_refusal()}")
+        import callsite
+        callsite.set_backend(backend)
+        if callsite.get_backend() != backend:
+            raise SystemExit(f"backend {backend} unavailable: {callsite.internal_backend_refusal()}")
     fns = T.compile_stmt(stmt, ns, method)
-    if needs == "locus":  # sanity: the stack really has `depth` frames
+    if needs == "callsite":  # sanity: the stack really has `depth` frames
         got = len(T.probe_at_depth(fns["probe"], depth))
         if got != depth:
             raise SystemExit(f"expected {depth} frames, captured {got}")
@@ -218,19 +218,19 @@ def main(argv=None) -> int:
     if not shutil.which("valgrind"):
         print("valgrind not found: apt-get install valgrind", file=sys.stderr)
         return 1
-    import locus
+    import callsite
     v = sys.version_info
     outdir = args.out or os.path.join(HERE, "..", "build", "callgrind", f"py{v.major}{v.minor}")
     os.makedirs(outdir, exist_ok=True)
     depths = [int(d) for d in args.depths.split(",")]
     print(f"## callgrind: instructions per capture — Python {v.major}.{v.minor}.{v.micro}\n")
-    print(f"locus from {os.path.dirname(locus.__file__)} (layout {locus.layout_name}); "
+    print(f"callsite from {os.path.dirname(callsite.__file__)} (layout {callsite.layout_name}); "
           f"N1={args.n1}, N2={args.n2}; out files in {os.path.abspath(outdir)}\n")
 
-    methods = [m for m in LOCUS_METHODS
-               if not (m == "locus-internal" and locus.internal_backend_refusal())]
-    if "locus-internal" not in methods:
-        print(f"locus-internal skipped: {locus.internal_backend_refusal()}")
+    methods = [m for m in CALLSITE_METHODS
+               if not (m == "callsite-internal" and callsite.internal_backend_refusal())]
+    if "callsite-internal" not in methods:
+        print(f"callsite-internal skipped: {callsite.internal_backend_refusal()}")
     if args.peers:
         for m in PEER_METHODS:
             if m == "jaxlib":
@@ -244,7 +244,7 @@ def main(argv=None) -> int:
     t0 = time.time()
     configs: dict[tuple[str, int], Config] = {}
     for m in methods:
-        for d in (depths if m in LOCUS_METHODS else depths[:1]):
+        for d in (depths if m in CALLSITE_METHODS else depths[:1]):
             configs[m, d] = Config(outdir, m, d, args.n1, args.n2).run()
             print(f"  ran {m} depth {d} ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
 
@@ -253,11 +253,11 @@ def main(argv=None) -> int:
     rows = []
     for m in methods:
         c = configs[m, d0]
-        cap = find(c.inclusive, CAPTURE_FN) if m in LOCUS_METHODS else None
-        dealloc = find(c.inclusive, DEALLOC_FN) if m in LOCUS_METHODS else None
+        cap = find(c.inclusive, CAPTURE_FN) if m in CALLSITE_METHODS else None
+        dealloc = find(c.inclusive, DEALLOC_FN) if m in CALLSITE_METHODS else None
         row = [m, f"{c.per_iter:,.0f}", "—" if cap is None else f"{cap:,.0f}",
                "—" if dealloc is None else f"{dealloc:,.0f}"]
-        if m in LOCUS_METHODS and len(depths) > 1:
+        if m in CALLSITE_METHODS and len(depths) > 1:
             c1 = configs[m, depths[-1]]
             dd = depths[-1] - d0
             row += [f"{(find(c1.inclusive, CAPTURE_FN) - cap) / dd:.1f}",
@@ -272,7 +272,7 @@ def main(argv=None) -> int:
                  "capture_py /frame", "tb_dealloc /frame", "whole /frame"), rows))
 
     for m in methods:
-        if m not in LOCUS_METHODS:
+        if m not in CALLSITE_METHODS:
             continue
         c = configs[m, d0]
         print(f"\n### {m}, depth {d0}: where one iteration's instructions go\n")
@@ -295,7 +295,7 @@ def main(argv=None) -> int:
 
     # Toggle runs: just the capture path, for callgrind_annotate --auto=yes / kcachegrind.
     print()
-    for m in (x for x in methods if x in LOCUS_METHODS):
+    for m in (x for x in methods if x in CALLSITE_METHODS):
         f = os.path.join(outdir, f"{m}-d{d0}-n{args.n2}-capture_py-only.out")
         run_callgrind(f, m, d0, args.n2, CAPTURE_FN)
         print(f"{m}: --toggle-collect={CAPTURE_FN}*: {total_ir(f) / args.n2:,.1f} Ir per capture "

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/callgrind_capture.sh — builds an unstripped Release-equivalent locus per Python and runs
+# bench/callgrind_capture.sh — builds an unstripped Release-equivalent callsite per Python and runs
 # bench/callgrind_capture.py under it.
 #
 #   bench/callgrind_capture.sh                  # all of 3.10 3.11 3.12 3.13
@@ -8,7 +8,7 @@
 # Why a separate build: nanobind links Release modules with -Wl,-s, and callgrind needs symbols.
 # RelWithDebInfo with Release's flags (-O3 -DNDEBUG -fno-stack-protector, LTO) plus -g
 # compiles the same code as Release (-g does not change code generation) and skips the strip.
-# Interpreter: $LOCUS_CG_VENV_<3XY> if set, else .venv/py3.X (scripts/setup.sh --bench), else
+# Interpreter: $CALLSITE_CG_VENV_<3XY> if set, else .venv/py3.X (scripts/setup.sh --bench), else
 # /tmp/probe-3.X.* (the development venvs).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,7 +22,7 @@ command -v valgrind >/dev/null || { echo "valgrind not found (apt-get install va
 flags="-O3 -g -DNDEBUG -fno-stack-protector"
 for v in "${versions[@]}"; do
   tag="${v/./}"
-  var="LOCUS_CG_VENV_${tag}"
+  var="CALLSITE_CG_VENV_${tag}"
   venv="${!var:-}"
   if [[ -z "$venv" && -x "$root/.venv/py$v/bin/python" ]]; then venv="$root/.venv/py$v"; fi
   if [[ -z "$venv" ]]; then venv="$(ls -d /tmp/probe-"$v".* 2>/dev/null | head -1 || true)"; fi

@@ -7,7 +7,7 @@ Two versions of each mode:
   a deque; monitoring: (co_name, co_filename, co_firstlineno) per CALL into a deque.
 - "lean": the seed's own suggested improvement ("update prev_loc1, prev_loc2 round-robin"),
   storing only (code, offset, callee) in a preallocated list: the fastest pure-Python form,
-  and so the fair bar for locus's C version.
+  and so the fair bar for callsite's C version.
 """
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ class LeanProfile:
 
 class _Monitoring:
     mode = "monitoring"
-    tool = 3  # locus takes 4; they never run at the same time here anyway
+    tool = 3  # callsite takes 4; they never run at the same time here anyway
 
     def start(self):
         mon = sys.monitoring

@@ -1,4 +1,4 @@
-# Lays out a development package: symlinks to every python/locus file plus the built extension.
+# Lays out a development package: symlinks to every python/callsite file plus the built extension.
 file(MAKE_DIRECTORY "${DST}")
 file(GLOB _entries RELATIVE "${SRC}" "${SRC}/*")
 foreach(_e IN LISTS _entries)

@@ -1,15 +1,15 @@
 # scripts/common.sh — shared helpers for setup.sh / test.sh / demo.sh (sourced, not run).
 
-LOCUS_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-LOCUS_SUPPORTED_MINORS=(3.10 3.11 3.12 3.13)
-LOCUS_DEFAULT_MINOR=3.11
+CALLSITE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CALLSITE_SUPPORTED_MINORS=(3.10 3.11 3.12 3.13)
+CALLSITE_DEFAULT_MINOR=3.11
 PYENV_ROOT="${PYENV_ROOT:-$HOME/.pyenv}"
 
-log() { printf '[locus] %s\n' "$*" >&2; }
-die() { printf '[locus] error: %s\n' "$*" >&2; exit 1; }
+log() { printf '[callsite] %s\n' "$*" >&2; }
+die() { printf '[callsite] error: %s\n' "$*" >&2; exit 1; }
 
 # Prints every full version (3.X.Y) pyenv knows, one a line; falls back to $PYENV_ROOT/versions.
-locus_pyenv_versions() {
+callsite_pyenv_versions() {
   {
     if command -v pyenv >/dev/null 2>&1; then pyenv versions --bare 2>/dev/null || true; fi
     if [ -d "$PYENV_ROOT/versions" ]; then ls -1 "$PYENV_ROOT/versions" 2>/dev/null || true; fi
@@ -18,15 +18,15 @@ locus_pyenv_versions() {
 
 # Prints the interpreter path for minor version $1 (e.g. 3.11): the newest pyenv 3.11.* that
 # runs. Returns 1 and prints the reason on stdout when there is none.
-locus_find_python() {
+callsite_find_python() {
   local minor="$1" full exe best=""
-  for full in $(locus_pyenv_versions | grep -E "^${minor//./\\.}\.[0-9]+$"); do
+  for full in $(callsite_pyenv_versions | grep -E "^${minor//./\\.}\.[0-9]+$"); do
     exe="$PYENV_ROOT/versions/$full/bin/python$minor"
     [ -x "$exe" ] || exe="$PYENV_ROOT/versions/$full/bin/python3"
     if [ -x "$exe" ] && "$exe" -c 'import venv, ensurepip' >/dev/null 2>&1; then best="$exe"; fi
   done
   if [ -z "$best" ]; then
-    if locus_pyenv_versions | grep -qE "^${minor//./\\.}\."; then
+    if callsite_pyenv_versions | grep -qE "^${minor//./\\.}\."; then
       echo "pyenv has $minor but its interpreter does not run or lacks venv/ensurepip"
     else
       echo "not installed under pyenv ($PYENV_ROOT/versions)"
@@ -37,23 +37,23 @@ locus_find_python() {
 }
 
 # Prints why minor version $1 cannot be used (nothing, status 1, when it can).
-locus_skip_reason() {
+callsite_skip_reason() {
   local m="$1" why
   if ! [[ "$m" =~ ^3\.([0-9]+)$ ]] || [ "${BASH_REMATCH[1]}" -lt 10 ]; then
-    echo "unsupported (locus needs CPython 3.10 or newer)"; return 0
+    echo "unsupported (callsite needs CPython 3.10 or newer)"; return 0
   fi
-  if why="$(locus_find_python "$m")"; then return 1; fi
+  if why="$(callsite_find_python "$m")"; then return 1; fi
   echo "$why"
 }
 
 # Echoes the minors from the requested list ($@, default: all supported) that have an
 # interpreter; prints "skipping Python X: reason" on stderr for every one that has none.
-locus_available_minors() {
+callsite_available_minors() {
   local want=("$@") m why
-  [ ${#want[@]} -gt 0 ] || want=("${LOCUS_SUPPORTED_MINORS[@]}")
+  [ ${#want[@]} -gt 0 ] || want=("${CALLSITE_SUPPORTED_MINORS[@]}")
   for m in "${want[@]}"; do
-    if why="$(locus_skip_reason "$m")"; then log "skipping Python $m: $why"; else echo "$m"; fi
+    if why="$(callsite_skip_reason "$m")"; then log "skipping Python $m: $why"; else echo "$m"; fi
   done
 }
 
-locus_venv() { echo "$LOCUS_ROOT/.venv/py$1"; }
+callsite_venv() { echo "$CALLSITE_ROOT/.venv/py$1"; }

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# scripts/setup.sh — idempotent set-up: system packages, one venv per Python, deps, locus built in.
+# scripts/setup.sh — idempotent set-up: system packages, one venv per Python, deps, callsite built in.
 #
 # Usage: scripts/setup.sh [--bench] [3.10 3.11 ...]   (default: every pyenv Python 3.10-3.13)
-#   --bench / LOCUS_BENCH=1   also install jaxlib, and torch==2.13.0 on 3.11
-#   LOCUS_SETUP_RETRY=1       retry optional peers whose install failed before
-# Re-runs skip dependency installs recorded in .venv/py3.X/.locus-stamp-*, but always rebuild
-# locus (incremental: scikit-build-core keeps build/{wheel_tag}). Exits non-zero if locus
+#   --bench / CALLSITE_BENCH=1   also install jaxlib, and torch==2.13.0 on 3.11
+#   CALLSITE_SETUP_RETRY=1       retry optional peers whose install failed before
+# Re-runs skip dependency installs recorded in .venv/py3.X/.callsite-stamp-*, but always rebuild
+# callsite (incremental: scikit-build-core keeps build/{wheel_tag}). Exits non-zero if callsite
 # failed to build for any requested, available Python.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-BENCH="${LOCUS_BENCH:-0}"
+BENCH="${CALLSITE_BENCH:-0}"
 MINORS=()
 for arg in "$@"; do
   case "$arg" in
@@ -22,7 +22,7 @@ for arg in "$@"; do
 done
 
 CORE_DEPS=(nanobind scikit-build-core pytest cmake ninja)
-LOGDIR="$LOCUS_ROOT/build/logs"
+LOGDIR="$CALLSITE_ROOT/build/logs"
 mkdir -p "$LOGDIR"
 
 # --- system packages (only when missing) ------------------------------------------------------
@@ -45,10 +45,10 @@ fi
 pip_step() {
   local py="$1" name="$2" required="$3"; shift 3
   local venv; venv="$(dirname "$(dirname "$py")")"
-  local stamp="$venv/.locus-stamp-$name" failed="$venv/.locus-failed-$name" spec="$*"
+  local stamp="$venv/.callsite-stamp-$name" failed="$venv/.callsite-failed-$name" spec="$*"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$spec" ]; then return 0; fi
-  if [ "$required" = 0 ] && [ -f "$failed" ] && [ "${LOCUS_SETUP_RETRY:-0}" != 1 ]; then
-    log "  optional $name not installed: $(cat "$failed") (earlier attempt; LOCUS_SETUP_RETRY=1 retries)"
+  if [ "$required" = 0 ] && [ -f "$failed" ] && [ "${CALLSITE_SETUP_RETRY:-0}" != 1 ]; then
+    log "  optional $name not installed: $(cat "$failed") (earlier attempt; CALLSITE_SETUP_RETRY=1 retries)"
     return 0
   fi
   local logf="$LOGDIR/pip-$(basename "$venv")-$name.log"
@@ -69,13 +69,13 @@ pip_step() {
 
 setup_one() {
   local minor="$1" base="$2" venv py
-  venv="$(locus_venv "$minor")"; py="$venv/bin/python"
+  venv="$(callsite_venv "$minor")"; py="$venv/bin/python"
   local base_id; base_id="$("$base" -c 'import sys; print(sys.executable, sys.version.split()[0])')"
-  if [ ! -x "$py" ] || ! "$py" -c '' 2>/dev/null || [ "$(cat "$venv/.locus-base" 2>/dev/null)" != "$base_id" ]; then
+  if [ ! -x "$py" ] || ! "$py" -c '' 2>/dev/null || [ "$(cat "$venv/.callsite-base" 2>/dev/null)" != "$base_id" ]; then
     log "Python $minor: creating $venv from $base"
     rm -rf "$venv"
     "$base" -m venv "$venv" || return 1
-    echo "$base_id" >"$venv/.locus-base"
+    echo "$base_id" >"$venv/.callsite-base"
   else
     log "Python $minor: using $venv"
   fi
@@ -90,24 +90,24 @@ setup_one() {
     else log "  torch: only installed for 3.11 (a CPU wheel exists for it only)"; fi
   fi
   local logf="$LOGDIR/build-py$minor.log" t0=$SECONDS
-  log "  building locus (log: $logf)"
+  log "  building callsite (log: $logf)"
   if CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
       "$py" -m pip install --disable-pip-version-check --no-build-isolation --no-deps -v \
-      "$LOCUS_ROOT" >"$logf" 2>&1 && (cd / && "$py" -c 'import locus') >>"$logf" 2>&1; then
-    log "  locus built and installed for Python $minor in $((SECONDS - t0)) s"
+      "$CALLSITE_ROOT" >"$logf" 2>&1 && (cd / && "$py" -c 'import callsite') >>"$logf" 2>&1; then
+    log "  callsite built and installed for Python $minor in $((SECONDS - t0)) s"
   else
-    log "  FAILED: locus build/import for Python $minor; last lines of $logf:"
+    log "  FAILED: callsite build/import for Python $minor; last lines of $logf:"
     tail -n 40 "$logf" >&2
     return 1
   fi
 }
 
-mapfile -t AVAIL < <(locus_available_minors "${MINORS[@]}")
-[ ${#AVAIL[@]} -gt 0 ] || die "no usable Python interpreter among: ${MINORS[*]:-${LOCUS_SUPPORTED_MINORS[*]}}"
+mapfile -t AVAIL < <(callsite_available_minors "${MINORS[@]}")
+[ ${#AVAIL[@]} -gt 0 ] || die "no usable Python interpreter among: ${MINORS[*]:-${CALLSITE_SUPPORTED_MINORS[*]}}"
 
 failed=()
 for m in "${AVAIL[@]}"; do
-  setup_one "$m" "$(locus_find_python "$m")" || failed+=("$m")
+  setup_one "$m" "$(callsite_find_python "$m")" || failed+=("$m")
 done
 if [ ${#failed[@]} -gt 0 ]; then
   log "setup failed for Python: ${failed[*]}"

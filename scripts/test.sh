@@ -3,16 +3,16 @@
 # ASan+UBSan), prints a summary table; exits non-zero if anything failed.
 #
 # Usage: scripts/test.sh [3.10 3.11 ...]          (default: every pyenv Python 3.10-3.13)
-#   LOCUS_SKIP_CPP=1      skip the C++ suites       LOCUS_SKIP_ASAN=1   skip only the ASan one
-#   LOCUS_PYTEST_ARGS=..  extra pytest arguments    LOCUS_TEST_TIMEOUT  seconds per suite (1200)
-#   LOCUS_TEST_JOBS=N     run N Python versions' suites at once (default 1)
+#   CALLSITE_SKIP_CPP=1      skip the C++ suites       CALLSITE_SKIP_ASAN=1   skip only the ASan one
+#   CALLSITE_PYTEST_ARGS=..  extra pytest arguments    CALLSITE_TEST_TIMEOUT  seconds per suite (1200)
+#   CALLSITE_TEST_JOBS=N     run N Python versions' suites at once (default 1)
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-cd "$LOCUS_ROOT"
+cd "$CALLSITE_ROOT"
 
-RESULTS="$LOCUS_ROOT/build/test-results"
+RESULTS="$CALLSITE_ROOT/build/test-results"
 rm -rf "$RESULTS"; mkdir -p "$RESULTS"
-TIMEOUT="${LOCUS_TEST_TIMEOUT:-1200}"
+TIMEOUT="${CALLSITE_TEST_TIMEOUT:-1200}"
 T_START=$SECONDS
 ROWS=()                       # "name|passed|failed|skipped|note"
 TOTAL_P=0 TOTAL_F=0 TOTAL_S=0
@@ -38,20 +38,20 @@ record() {
 }
 
 # --- Python suites -----------------------------------------------------------------------------
-mapfile -t AVAIL < <(locus_available_minors "$@")
-WANT=("$@"); [ ${#WANT[@]} -gt 0 ] || WANT=("${LOCUS_SUPPORTED_MINORS[@]}")
+mapfile -t AVAIL < <(callsite_available_minors "$@")
+WANT=("$@"); [ ${#WANT[@]} -gt 0 ] || WANT=("${CALLSITE_SUPPORTED_MINORS[@]}")
 for m in "${WANT[@]}"; do
-  [[ " ${AVAIL[*]} " == *" $m "* ]] || ROWS+=("python $m|-|-|-|skipped: $(locus_skip_reason "$m")")
+  [[ " ${AVAIL[*]} " == *" $m "* ]] || ROWS+=("python $m|-|-|-|skipped: $(callsite_skip_reason "$m")")
 done
 COUNT_PY="$(command -v python3 || true)"
-JOBS="${LOCUS_TEST_JOBS:-1}"
+JOBS="${CALLSITE_TEST_JOBS:-1}"
 
 # run_pytest MINOR : one version's suite -> $RESULTS/pytest-pyMINOR.{xml,log,rc,secs}
 run_pytest() {
-  local m="$1" t0=$SECONDS py; py="$(locus_venv "$m")/bin/python"
+  local m="$1" t0=$SECONDS py; py="$(callsite_venv "$m")/bin/python"
   # The installed package is under test: no PYTHONPATH, nothing from python/ on sys.path.
-  env -u PYTHONPATH timeout "$TIMEOUT" "$py" -m pytest "$LOCUS_ROOT/tests" -q -p no:cacheprovider \
-    -o faulthandler_timeout=600 --junitxml="$RESULTS/pytest-py$m.xml" ${LOCUS_PYTEST_ARGS:-} \
+  env -u PYTHONPATH timeout "$TIMEOUT" "$py" -m pytest "$CALLSITE_ROOT/tests" -q -p no:cacheprovider \
+    -o faulthandler_timeout=600 --junitxml="$RESULTS/pytest-py$m.xml" ${CALLSITE_PYTEST_ARGS:-} \
     >"$RESULTS/pytest-py$m.log" 2>&1
   echo $? >"$RESULTS/pytest-py$m.rc"
   echo $((SECONDS - t0)) >"$RESULTS/pytest-py$m.secs"
@@ -61,10 +61,10 @@ run_pytest() {
 READY=()
 for m in "${AVAIL[@]}"; do
   log "=== Python $m: setup"
-  if scripts/setup.sh "$m"; then READY+=("$m"); COUNT_PY="$(locus_venv "$m")/bin/python"
+  if scripts/setup.sh "$m"; then READY+=("$m"); COUNT_PY="$(callsite_venv "$m")/bin/python"
   else echo "setup" >"$RESULTS/pytest-py$m.rc"; fi
 done
-# Then the suites: in order with live output, or LOCUS_TEST_JOBS at a time with logs after.
+# Then the suites: in order with live output, or CALLSITE_TEST_JOBS at a time with logs after.
 for m in "${READY[@]}"; do
   if [ "$JOBS" -le 1 ]; then
     log "=== Python $m: pytest"
@@ -72,7 +72,7 @@ for m in "${READY[@]}"; do
     tail -n +1 -F --pid="$pid" "$RESULTS/pytest-py$m.log" 2>/dev/null; wait "$pid"
   else
     while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
-    log "=== Python $m: pytest (in the background, log: ${RESULTS#$LOCUS_ROOT/}/pytest-py$m.log)"
+    log "=== Python $m: pytest (in the background, log: ${RESULTS#$CALLSITE_ROOT/}/pytest-py$m.log)"
     run_pytest "$m" &
   fi
 done
@@ -99,16 +99,16 @@ for m in "${AVAIL[@]}"; do
 done
 
 # --- C++ suites --------------------------------------------------------------------------------
-# run_ctest NAME BUILD_DIR CMAKE_ARGS... : configure, build locus_cpp_tests, run ctest.
+# run_ctest NAME BUILD_DIR CMAKE_ARGS... : configure, build callsite_cpp_tests, run ctest.
 run_ctest() {
   local name="$1" dir="$2"; shift 2
   local logf="$RESULTS/$name.log" xml="$RESULTS/$name.xml" t0=$SECONDS
   log "=== C++ $name: configure + build ($dir)"
-  if ! { cmake -S "$LOCUS_ROOT" -B "$dir" -G Ninja -DLOCUS_BUILD_TESTS=ON \
+  if ! { cmake -S "$CALLSITE_ROOT" -B "$dir" -G Ninja -DCALLSITE_BUILD_TESTS=ON \
            -DPython_EXECUTABLE="$CPP_PY" "$@" &&
-         cmake --build "$dir" --target locus_cpp_tests -j "$(nproc)"; } >"$logf" 2>&1; then
+         cmake --build "$dir" --target callsite_cpp_tests -j "$(nproc)"; } >"$logf" 2>&1; then
     tail -n 40 "$logf"
-    record "c++ $name" 0 1 0 "configure/build failed (see ${logf#$LOCUS_ROOT/})"
+    record "c++ $name" 0 1 0 "configure/build failed (see ${logf#$CALLSITE_ROOT/})"
     return
   fi
   log "=== C++ $name: ctest"
@@ -123,27 +123,27 @@ run_ctest() {
   record "c++ $name" "$p" "$f" "$s" "$note"
 }
 
-if [ "${LOCUS_SKIP_CPP:-0}" != 1 ]; then
+if [ "${CALLSITE_SKIP_CPP:-0}" != 1 ]; then
   CPP_MINOR=""
-  for m in "$LOCUS_DEFAULT_MINOR" "${AVAIL[@]}"; do
-    if [ -x "$(locus_venv "$m")/bin/python" ] && [ -x "$(locus_venv "$m")/bin/cmake" ]; then CPP_MINOR="$m"; break; fi
+  for m in "$CALLSITE_DEFAULT_MINOR" "${AVAIL[@]}"; do
+    if [ -x "$(callsite_venv "$m")/bin/python" ] && [ -x "$(callsite_venv "$m")/bin/cmake" ]; then CPP_MINOR="$m"; break; fi
   done
   if [ -z "$CPP_MINOR" ]; then
     record "c++" 0 1 0 "no venv with cmake to build the C++ tests"
   else
-    CPP_PY="$(locus_venv "$CPP_MINOR")/bin/python"; COUNT_PY="$CPP_PY"
-    export PATH="$(locus_venv "$CPP_MINOR")/bin:$PATH"
-    run_ctest cpp-tests "$LOCUS_ROOT/build/cpp-tests"
-    if [ "${LOCUS_SKIP_ASAN:-0}" != 1 ]; then
+    CPP_PY="$(callsite_venv "$CPP_MINOR")/bin/python"; COUNT_PY="$CPP_PY"
+    export PATH="$(callsite_venv "$CPP_MINOR")/bin:$PATH"
+    run_ctest cpp-tests "$CALLSITE_ROOT/build/cpp-tests"
+    if [ "${CALLSITE_SKIP_ASAN:-0}" != 1 ]; then
       ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}" \
-        run_ctest cpp-asan "$LOCUS_ROOT/build/cpp-asan" -DLOCUS_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+        run_ctest cpp-asan "$CALLSITE_ROOT/build/cpp-asan" -DCALLSITE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
     fi
   fi
 fi
 
 # --- summary -----------------------------------------------------------------------------------
 echo
-echo "==================== locus test summary ($((SECONDS - T_START)) s) ===================="
+echo "==================== callsite test summary ($((SECONDS - T_START)) s) ===================="
 printf '%-16s %8s %8s %8s  %s\n' suite passed failed skipped note
 for row in "${ROWS[@]}"; do
   IFS='|' read -r n p f s note <<<"$row"

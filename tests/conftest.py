@@ -8,53 +8,53 @@ import sys
 import pytest
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_SOURCE_PKG = os.path.join(_REPO, "python", "locus")
+_SOURCE_PKG = os.path.join(_REPO, "python", "callsite")
 
 
 def pytest_report_header(config):
     try:
-        import locus
+        import callsite
     except Exception as e:  # the tests that import it will fail loudly
-        return [f"locus: NOT IMPORTABLE ({type(e).__name__}: {e})"]
-    refusal = getattr(locus, "internal_backend_refusal", lambda: "?")()
+        return [f"callsite: NOT IMPORTABLE ({type(e).__name__}: {e})"]
+    refusal = getattr(callsite, "internal_backend_refusal", lambda: "?")()
     return [
-        f"locus: {os.path.dirname(locus.__file__)}",
-        f"locus: backend={locus.get_backend()} layout={getattr(locus, 'layout_name', '?')}"
-        f" internal-refusal={refusal!r} LOCUS_BACKEND={os.environ.get('LOCUS_BACKEND')!r}",
+        f"callsite: {os.path.dirname(callsite.__file__)}",
+        f"callsite: backend={callsite.get_backend()} layout={getattr(callsite, 'layout_name', '?')}"
+        f" internal-refusal={refusal!r} CALLSITE_BACKEND={os.environ.get('CALLSITE_BACKEND')!r}",
     ]
 
 
 def pytest_configure(config):
-    # The suite tests the installed package; importing python/locus (no extension module in it)
+    # The suite tests the installed package; importing python/callsite (no extension module in it)
     # would test nothing real. Dev builds (build/<dir>/pkg) are fine.
     try:
-        import locus
+        import callsite
     except Exception:
         return
-    here = os.path.dirname(os.path.abspath(locus.__file__))
-    if os.path.realpath(here) == os.path.realpath(_SOURCE_PKG) and not hasattr(locus, "_locus"):
-        raise pytest.UsageError(f"locus imported from the source tree {here}; install it "
+    here = os.path.dirname(os.path.abspath(callsite.__file__))
+    if os.path.realpath(here) == os.path.realpath(_SOURCE_PKG) and not hasattr(callsite, "_callsite"):
+        raise pytest.UsageError(f"callsite imported from the source tree {here}; install it "
                                 "(scripts/setup.sh) or use a dev build's pkg/ directory")
 
 
 @contextlib.contextmanager
 def using_backend(name: str):
-    """Switches locus to backend `name` for the block (skips the test if it is unavailable)."""
-    import locus
+    """Switches callsite to backend `name` for the block (skips the test if it is unavailable)."""
+    import callsite
 
-    previous = locus.get_backend()
+    previous = callsite.get_backend()
     try:
-        locus.set_backend(name)
+        callsite.set_backend(name)
     except RuntimeError as e:
-        pytest.skip(f"locus backend {name!r} unavailable in this build: {e}")
+        pytest.skip(f"callsite backend {name!r} unavailable in this build: {e}")
     try:
         yield name
     finally:
-        locus.set_backend(previous)
+        callsite.set_backend(previous)
 
 
 @pytest.fixture(params=["internal", "public"])
-def locus_backend(request):
+def callsite_backend(request):
     """Runs the test once per capture backend."""
     with using_backend(request.param) as name:
         yield name

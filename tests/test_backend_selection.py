@@ -5,26 +5,26 @@ import sys
 
 import pytest
 
-import locus
+import callsite
 
 PROBE = (
-    "import warnings, locus\n"
-    "print(locus.get_backend(), locus.internal_backend_refusal(), sep='|')\n"
+    "import warnings, callsite\n"
+    "print(callsite.get_backend(), callsite.internal_backend_refusal(), sep='|')\n"
     "try:\n"
-    "    locus.set_backend('internal')\n"
+    "    callsite.set_backend('internal')\n"
     "except RuntimeError as e:\n"
     "    print('refused:', e)\n"
 )
 
 
 def run(env_extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LOCUS_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CALLSITE_")}
     env.update(env_extra)
     return subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True,
                           check=True)
 
 
-has_layout = locus.layout_name != "none"
+has_layout = callsite.layout_name != "none"
 
 
 @pytest.mark.skipif(not has_layout, reason="this build has no internal layout")
@@ -35,14 +35,14 @@ def test_default_is_the_internal_walk():
 
 @pytest.mark.skipif(not has_layout, reason="this build has no internal layout")
 def test_environment_selects_the_public_walk():
-    out = run({"LOCUS_BACKEND": "public"}).stdout.splitlines()
+    out = run({"CALLSITE_BACKEND": "public"}).stdout.splitlines()
     assert out == ["public|None"]  # still switchable back: nothing refused
 
 
 @pytest.mark.skipif(not has_layout, reason="this build has no internal layout")
 def test_a_refused_layout_falls_back_and_says_so():
-    result = run({"LOCUS_TEST_REFUSE_LAYOUT": "pretend the offsets disagree"})
-    assert "RuntimeWarning: locus: using the public C API frame walk: pretend the offsets" in (
+    result = run({"CALLSITE_TEST_REFUSE_LAYOUT": "pretend the offsets disagree"})
+    assert "RuntimeWarning: callsite: using the public C API frame walk: pretend the offsets" in (
         result.stderr
     )
     assert result.stdout.splitlines() == [
@@ -54,5 +54,5 @@ def test_a_refused_layout_falls_back_and_says_so():
 @pytest.mark.skipif(has_layout, reason="this build has an internal layout")
 def test_a_build_without_layout_refuses_internal():
     with pytest.raises(RuntimeError, match="no internal frame layout"):
-        locus.set_backend("internal")
-    assert locus.get_backend() == "public"
+        callsite.set_backend("internal")
+    assert callsite.get_backend() == "public"

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-import locus
+import callsite
 
 
 def _frame_chain(frame):
@@ -51,7 +51,7 @@ def _collect(install, uninstall):
     def callback(frame, event, arg):
         if event in EVENTS and frame.f_code in (_plain.__code__, _gen.__code__, _coro.__code__):
             # The callback's own frame is innermost: compare from the hooked frame outwards.
-            tb = locus.capture(skip=1)
+            tb = callsite.capture(skip=1)
             seen.append((event, frame.f_code.co_name, tb.raw(), _frame_chain(frame)))
         return callback
 
@@ -64,7 +64,7 @@ def _collect(install, uninstall):
 
 
 @pytest.mark.parametrize("hook", ["setprofile", "settrace"])
-def test_capture_in_hook_callbacks_matches_frame_objects(locus_backend, hook):
+def test_capture_in_hook_callbacks_matches_frame_objects(callsite_backend, hook):
     if sys.gettrace() is not None or sys.getprofile() is not None:
         pytest.skip("another tracer or profiler is active (coverage, debugger)")
     setter = getattr(sys, hook)
@@ -75,5 +75,5 @@ def test_capture_in_hook_callbacks_matches_frame_objects(locus_backend, hook):
     for event, name, raw, expected in seen:
         assert raw == expected, f"{hook} {event} in {name}"
         # The hooked frame itself: before its first instruction f_lasti is -1 (3.10) or the
-        # offset CPython reports; locus must report the same, never a negative other than -1.
+        # offset CPython reports; callsite must report the same, never a negative other than -1.
         assert raw[0][1] >= -1

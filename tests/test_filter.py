@@ -1,4 +1,4 @@
-"""locus.Filter: MLIR's include/exclude semantics, per-code caching, limits, bad input."""
+"""callsite.Filter: MLIR's include/exclude semantics, per-code caching, limits, bad input."""
 import importlib.util
 import os
 import re
@@ -7,7 +7,7 @@ import traceback
 
 import pytest
 
-import locus
+import callsite
 
 
 def load_module(path, name, source):
@@ -39,7 +39,7 @@ def python_oracle(include, exclude):
 
 
 def test_semantics_include_wins_else_no_exclude():
-    f = locus.Filter(include=[r"keep_me"], exclude=[r"/lib/", r"keep"], default_exclusions=False)
+    f = callsite.Filter(include=[r"keep_me"], exclude=[r"/lib/", r"keep"], default_exclusions=False)
     oracle = python_oracle([r"keep_me"], [r"/lib/", r"keep"])
     for name in ["/lib/keep_me.py", "/lib/other.py", "/src/keep.py", "/src/user.py", "x.py",
                  "/lib/", "keep_me"]:
@@ -49,28 +49,28 @@ def test_semantics_include_wins_else_no_exclude():
 
 
 def test_no_rules_keeps_everything():
-    f = locus.Filter(default_exclusions=False)
+    f = callsite.Filter(default_exclusions=False)
     assert f.include == () and f.exclude == ()
-    assert f.keeps("/anything/_arith_ops_gen.py") and f.keeps(locus.__file__)
+    assert f.keeps("/anything/_arith_ops_gen.py") and f.keeps(callsite.__file__)
 
 
-def test_default_exclusions_are_generated_modules_and_locus_itself():
-    f = locus.Filter()
+def test_default_exclusions_are_generated_modules_and_callsite_itself():
+    f = callsite.Filter()
     assert not f.keeps("/site-packages/mlir/dialects/_arith_ops_gen.py")
     assert f.keeps("/site-packages/mlir/dialects/arith.py")  # hand-written: kept, as in MLIR
-    assert not f.keeps(locus.__file__)
-    assert not f.keeps(os.path.join(os.path.dirname(locus.__file__), "mlir.py"))
+    assert not f.keeps(callsite.__file__)
+    assert not f.keeps(os.path.join(os.path.dirname(callsite.__file__), "mlir.py"))
     assert f.keeps(__file__)
     assert f.limit == 10  # MLIR's default frame limit
 
 
 def test_default_filter_is_one_object():
-    assert locus.Filter.default() is locus.Filter.default()
-    assert isinstance(locus.Filter.default(), locus.Filter)
+    assert callsite.Filter.default() is callsite.Filter.default()
+    assert isinstance(callsite.Filter.default(), callsite.Filter)
 
 
 def test_file_helpers_are_literal_prefixes_like_mlir():
-    f = locus.Filter(default_exclusions=False)
+    f = callsite.Filter(default_exclusions=False)
     f.exclude_file("/a/b+c.py")  # '+' and '.' must be literal, as llvm::Regex::escape makes them
     assert f.exclude == ("^" + re.escape("/a/b+c.py"),)
     assert not f.keeps("/a/b+c.py") and not f.keeps("/a/b+c.pyc")  # a prefix, as in MLIR
@@ -82,7 +82,7 @@ def test_file_helpers_are_literal_prefixes_like_mlir():
 
 
 def test_dir_helpers(tmp_path):
-    f = locus.Filter(default_exclusions=False)
+    f = callsite.Filter(default_exclusions=False)
     f.exclude_dir(str(tmp_path))
     assert not f.keeps(str(tmp_path / "x.py"))
     assert f.keeps(str(tmp_path) + "_sibling/x.py")  # a directory, not a string prefix
@@ -91,7 +91,7 @@ def test_dir_helpers(tmp_path):
 
 
 def test_duplicates_remove_clear_copy():
-    f = locus.Filter(exclude=["a", "a", "b"], default_exclusions=False)
+    f = callsite.Filter(exclude=["a", "a", "b"], default_exclusions=False)
     assert f.exclude == ("a", "b")
     g = f.copy()
     assert f.remove("a") is True and f.remove("a") is False
@@ -102,50 +102,50 @@ def test_duplicates_remove_clear_copy():
 
 
 def test_compiled_patterns_and_single_str():
-    f = locus.Filter(include=re.compile(r"inc"), exclude="exc", default_exclusions=False)
+    f = callsite.Filter(include=re.compile(r"inc"), exclude="exc", default_exclusions=False)
     assert f.include == ("inc",) and f.exclude == ("exc",)
 
 
 def test_bad_regex_names_pattern_and_reason():
     with pytest.raises(ValueError, match=r"bad include pattern '\(': .*missing \)"):
-        locus.Filter(include=["("])
-    f = locus.Filter()
+        callsite.Filter(include=["("])
+    f = callsite.Filter()
     with pytest.raises(ValueError, match=r"bad exclude pattern '\[a': .*unterminated"):
         f.add_exclude("[a")
-    assert f.exclude == locus.Filter().exclude  # nothing was added
+    assert f.exclude == callsite.Filter().exclude  # nothing was added
 
 
 @pytest.mark.parametrize("bad", [3, b"bytes", None.__class__, 1.5])
 def test_wrong_rule_type_is_type_error(bad):
     with pytest.raises(TypeError, match="rules must be str"):
-        locus.Filter(exclude=[bad])
+        callsite.Filter(exclude=[bad])
     with pytest.raises(TypeError, match="rules must be str"):
-        locus.Filter().add_include(bad)
+        callsite.Filter().add_include(bad)
 
 
 def test_wrong_types_elsewhere():
     with pytest.raises(TypeError, match="must be str"):
-        locus.Filter(include=[re.compile(b"x")])
+        callsite.Filter(include=[re.compile(b"x")])
     with pytest.raises(TypeError, match="rules must be str"):
-        locus.Filter(include=7)
+        callsite.Filter(include=7)
     with pytest.raises(TypeError, match="path must be a str"):
-        locus.Filter().exclude_file(3)
+        callsite.Filter().exclude_file(3)
     with pytest.raises(TypeError, match="path must be a str"):
-        locus.Filter().include_dir(None)
+        callsite.Filter().include_dir(None)
     with pytest.raises(TypeError, match="keeps"):
-        locus.Filter().keeps(3)
+        callsite.Filter().keeps(3)
     with pytest.raises(TypeError, match="limit must be an int or None"):
-        locus.Filter(limit="3")
+        callsite.Filter(limit="3")
     with pytest.raises(ValueError, match="limit must be >= 0"):
-        locus.Filter(limit=-1)
-    with pytest.raises(TypeError, match="filter must be a locus.Filter"):
-        locus.capture(filter="x")
-    with pytest.raises(TypeError, match="locus.Traceback"):
-        locus.Filter().apply([1])
+        callsite.Filter(limit=-1)
+    with pytest.raises(TypeError, match="filter must be a callsite.Filter"):
+        callsite.capture(filter="x")
+    with pytest.raises(TypeError, match="callsite.Traceback"):
+        callsite.Filter().apply([1])
 
 
 def test_limit_property():
-    f = locus.Filter(limit=None)
+    f = callsite.Filter(limit=None)
     assert f.limit is None
     f.limit = 3
     assert f.limit == 3
@@ -155,21 +155,21 @@ def test_limit_property():
         del f.limit
 
 
-def test_keeps_accepts_code_function_frame_and_locus_frame():
-    f = locus.Filter(exclude=[re.escape(__file__)], default_exclusions=False)
+def test_keeps_accepts_code_function_frame_and_callsite_frame():
+    f = callsite.Filter(exclude=[re.escape(__file__)], default_exclusions=False)
     here = sys._getframe()
-    assert f.keeps(test_keeps_accepts_code_function_frame_and_locus_frame) is False
+    assert f.keeps(test_keeps_accepts_code_function_frame_and_callsite_frame) is False
     assert f.keeps(here.f_code) is False and f.keeps(here) is False
-    assert f.keeps(locus.capture()[0]) is False
+    assert f.keeps(callsite.capture()[0]) is False
     assert f.keeps(pytest.main.__code__) is True
 
 
 def test_capture_with_filter_matches_cpython_stack(chain, tmp_path):
     low, mid, top = chain
     exclude = [re.escape(str(tmp_path / "mid.py")), r"/site-packages/"]
-    f = locus.Filter(exclude=exclude, limit=None, default_exclusions=False)
+    f = callsite.Filter(exclude=exclude, limit=None, default_exclusions=False)
     oracle = python_oracle([], exclude)
-    tb = top.run(lambda: locus.capture(filter=f))
+    tb = top.run(lambda: callsite.capture(filter=f))
     expected = [s for s in reversed(traceback.extract_stack()) if oracle(s.filename)]
     # The oracle's stack is this test function and its callers; ours starts at the lambda.
     names = [(fr.filename, fr.name) for fr in tb]
@@ -182,23 +182,23 @@ def test_capture_with_filter_matches_cpython_stack(chain, tmp_path):
 
 def test_limit_counts_kept_frames(chain, tmp_path):
     low, mid, top = chain
-    f = locus.Filter(exclude=[re.escape(str(tmp_path / "low.py")),
+    f = callsite.Filter(exclude=[re.escape(str(tmp_path / "low.py")),
                               re.escape(str(tmp_path / "mid.py"))],
                      limit=2, default_exclusions=False)
-    tb = top.run(lambda: locus.capture(filter=f))
+    tb = top.run(lambda: callsite.capture(filter=f))
     # low and mid are walked past without counting: <lambda> and top.run are the two kept.
     assert [fr.name for fr in tb] == ["<lambda>", "run"]
     assert tb[1].filename == str(tmp_path / "top.py")
-    assert len(top.run(lambda: locus.capture(1, filter=f))) == 2
-    assert len(top.run(lambda: locus.capture(limit=1, filter=f))) == 1  # the smaller limit
+    assert len(top.run(lambda: callsite.capture(1, filter=f))) == 2
+    assert len(top.run(lambda: callsite.capture(limit=1, filter=f))) == 1  # the smaller limit
     f.limit = 0
-    assert len(top.run(lambda: locus.capture(filter=f))) == 0
+    assert len(top.run(lambda: callsite.capture(filter=f))) == 0
 
 
 def test_rule_change_invalidates_cached_decisions(chain, tmp_path):
     low, mid, top = chain
-    f = locus.Filter(limit=None, default_exclusions=False)
-    grab = lambda: locus.capture(filter=f)  # noqa: E731
+    f = callsite.Filter(limit=None, default_exclusions=False)
+    grab = lambda: callsite.capture(filter=f)  # noqa: E731
     before = top.run(grab)
     assert str(tmp_path / "mid.py") in [fr.filename for fr in before]
     g0 = f.generation
@@ -216,44 +216,44 @@ def test_rule_change_invalidates_cached_decisions(chain, tmp_path):
 def test_many_filters_coexist_on_the_same_code_objects(chain, tmp_path):
     low, mid, top = chain
     mid_file = str(tmp_path / "mid.py")
-    filters = [locus.Filter(exclude=[re.escape(mid_file)] if i % 2 else [], limit=None,
+    filters = [callsite.Filter(exclude=[re.escape(mid_file)] if i % 2 else [], limit=None,
                             default_exclusions=False) for i in range(9)]
     for _ in range(3):  # more filters than per-code slots: decisions are evicted, never wrong
         for i, f in enumerate(filters):
-            tb = top.run(lambda: locus.capture(filter=f))
+            tb = top.run(lambda: callsite.capture(filter=f))
             assert (mid_file in [fr.filename for fr in tb]) is (i % 2 == 0)
 
 
 def test_first_user_frame(chain, tmp_path):
     low, mid, top = chain
-    f = locus.Filter(exclude=[re.escape(str(tmp_path / "low.py"))], default_exclusions=False)
+    f = callsite.Filter(exclude=[re.escape(str(tmp_path / "low.py"))], default_exclusions=False)
     fr = top.run(f.first_user_frame)  # low.call invokes it: low is skipped, mid.call is first
     assert (fr.filename, fr.name) == (str(tmp_path / "mid.py"), "call")
     assert fr.lineno == 3
     here = f.first_user_frame()
     assert here.filename == __file__ and here.lineno == sys._getframe().f_lineno - 1
     assert f.first_user_frame(1).name == sys._getframe(1).f_code.co_name
-    nothing = locus.Filter(exclude=["."], default_exclusions=False)
+    nothing = callsite.Filter(exclude=["."], default_exclusions=False)
     assert nothing.first_user_frame() is None
     with pytest.raises(TypeError):
         f.first_user_frame("x")
 
 
 def test_first_user_frame_deep_stack():
-    f = locus.Filter(exclude=[re.escape(__file__)], default_exclusions=False)
+    f = callsite.Filter(exclude=[re.escape(__file__)], default_exclusions=False)
 
     def recurse(n):
         return recurse(n - 1) if n else f.first_user_frame()
 
     fr = recurse(150)  # deeper than the first short walk
     assert fr is not None and fr.filename != __file__
-    assert fr == locus.Filter(exclude=[re.escape(__file__)], default_exclusions=False).first_user_frame()
+    assert fr == callsite.Filter(exclude=[re.escape(__file__)], default_exclusions=False).first_user_frame()
 
 
 def test_apply_to_a_traceback(chain, tmp_path):
     low, mid, top = chain
-    tb = top.run(locus.capture)
-    f = locus.Filter(exclude=[re.escape(str(tmp_path))], limit=None, default_exclusions=False)
+    tb = top.run(callsite.capture)
+    f = callsite.Filter(exclude=[re.escape(str(tmp_path))], limit=None, default_exclusions=False)
     kept = f.apply(tb)
     assert [fr for fr in tb if not fr.filename.startswith(str(tmp_path))] == list(kept)
     f.limit = 1
@@ -261,17 +261,17 @@ def test_apply_to_a_traceback(chain, tmp_path):
 
 
 def test_repr_round_trips():
-    f = locus.Filter(include=["a"], exclude=["b"], limit=4, default_exclusions=False)
-    g = eval(repr(f), {"locus": locus})
+    f = callsite.Filter(include=["a"], exclude=["b"], limit=4, default_exclusions=False)
+    g = eval(repr(f), {"callsite": callsite})
     assert (g.include, g.exclude, g.limit) == (f.include, f.exclude, f.limit)
-    assert "limit=None" in repr(locus.Filter(limit=None))
+    assert "limit=None" in repr(callsite.Filter(limit=None))
 
 
 def test_no_refcount_leak_on_filtered_capture(chain):
     low, mid, top = chain
-    f = locus.Filter(exclude=["low"], default_exclusions=False)
+    f = callsite.Filter(exclude=["low"], default_exclusions=False)
     code = low.call.__code__
-    grab = lambda: locus.capture(filter=f)  # noqa: E731
+    grab = lambda: callsite.capture(filter=f)  # noqa: E731
     top.run(grab)
     before = sys.getrefcount(code), sys.getrefcount(f)
     for _ in range(1000):

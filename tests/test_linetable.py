@@ -4,8 +4,8 @@ import types
 
 import pytest
 
-import locus
-from locus import _locus
+import callsite
+from callsite import _callsite
 
 
 def all_code_objects(limit_modules=None):
@@ -48,7 +48,7 @@ def test_every_reachable_code_object_decodes_like_cpython():
     import asyncio, dataclasses, email.parser, json, typing, unittest  # noqa: F401  more code
     checked = 0
     for code in all_code_objects():
-        assert _locus._code_positions(code) == expected_positions(code), code
+        assert _callsite._code_positions(code) == expected_positions(code), code
         checked += 1
     assert checked > 500
 
@@ -65,17 +65,17 @@ def test_generated_sources_with_long_lines_and_far_columns():
     )
     code = compile(src, "<gen>", "exec")
     for c in [code, *[k for k in code.co_consts if isinstance(k, types.CodeType)]]:
-        assert _locus._code_positions(c) == expected_positions(c)
+        assert _callsite._code_positions(c) == expected_positions(c)
 
 
 def test_rejects_non_code():
     with pytest.raises(TypeError, match="expected a code object"):
-        _locus._code_positions("nope")
+        _callsite._code_positions("nope")
 
 
 def test_frame_fields_match_co_positions_at_the_capture_point():
     def here():
-        return locus.capture()[0], sys._getframe()
+        return callsite.capture()[0], sys._getframe()
 
     frame, pyframe = here()
     assert frame.lineno == pyframe.f_lineno or frame.code is pyframe.f_code

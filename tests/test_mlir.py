@@ -1,4 +1,4 @@
-"""locus.mlir: locations checked against CPython's own frames, contexts and caches, reference
+"""callsite.mlir: locations checked against CPython's own frames, contexts and caches, reference
 counts, thread/task scoping, nesting, wrappers, explicit location(), bad input."""
 import asyncio
 import contextlib
@@ -11,8 +11,8 @@ import weakref
 
 import pytest
 
-import locus
-import locus.mlir
+import callsite
+import callsite.mlir
 import test_mlir_support as H
 
 
@@ -43,7 +43,7 @@ def expected_location(ir, frames):
 @pytest.mark.parametrize("limit", [0, 1, 3, 10])
 def test_locations_match_cpython_frames(ir, tmp_path, limit):
     """On every Python version and bindings build (also where MLIR's own walk records no
-    frames): an op's location, and locus.mlir.location(), equal the location built with the
+    frames): an op's location, and callsite.mlir.location(), equal the location built with the
     bindings' API from CPython's own frame objects and co_positions()."""
     prog = H.write_program(tmp_path, "prog", '''
         def build(ir, f):
@@ -53,7 +53,7 @@ def test_locations_match_cpython_frames(ir, tmp_path, limit):
     ''')
     f = H.support_filter()
     f.limit = limit
-    with H.context(ir), locus.mlir.auto_locations(f, ir=ir):
+    with H.context(ir), callsite.mlir.auto_locations(f, ir=ir):
         auto, explicit, frames = prog.build(ir, f)
         want = expected_location(ir, frames)
     assert auto == explicit == want
@@ -71,7 +71,7 @@ def test_locations_match_cpython_frames(ir, tmp_path, limit):
     ("<lambda>", "<string>"),
 ])
 def test_text_escaping_matches_mlir_printer(ir, name, filename):
-    code = compile("def f():\n    return __import__('locus').capture()\n", filename, "exec")
+    code = compile("def f():\n    return __import__('callsite').capture()\n", filename, "exec")
     ns = {}
     exec(code, ns)
     fn = ns["f"]
@@ -92,7 +92,7 @@ def test_whole_traceback_text_matches_mlir_printer(ir):
         return b()
 
     def b():
-        return locus.capture()
+        return callsite.capture()
 
     tb = a()
     frames = [(f.filename, f.name, f.qualname, f.lineno, f.colno, f.end_lineno, f.end_colno)
@@ -104,11 +104,11 @@ def test_whole_traceback_text_matches_mlir_printer(ir):
 
 
 def test_to_mlir_arguments():
-    tb = locus.capture()
-    f = locus.Filter(exclude=["."], default_exclusions=False)
+    tb = callsite.capture()
+    f = callsite.Filter(exclude=["."], default_exclusions=False)
     assert tb.to_mlir(f) == tb.to_mlir(filter=f) == "loc(unknown)"
     assert tb.to_mlir(None) == tb.to_mlir()
-    with pytest.raises(TypeError, match="filter must be a locus.Filter"):
+    with pytest.raises(TypeError, match="filter must be a callsite.Filter"):
         tb.to_mlir(3)
     with pytest.raises(TypeError, match="unexpected keyword"):
         tb.to_mlir(filt=f)
@@ -123,7 +123,7 @@ def test_missing_columns_match_mlir(tmp_path):
     ir = H.import_ir("iree.compiler.ir")
     script = tmp_path / "nocols.py"
     script.write_text(textwrap.dedent('''
-        import locus, locus.mlir
+        import callsite, callsite.mlir
         from iree.compiler import ir
         def build():
             return ir.Operation.create("test.op")
@@ -131,10 +131,10 @@ def test_missing_columns_match_mlir(tmp_path):
             ctx.allow_unregistered_dialects = True
             m = ir.Module.create()
             with ir.InsertionPoint(m.body):
-                for scope in (ir.loc_tracebacks, locus.mlir.auto_locations):
+                for scope in (ir.loc_tracebacks, callsite.mlir.auto_locations):
                     with scope():
                         print(build().location)
-                print(locus.capture().to_mlir())
+                print(callsite.capture().to_mlir())
     '''))
     out = subprocess.run([sys.executable, "-X", "no_debug_ranges", str(script)],
                          capture_output=True, text=True, check=True).stdout.splitlines()
@@ -149,7 +149,7 @@ def test_two_contexts_never_mixed(ir, tmp_path):
             return ir.Operation.create("test.op")
     ''')
     ops, ctxs = {}, {}
-    with locus.mlir.auto_locations(ir=ir), H.context(ir):
+    with callsite.mlir.auto_locations(ir=ir), H.context(ir):
         for key in ("a1", "b", "a2"):  # one call site, three builds, the middle one in b
             with H.context(ir) if key == "b" else contextlib.nullcontext():
                 ops[key], ctxs[key] = prog.build(ir), ir.Context.current
@@ -157,7 +157,7 @@ def test_two_contexts_never_mixed(ir, tmp_path):
         assert ctxs["a2"] == a and a != b
         assert [ops[k].location.context for k in ("a1", "b", "a2")] == [a, b, a]
         assert str(ops["a1"].location) == str(ops["a2"].location) == str(ops["b"].location)
-        info_a, info_b = locus.mlir.cache_info(a), locus.mlir.cache_info(b)
+        info_a, info_b = callsite.mlir.cache_info(a), callsite.mlir.cache_info(b)
         assert (info_a["hits"], info_a["misses"]) == (1, 1)
         assert (info_b["hits"], info_b["misses"]) == (0, 1)
 
@@ -168,17 +168,17 @@ def test_deleting_a_context_frees_its_cache(ir, tmp_path):
             return ir.Operation.create("test.op")
     ''')
     gc.collect()
-    before = locus._locus.mlir_cache_count()
-    with locus.mlir.auto_locations(ir=ir):
+    before = callsite._callsite.mlir_cache_count()
+    with callsite.mlir.auto_locations(ir=ir):
         with H.context(ir) as ctx:
             for _ in range(3):
                 prog.build(ir).erase()
-            assert locus.mlir.cache_info(ctx)["entries"] > 0
+            assert callsite.mlir.cache_info(ctx)["entries"] > 0
         alive = weakref.ref(ctx)
         del ctx
         gc.collect()
         assert alive() is None  # the cached locations did not keep the context alive
-        assert locus._locus.mlir_cache_count() == before
+        assert callsite._callsite.mlir_cache_count() == before
 
 
 def test_code_refcounts_unchanged_after_10k_ops(ir, tmp_path):
@@ -192,7 +192,7 @@ def test_code_refcounts_unchanged_after_10k_ops(ir, tmp_path):
     codes = [prog.build.__code__, prog.loop.__code__, sys._getframe().f_code]
     gc.collect()
     before = [sys.getrefcount(c) for c in codes]
-    with locus.mlir.auto_locations(ir=ir):
+    with callsite.mlir.auto_locations(ir=ir):
         with H.context(ir) as ctx:
             counts = []
             for n in (10, 10_000):  # one call site: the second run only hits the caches
@@ -214,7 +214,7 @@ def test_threads_have_their_own_settings(ir, tmp_path):
         try:
             f = H.support_filter()
             f.exclude_file(exclude)
-            with locus.mlir.auto_locations(f, ir=ir), H.context(ir):
+            with callsite.mlir.auto_locations(f, ir=ir), H.context(ir):
                 barrier.wait()
                 texts = set()
                 for _ in range(200):
@@ -249,7 +249,7 @@ def test_thread_without_scope_is_untouched(ir):
 
     t = threading.Thread(target=other)
     t.start()
-    with locus.mlir.auto_locations(ir=ir):  # wrappers installed process-wide, settings here
+    with callsite.mlir.auto_locations(ir=ir):  # wrappers installed process-wide, settings here
         started.set()
         done.wait()
     t.join()
@@ -263,7 +263,7 @@ def test_asyncio_tasks_are_scoped(ir):
 
     async def task(name, on):
         if on:
-            with locus.mlir.auto_locations(ir=ir):
+            with callsite.mlir.auto_locations(ir=ir):
                 await asyncio.sleep(0)  # the other task runs while this scope is open
                 return build(name)
         await asyncio.sleep(0)
@@ -286,28 +286,28 @@ def test_nesting_and_restoring_the_builders(ir, tmp_path):
         assert build() == 'loc("default")'
         outer_filter = H.support_filter()
         outer_filter.limit = 2  # the lambda and lib.call: the same whichever line calls build()
-        with locus.mlir.auto_locations(outer_filter, ir=ir):
+        with callsite.mlir.auto_locations(outer_filter, ir=ir):
             outer = build()
-            with locus.mlir.auto_locations(inner_filter, ir=ir, limit=1):
+            with callsite.mlir.auto_locations(inner_filter, ir=ir, limit=1):
                 inner = build()
             assert build() == outer
         assert build() == 'loc("default")'
     assert "lib.py" in outer and "lib.py" not in inner and " at " not in inner
     assert [ir.OpView.__dict__["__init__"], ir.Operation.__dict__["create"]] == original
-    assert not locus.mlir.use(ir).installed
+    assert not callsite.mlir.use(ir).installed
 
 
 def test_scope_restored_after_exception(ir):
     original = ir.Operation.__dict__["create"]
     with pytest.raises(ZeroDivisionError):
-        with locus.mlir.auto_locations(ir=ir):
+        with callsite.mlir.auto_locations(ir=ir):
             1 / 0
     assert ir.Operation.__dict__["create"] is original
-    assert locus._locus.mlir_settings.get(None) is None
+    assert callsite._callsite.mlir_settings.get(None) is None
 
 
 def test_opview_wrapping_an_existing_operation(ir):
-    with H.context(ir), locus.mlir.auto_locations(ir=ir):
+    with H.context(ir), callsite.mlir.auto_locations(ir=ir):
         op = ir.Operation.create("test.op")
         view = ir.OpView(op)  # the other __init__ overload: must pass through untouched
         assert view.operation == op
@@ -316,7 +316,7 @@ def test_opview_wrapping_an_existing_operation(ir):
 def test_generated_op_classes_get_locations(tmp_path):
     ir = H.import_ir("iree.compiler.ir")
     from iree.compiler.dialects import arith
-    with H.context(ir), locus.mlir.auto_locations(ir=ir):
+    with H.context(ir), callsite.mlir.auto_locations(ir=ir):
         c = arith.ConstantOp(ir.IntegerType.get_signless(32), 3)
         s = arith.addi(c.result, c.result)
     assert __file__ in str(c.location) and __file__ in str(s.owner.location)
@@ -326,74 +326,74 @@ def test_generated_op_classes_get_locations(tmp_path):
 def test_rule_change_changes_the_cached_location(ir, tmp_path):
     lib = H.write_program(tmp_path, "lib", "def call(fn):\n    return fn()\n")
     f = H.support_filter()
-    with H.context(ir) as ctx, locus.mlir.auto_locations(f, ir=ir):
+    with H.context(ir) as ctx, callsite.mlir.auto_locations(f, ir=ir):
         texts = []
         for step in range(3):
             if step == 1:
                 f.exclude_file(str(tmp_path / "lib.py"))
             texts.append(str(lib.call(lambda: ir.Operation.create("test.op")).location))
-        info = locus.mlir.cache_info(ctx)
+        info = callsite.mlir.cache_info(ctx)
     assert "lib.py" in texts[0] and "lib.py" not in texts[1] and texts[1] == texts[2]
     assert info["misses"] == 2 and info["hits"] == 1
 
 
 def test_location_function(ir):
     with H.context(ir) as ctx:
-        loc = locus.mlir.location()
+        loc = callsite.mlir.location()
         assert loc.context == ctx and __file__ in str(loc)
-        skipped = locus.mlir.location(skip=1)
+        skipped = callsite.mlir.location(skip=1)
         assert str(skipped) != str(loc) and __file__ not in str(skipped).split(" at ")[0]
-        op = ir.Operation.create("test.op", loc=locus.mlir.location())
+        op = ir.Operation.create("test.op", loc=callsite.mlir.location())
         assert __file__ in str(op.location)
     with H.context(ir) as other:
         pass
-    assert locus.mlir.location(context=other).context == other
+    assert callsite.mlir.location(context=other).context == other
 
 
 def test_location_function_errors(ir):
     with pytest.raises(ValueError, match="no current MLIR context"):
-        locus.mlir.location()
+        callsite.mlir.location()
     with pytest.raises(TypeError, match="context must be an ir.Context"):
-        locus.mlir.location(context=object())
+        callsite.mlir.location(context=object())
     with H.context(ir):
-        with pytest.raises(TypeError, match="filter must be a locus.Filter"):
-            locus.mlir.location("x")
+        with pytest.raises(TypeError, match="filter must be a callsite.Filter"):
+            callsite.mlir.location("x")
         with pytest.raises(ValueError, match="skip must be >= 0"):
-            locus.mlir.location(skip=-1)
+            callsite.mlir.location(skip=-1)
         with pytest.raises(TypeError, match="unexpected keyword"):
-            locus.mlir.location(bogus=1)
+            callsite.mlir.location(bogus=1)
 
 
 def test_auto_locations_errors(ir):
     with pytest.raises(ValueError, match="on_explicit must be one of"):
-        with locus.mlir.auto_locations(on_explicit="sometimes", ir=ir):
+        with callsite.mlir.auto_locations(on_explicit="sometimes", ir=ir):
             pass
     with pytest.raises(ValueError, match="current_loc must be one of"):
-        with locus.mlir.auto_locations(current_loc="wrap", ir=ir):
+        with callsite.mlir.auto_locations(current_loc="wrap", ir=ir):
             pass
-    with pytest.raises(TypeError, match="filter must be a locus.Filter"):
-        with locus.mlir.auto_locations(filter="x", ir=ir):
+    with pytest.raises(TypeError, match="filter must be a callsite.Filter"):
+        with callsite.mlir.auto_locations(filter="x", ir=ir):
             pass
     with pytest.raises(ValueError, match="limit must be >= 0"):
-        with locus.mlir.auto_locations(limit=-2, ir=ir):
+        with callsite.mlir.auto_locations(limit=-2, ir=ir):
             pass
     with pytest.raises(TypeError, match="not MLIR Python bindings"):
-        locus.mlir.use(sys)
-    assert not locus.mlir.use(ir).installed
+        callsite.mlir.use(sys)
+    assert not callsite.mlir.use(ir).installed
 
 
 def test_loc_tracebacks_drop_in_signature(ir):
     """MLIR's enum values and its argument names are accepted; max_depth is clamped."""
     if not hasattr(ir, "OnExplicitAction"):
         pytest.skip("bindings without loc_tracebacks actions")
-    with locus.mlir.loc_tracebacks(on_explicit_actn=ir.OnExplicitAction.USE_TRACEBACK,
+    with callsite.mlir.loc_tracebacks(on_explicit_actn=ir.OnExplicitAction.USE_TRACEBACK,
                                    current_loc_actn=ir.CurrentLocAction.NAMELOC_WRAP,
                                    max_depth=10_000, ir=ir) as settings:
         assert settings.use_traceback and settings.nameloc_wrap and settings.limit == 512
-        with locus.mlir.loc_tracebacks(ir=ir) as inner:
+        with callsite.mlir.loc_tracebacks(ir=ir) as inner:
             assert inner.limit == 512 and not inner.use_traceback  # MLIR: defaults, not inherited
-    with locus.mlir.loc_tracebacks(ir=ir) as settings:
-        assert settings.limit == locus.Filter.default().limit
+    with callsite.mlir.loc_tracebacks(ir=ir) as settings:
+        assert settings.limit == callsite.Filter.default().limit
 
 
 @pytest.mark.parametrize("name", H.ALL_CANDIDATES)
@@ -402,7 +402,7 @@ def test_missing_bindings_are_reported(name):
 
 
 def test_bindings_detection():
-    found = locus.mlir.bindings()
-    assert found and all(isinstance(b, locus.mlir.MlirBindings) for b in found)
-    assert locus.mlir.use(found[0].ir) is found[0]
-    assert locus.mlir.use(found[0].ir.__name__) is found[0]
+    found = callsite.mlir.bindings()
+    assert found and all(isinstance(b, callsite.mlir.MlirBindings) for b in found)
+    assert callsite.mlir.use(found[0].ir) is found[0]
+    assert callsite.mlir.use(found[0].ir.__name__) is found[0]

@@ -1,4 +1,4 @@
-"""The DSL demo (`python -m locus demo dsl`): runs, and every op points at the user's kernels."""
+"""The DSL demo (`python -m callsite demo dsl`): runs, and every op points at the user's kernels."""
 import io
 import os
 import re
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-import locus.__main__ as cli
+import callsite.__main__ as cli
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def test_demo_maps_every_op_to_the_kernels(examples):
     pytest.importorskip("iree.compiler")
     demo = cli.load_example("dsl")
     out = io.StringIO()
-    assert __import__("locus_examples_dsl.demo").demo.main(out) == 0
+    assert __import__("callsite_examples_dsl.demo").demo.main(out) == 0
     text = out.getvalue()
     kernels = os.path.join(str(examples), "dsl", "kernels.py")
     optimised = text.split("== every op of the optimised module")[1].split("== cost")[0]
@@ -40,15 +40,15 @@ def test_demo_maps_every_op_to_the_kernels(examples):
     for r in rows:
         line = int(re.search(r"kernels\.py:(\d+):", r).group(1))
         assert lines[line - 1].strip() in r
-    assert demo is sys.modules["locus_examples_dsl"]
+    assert demo is sys.modules["callsite_examples_dsl"]
 
 
 def test_cli(examples):
     pytest.importorskip("iree.compiler")
-    r = subprocess.run([sys.executable, "-m", "locus", "demo", "dsl"], capture_output=True,
-                       text=True, env={**os.environ, "LOCUS_EXAMPLES": str(examples)})
+    r = subprocess.run([sys.executable, "-m", "callsite", "demo", "dsl"], capture_output=True,
+                       text=True, env={**os.environ, "CALLSITE_EXAMPLES": str(examples)})
     assert r.returncode == 0, r.stderr
-    assert "##### locus demo: dsl" in r.stdout and "loc(callsite(" not in r.stderr
-    bad = subprocess.run([sys.executable, "-m", "locus", "demo", "nope"], capture_output=True,
+    assert "##### callsite demo: dsl" in r.stdout and "loc(callsite(" not in r.stderr
+    bad = subprocess.run([sys.executable, "-m", "callsite", "demo", "nope"], capture_output=True,
                          text=True)
     assert bad.returncode == 2 and "unknown section 'nope'" in bad.stderr

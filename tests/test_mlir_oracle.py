@@ -1,15 +1,15 @@
-"""Byte-identical: locus's MLIR locations vs MLIR's own loc_tracebacks(), same stacks, same rules.
+"""Byte-identical: callsite's MLIR locations vs MLIR's own loc_tracebacks(), same stacks, same rules.
 
 For every program and rule set, the op is built once under MLIR's ir.loc_tracebacks() and once
-under locus (auto_locations, the loc_tracebacks drop-in), from the same call site; the text
-MLIR prints for each op's location and locus's Traceback.to_mlir() must be equal.
+under callsite (auto_locations, the loc_tracebacks drop-in), from the same call site; the text
+MLIR prints for each op's location and callsite's Traceback.to_mlir() must be equal.
 """
 import sys
 
 import pytest
 
-import locus
-import locus.mlir
+import callsite
+import callsite.mlir
 import test_mlir_support as H
 
 PROGRAM = '''
@@ -84,16 +84,16 @@ def ir(request):
     return ir
 
 
-def run_all_ways(ir, fn, f, *, limit=10, mlir_kw=None, locus_kw=None, current=None):
-    """fn() under MLIR, locus.auto_locations and locus.mlir.loc_tracebacks, from one call site.
-    Returns {way: (op location text, locus Traceback.to_mlir())}."""
+def run_all_ways(ir, fn, f, *, limit=10, mlir_kw=None, callsite_kw=None, current=None):
+    """fn() under MLIR, callsite.auto_locations and callsite.mlir.loc_tracebacks, from one call site.
+    Returns {way: (op location text, callsite Traceback.to_mlir())}."""
     mlir_kw = mlir_kw or {}
-    locus_kw = locus_kw or {}
+    callsite_kw = callsite_kw or {}
     f.limit = limit
     ways = {
         "mlir": lambda: ir.loc_tracebacks(max_depth=limit, **mlir_kw),
-        "auto_locations": lambda: locus.mlir.auto_locations(f, limit=limit, ir=ir, **locus_kw),
-        "drop-in": lambda: locus.mlir.loc_tracebacks(max_depth=limit, ir=ir, **mlir_kw),
+        "auto_locations": lambda: callsite.mlir.auto_locations(f, limit=limit, ir=ir, **callsite_kw),
+        "drop-in": lambda: callsite.mlir.loc_tracebacks(max_depth=limit, ir=ir, **mlir_kw),
     }
     out = {}
     with H.context(ir):
@@ -199,7 +199,7 @@ def test_use_traceback_replaces_explicit(ir, tmp_path):
     explicit = lambda: ir.Location.name("explicit")  # noqa: E731
     out = run_all_ways(ir, lambda: prog.explicit(ir, f, explicit()), f,
                        mlir_kw={"on_explicit_actn": ir.OnExplicitAction.USE_TRACEBACK},
-                       locus_kw={"on_explicit": "use_traceback"})
+                       callsite_kw={"on_explicit": "use_traceback"})
     text = assert_identical(out)
     assert text != 'loc("explicit")' and text.startswith("loc(callsite(")
 
@@ -217,13 +217,13 @@ def test_nameloc_wrap(ir, tmp_path, use_traceback):
     f = H.support_filter()
     current = lambda: ir.Location.name("outer", childLoc=ir.Location.name("inner"))  # noqa
     mlir_kw = {"current_loc_actn": ir.CurrentLocAction.NAMELOC_WRAP}
-    locus_kw = {"current_loc": "nameloc_wrap"}
+    callsite_kw = {"current_loc": "nameloc_wrap"}
     if use_traceback:
         mlir_kw["on_explicit_actn"] = ir.OnExplicitAction.USE_TRACEBACK
-        locus_kw["on_explicit"] = "use_traceback"
+        callsite_kw["on_explicit"] = "use_traceback"
     for fn in (lambda: prog.nested(ir, f),
                lambda: prog.explicit(ir, f, ir.Location.name("explicit"))):
-        out = run_all_ways(ir, fn, f, mlir_kw=mlir_kw, locus_kw=locus_kw, current=current)
+        out = run_all_ways(ir, fn, f, mlir_kw=mlir_kw, callsite_kw=callsite_kw, current=current)
         mlir_text = out["mlir"][0]
         assert mlir_text.startswith('loc("outer"("inner"(')
         assert out["auto_locations"][0] == mlir_text and out["drop-in"][0] == mlir_text
@@ -247,10 +247,10 @@ def test_opview_path(ir, tmp_path):
     out = {}
     with H.context(ir):
         for name, scope in {"mlir": lambda: ir.loc_tracebacks(),
-                            "locus": lambda: locus.mlir.auto_locations(f, ir=ir)}.items():
+                            "callsite": lambda: callsite.mlir.auto_locations(f, ir=ir)}.items():
             with scope():
                 out[name] = prog.build(ir)
-    assert out["mlir"] == out["locus"]
+    assert out["mlir"] == out["callsite"]
     assert str(tmp_path / "ov.py") in out["mlir"]
 
 
@@ -277,9 +277,9 @@ def test_dialect_ops(tmp_path):
     out = {}
     with H.context(ir), ir.Location.unknown():  # block arguments need a Location.current
         for name, scope in {"mlir": lambda: ir.loc_tracebacks(),
-                            "locus": lambda: locus.mlir.auto_locations(ir=ir)}.items():
+                            "callsite": lambda: callsite.mlir.auto_locations(ir=ir)}.items():
             with scope():
                 out[name] = prog.kernel(ir, arith, scf)
-    assert out["mlir"] == out["locus"]
+    assert out["mlir"] == out["callsite"]
     assert all("dsl.py" in t for t in out["mlir"])
     assert all("_ops_gen.py" not in t for t in out["mlir"])

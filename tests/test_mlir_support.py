@@ -2,8 +2,8 @@
 
 Everything MLIR-global these tests touch is a file they own: MLIR's rules cannot be removed,
 so each test registers rules only for files it wrote itself. This file is excluded both in
-MLIR's rules and in locus's default filter, so `make()` below is invisible to both and the
-innermost kept frame is its caller — the same instruction for MLIR's op and locus's capture.
+MLIR's rules and in callsite's default filter, so `make()` below is invisible to both and the
+innermost kept frame is its caller — the same instruction for MLIR's op and callsite's capture.
 """
 import importlib
 import importlib.util
@@ -12,8 +12,8 @@ import textwrap
 
 import pytest
 
-import locus
-import locus.mlir
+import callsite
+import callsite.mlir
 
 ALL_CANDIDATES = ["iree.compiler.ir", "jaxlib.mlir.ir", "mlir.ir"]
 # Parametrize over the distributions installed (found without importing them); the others are
@@ -77,23 +77,23 @@ class context:
 
 
 def make(ir, loc_filter=None, **kw):
-    """Builds one generic op and captures locus's Traceback at the same call site (this file
+    """Builds one generic op and captures callsite's Traceback at the same call site (this file
     is excluded everywhere): returns (str(op.location), traceback.to_mlir())."""
     op = ir.Operation.create("test.op", **kw)
     text = str(op.location)
-    tb = locus.capture(1, filter=loc_filter) if loc_filter is not None else None
+    tb = callsite.capture(1, filter=loc_filter) if loc_filter is not None else None
     op.erase()
     return text, tb.to_mlir() if tb is not None else None
 
 
 def make_with_frame(ir, loc_filter):
-    """Builds one op; returns (str(op.location), str(locus.mlir.location(loc_filter)) at the
+    """Builds one op; returns (str(op.location), str(callsite.mlir.location(loc_filter)) at the
     same call site, CPython's own view of the kept frames then: cpython_frames())."""
     op = ir.Operation.create("test.op")
     text = str(op.location)
     op.erase()
     frames = cpython_frames(sys._getframe(1), loc_filter.keeps, loc_filter.limit)
-    return text, str(locus.mlir.location(loc_filter, skip=1)), frames
+    return text, str(callsite.mlir.location(loc_filter, skip=1)), frames
 
 
 def cpython_frames(frame, keep, limit):
@@ -140,7 +140,7 @@ def write_program(tmp_path, name, source):
     """Writes `source` to tmp_path/name.py and imports it (a fresh, unique co_filename)."""
     path = tmp_path / f"{name}.py"
     path.write_text(textwrap.dedent(source))
-    spec = importlib.util.spec_from_file_location(f"locus_mlir_test_{name}_{id(path)}", str(path))
+    spec = importlib.util.spec_from_file_location(f"callsite_mlir_test_{name}_{id(path)}", str(path))
     module = importlib.util.module_from_spec(spec)
     module.__dict__["H"] = sys.modules[__name__]
     spec.loader.exec_module(module)
@@ -148,30 +148,30 @@ def write_program(tmp_path, name, source):
 
 
 def exclude_everywhere(ir, path, *filters):
-    """MLIR's rule and the same rule in locus's filters (and the default one)."""
+    """MLIR's rule and the same rule in callsite's filters (and the default one)."""
     ir._globals.register_traceback_file_exclusion(str(path))
-    locus.mlir.register_traceback_file_exclusion(str(path))
+    callsite.mlir.register_traceback_file_exclusion(str(path))
     for f in filters:
         f.exclude_file(str(path))
 
 
 def include_everywhere(ir, path, *filters):
     ir._globals.register_traceback_file_inclusion(str(path))
-    locus.mlir.register_traceback_file_inclusion(str(path))
+    callsite.mlir.register_traceback_file_inclusion(str(path))
     for f in filters:
         f.include_file(str(path))
 
 
 def support_filter():
-    """A filter with locus's defaults plus this file excluded."""
-    f = locus.Filter()
+    """A filter with callsite's defaults plus this file excluded."""
+    f = callsite.Filter()
     f.exclude_file(__file__)
     return f
 
 
 # This file's frames are nobody's: not MLIR's (registered as soon as any bindings load), not
-# locus's default filter's.
-locus.mlir.register_traceback_file_exclusion(__file__)
+# callsite's default filter's.
+callsite.mlir.register_traceback_file_exclusion(__file__)
 
 
 def register_support_exclusion(ir):

@@ -8,8 +8,8 @@ import traceback
 
 import pytest
 
-import locus
-from locus import native
+import callsite
+from callsite import native
 
 
 def where(tag):
@@ -29,7 +29,7 @@ def summary(tb):
 
 def capture_with_oracle():
     """A capture and CPython's view of the same stack, taken on the same line."""
-    tb, stack = locus.capture(skip=1), traceback.extract_stack(sys._getframe(1))
+    tb, stack = callsite.capture(skip=1), traceback.extract_stack(sys._getframe(1))
     return tb, [(fs.filename, fs.lineno, fs.name) for fs in reversed(stack)]
 
 
@@ -39,7 +39,7 @@ def python_part(tb):
 
 def test_no_native_frames_by_default():
     assert native.stack() == []
-    assert all(f.kind == "python" for f in locus.capture())
+    assert all(f.kind == "python" for f in callsite.capture())
 
 
 def test_nested_python_native_python_native():
@@ -83,9 +83,9 @@ def test_nested_python_native_python_native():
 
 def test_state_is_read_at_capture_time():
     with A.frame(1) as f:
-        first = locus.capture()
+        first = callsite.capture()
         f.state = 7
-        second = locus.capture()
+        second = callsite.capture()
     # Pushed by this function, the native frame is its callee: innermost here.
     assert first[0].kind == second[0].kind == "native"
     assert (first[0].lineno, second[0].lineno) == (1, 7)
@@ -96,7 +96,7 @@ def test_frames_in_the_same_python_frame_nest():
     with A.frame(1):
         with B.frame(2):
             with C.frame(3):
-                tb = locus.capture()
+                tb = callsite.capture()
                 assert [s[:2] for s in native.stack()] == [("c", "dsl"), ("b", "dsl"),
                                                            ("a", "dsl")]
     assert [f.filename for f in tb[:3]] == ["c.dsl", "b.dsl", "a.dsl"]
@@ -106,8 +106,8 @@ def test_frames_in_the_same_python_frame_nest():
 
 def test_skip_and_limit_count_native_frames():
     with A.frame(1):
-        tb = locus.capture(limit=1)
-        skipped = locus.capture(skip=1, limit=1)
+        tb = callsite.capture(limit=1)
+        skipped = callsite.capture(skip=1, limit=1)
     assert len(tb) == len(skipped) == 1
     assert (tb[0].kind, tb[0].filename) == ("native", "a.dsl")
     assert (skipped[0].kind, skipped[0].name) == ("python", "test_skip_and_limit_count_native_frames")
@@ -120,7 +120,7 @@ def test_threads_have_their_own_stacks():
     def worker(exe, state):
         with exe.frame(state):
             barrier.wait()  # all three frames are active at once
-            results[exe.name] = (summary(locus.capture()), native.stack())
+            results[exe.name] = (summary(callsite.capture()), native.stack())
             barrier.wait()
 
     threads = [threading.Thread(target=worker, args=(exe, n)) for n, exe in enumerate((A, B), 1)]
@@ -143,10 +143,10 @@ def test_threads_have_their_own_stacks():
 
 def gen_with_frame(log):
     with A.frame(1) as f:
-        log.append(summary(locus.capture()))
+        log.append(summary(callsite.capture()))
         yield
         f.state = 2
-        log.append(summary(locus.capture()))
+        log.append(summary(callsite.capture()))
         yield
 
 
@@ -156,7 +156,7 @@ def test_generator_frames_follow_the_generator():
     next(g)
     # Suspended: its native frame is not on the consumer's stack.
     assert native.stack() == []
-    assert all(f.kind == "python" for f in locus.capture())
+    assert all(f.kind == "python" for f in callsite.capture())
     with B.frame(5):
         assert [s[0] for s in native.stack()] == ["b"]
         next(g)  # resumed inside B's frame
@@ -222,7 +222,7 @@ def test_coroutine_frames():
     async def coro():
         with A.frame(3):
             await Suspend()
-            return summary(locus.capture())
+            return summary(callsite.capture())
 
     class Suspend:
         def __await__(self):
@@ -287,7 +287,7 @@ def test_decorator_pushes_a_fresh_frame_per_call():
         frame = native.current()
         frame.state = 100 + n
         if n == 0:
-            return locus.capture(), native.stack()
+            return callsite.capture(), native.stack()
         return recurse(n - 1)
 
     tb, stack = recurse(2)
@@ -329,7 +329,7 @@ def test_state_validation():
         f.state = True
     f.state = 2**64 - 1
     assert f.state == 2**64 - 1
-    with pytest.raises(TypeError, match="locus.native.Executable"):
+    with pytest.raises(TypeError, match="callsite.native.Executable"):
         native.NativeFrame(object())
 
 
@@ -351,15 +351,15 @@ def test_with_blocks_do_not_leak():
 def test_public_backend_interleaves_the_same():
     def take():
         with A.frame(1):
-            return summary(locus.capture())
+            return summary(callsite.capture())
 
-    backend = locus.get_backend()
+    backend = callsite.get_backend()
     try:
         internal = take()
-        locus.set_backend("public")
+        callsite.set_backend("public")
         public = take()
     finally:
-        locus.set_backend(backend)
+        callsite.set_backend(backend)
     assert [(s[0], s[3]) for s in internal] == [(s[0], s[3]) for s in public]
     assert public[:2] == [("native", "a.dsl", 1, "a_fn"),
                           ("python", __file__, public[1][2], "take")]

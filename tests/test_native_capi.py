@@ -1,5 +1,5 @@
-"""The C API other extensions use: the capsule, the CMake package, and (when locus is an
-installed wheel and a compiler is around) a real consumer built with find_package(locus)."""
+"""The C API other extensions use: the capsule, the CMake package, and (when callsite is an
+installed wheel and a compiler is around) a real consumer built with find_package(callsite)."""
 import ctypes
 import os
 import pathlib
@@ -9,21 +9,21 @@ import sys
 
 import pytest
 
-import locus
-from locus import _cmake, _locus
+import callsite
+from callsite import _cmake, _callsite
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
 
 def test_capsule_is_exported():
-    capsule = _locus._C_API
+    capsule = _callsite._C_API
     api = ctypes.pythonapi
     api.PyCapsule_GetName.restype = ctypes.c_char_p
     api.PyCapsule_GetName.argtypes = [ctypes.py_object]
     api.PyCapsule_GetPointer.restype = ctypes.c_void_p
     api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    assert api.PyCapsule_GetName(capsule) == b"locus._locus._C_API"
-    table = api.PyCapsule_GetPointer(capsule, b"locus._locus._C_API")
+    assert api.PyCapsule_GetName(capsule) == b"callsite._callsite._C_API"
+    table = api.PyCapsule_GetPointer(capsule, b"callsite._callsite._C_API")
     version, size = ctypes.cast(table, ctypes.POINTER(ctypes.c_uint32 * 2)).contents
     assert version == 1
     assert size == 8 + 9 * ctypes.sizeof(ctypes.c_void_p)  # two uint32 + nine functions
@@ -31,18 +31,18 @@ def test_capsule_is_exported():
 
 def test_cmake_helper():
     inc = _cmake.include_dir()
-    assert inc and (pathlib.Path(inc) / "locus" / "api.h").is_file()
+    assert inc and (pathlib.Path(inc) / "callsite" / "api.h").is_file()
     d = _cmake.cmake_dir()
-    assert d is None or (pathlib.Path(d) / "locusConfig.cmake").is_file()
-    out = subprocess.run([sys.executable, "-m", "locus._cmake", "--include-dir"],
+    assert d is None or (pathlib.Path(d) / "callsiteConfig.cmake").is_file()
+    out = subprocess.run([sys.executable, "-m", "callsite._cmake", "--include-dir"],
                          capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == inc
-    bad = subprocess.run([sys.executable, "-m", "locus._cmake", "--nope"], capture_output=True,
+    bad = subprocess.run([sys.executable, "-m", "callsite._cmake", "--nope"], capture_output=True,
                          text=True)
     assert bad.returncode == 2 and "usage" in bad.stderr
 
 
-@pytest.mark.skipif(_cmake.cmake_dir() is None, reason="locus is not an installed wheel")
+@pytest.mark.skipif(_cmake.cmake_dir() is None, reason="callsite is not an installed wheel")
 @pytest.mark.skipif(not shutil.which("cmake") or not (REPO / "examples").is_dir(),
                     reason="needs cmake and the source tree's examples/")
 def test_consumer_builds_against_the_installed_package(tmp_path):
@@ -55,13 +55,13 @@ def test_consumer_builds_against_the_installed_package(tmp_path):
     built = subprocess.run(["cmake", "--build", str(build)], capture_output=True, text=True)
     assert built.returncode == 0, built.stdout + built.stderr
     script = (
-        "import locus_consumer, locus, traceback\n"
-        "assert locus_consumer.where() == ('kernel.dsl', 42, 'native')\n"
-        "tb = locus_consumer.capture()\n"
+        "import callsite_consumer, callsite, traceback\n"
+        "assert callsite_consumer.where() == ('kernel.dsl', 42, 'native')\n"
+        "tb = callsite_consumer.capture()\n"
         "assert (tb[0].kind, tb[0].filename, tb[0].lineno) == ('native', 'kernel.dsl', 7)\n"
         "def cb(pc):\n"
         "    if pc == 3: raise KeyError(pc)\n"
-        "try: locus_consumer.run(cb, 5)\n"
+        "try: callsite_consumer.run(cb, 5)\n"
         "except KeyError as e:\n"
         "    names = [f.name for f in traceback.extract_tb(e.__traceback__)]\n"
         "    assert names[-2:] == ['kernel', 'cb'], names\n"

@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from locus import native
+from callsite import native
 
 DSL_SOURCE = "op0 = load x\nop1 = mul op0, 2\nop2 = call helper(op1)\n"
 

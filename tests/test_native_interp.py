@@ -1,4 +1,4 @@
-"""The calc interpreter (examples/interp/, C++ with locus::NativeFrame): captures inside it
+"""The calc interpreter (examples/interp/, C++ with callsite::NativeFrame): captures inside it
 show the interpreted program's file, line and columns between the Python frames."""
 import gc
 import threading
@@ -6,8 +6,8 @@ import weakref
 
 import pytest
 
-import locus
-from locus import native
+import callsite
+from callsite import native
 
 SOURCE = """\
 fn area(w, h)
@@ -53,7 +53,7 @@ def test_capture_inside_a_callback_shows_the_calc_call_sites():
     seen = []
 
     def scale(a):
-        seen.append(locus.capture())
+        seen.append(callsite.capture())
         return a
 
     assert program(scale=scale).call("total", 2) == 2 + 6
@@ -68,7 +68,7 @@ def test_capture_inside_a_callback_shows_the_calc_call_sites():
 
 def test_recursion_gets_one_frame_per_level():
     seen = []
-    program(probe=lambda n: seen.append(locus.capture()) or 1).call("fact", 4)
+    program(probe=lambda n: seen.append(callsite.capture()) or 1).call("fact", 4)
     frames = natives(seen[0])
     assert [f[0] for f in frames] == ["fact"] * 4
     assert frames[0] == ("fact", *span_of("probe(n)", 18))
@@ -82,7 +82,7 @@ def test_interpreter_frames_are_popped():
 
 def test_reified_lazily_and_cached():
     seen = []
-    p = program(scale=lambda a: seen.append(locus.capture()) or a)
+    p = program(scale=lambda a: seen.append(callsite.capture()) or a)
     before = native.cache_info()
     p.call("total", 3)
     assert native.cache_info()["misses"] == before["misses"]  # nothing symbolized yet
@@ -94,7 +94,7 @@ def test_reified_lazily_and_cached():
 
 def test_traceback_outlives_the_program():
     seen = []
-    p = program(scale=lambda a: seen.append(locus.capture()) or a)
+    p = program(scale=lambda a: seen.append(callsite.capture()) or a)
     p.call("total", 1)
     ref = weakref.ref(p)
     del p
@@ -109,7 +109,7 @@ def test_threads_interpret_independently():
 
     def probe(n):
         barrier.wait()
-        out[threading.get_ident()] = natives(locus.capture())
+        out[threading.get_ident()] = natives(callsite.capture())
         barrier.wait()
         return 1
 

@@ -6,8 +6,8 @@ import weakref
 
 import pytest
 
-import locus
-from locus import native
+import callsite
+from callsite import native
 
 
 class Counting:
@@ -24,7 +24,7 @@ class Counting:
 
 def capture_in(exe, state):
     with exe.frame(state):
-        return locus.capture()
+        return callsite.capture()
 
 
 def test_capture_does_not_reify():
@@ -140,7 +140,7 @@ def test_executable_and_reifier_deleted_while_frames_exist():
     with exe.frame(4) as frame:
         del exe, reifier
         gc.collect()
-        tb = locus.capture()
+        tb = callsite.capture()
         assert frame.executable is ref_exe()
     del frame
     gc.collect()
@@ -172,7 +172,7 @@ def test_reifier_that_symbolizes_its_own_frame_does_not_recurse():
 
     def reentrant(state):
         depth.append(state)
-        inner = locus.capture()[0:3]  # its own frame is on the stack: symbolize it
+        inner = callsite.capture()[0:3]  # its own frame is on the stack: symbolize it
         return ("re.dsl", len([f for f in inner if f.kind == "native"]))
 
     exe = native.Executable("re", reentrant)

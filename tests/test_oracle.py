@@ -1,10 +1,10 @@
-"""tests/test_oracle.py — locus.capture() checked field by field against the sys._getframe oracle.
+"""tests/test_oracle.py — callsite.capture() checked field by field against the sys._getframe oracle.
 
-Every PROBE() call captures with locus, then walks the same frames with sys._getframe and
+Every PROBE() call captures with callsite, then walks the same frames with sys._getframe and
 f_back (code, f_lineno, f_lasti, co_positions()[f_lasti // 2]) and with
 traceback.extract_stack, and compares them all, plus tb.as_stack_summary(), a limited
 capture and (optionally) the other backend's raw frames. Programs come from progen.py
-(seeded; LOCUS_ORACLE_PROGRAMS sets how many) and from hand-written cases, one per feature.
+(seeded; CALLSITE_ORACLE_PROGRAMS sets how many) and from hand-written cases, one per feature.
 """
 from __future__ import annotations
 
@@ -17,13 +17,13 @@ import traceback
 
 import pytest
 
-import locus
+import callsite
 import progen
 from conftest import using_backend
 
 PY311 = sys.version_info >= (3, 11)
 FIELDS = ("filename", "name", "qualname", "lineno", "end_lineno", "colno", "end_colno", "lasti")
-N_PROGRAMS = int(os.environ.get("LOCUS_ORACLE_PROGRAMS", "300"))
+N_PROGRAMS = int(os.environ.get("CALLSITE_ORACLE_PROGRAMS", "300"))
 MAX_MISMATCHES = 12
 
 
@@ -70,17 +70,17 @@ class Probe:
         silent = sys._getframe(1).f_globals.get("_SILENT")  # progen's hot-loop warm-up
         if silent and silent[0] > 0:
             return 0
-        tb = locus.capture(skip=1)
+        tb = callsite.capture(skip=1)
         limit = self.rng.randint(0, len(tb) + 1)
-        limited = locus.capture(skip=1, limit=limit)
+        limited = callsite.capture(skip=1, limit=limit)
         other = None
         if self.compare_backends:
-            mine = locus.get_backend()
-            locus.set_backend("public" if mine == "internal" else "internal")
+            mine = callsite.get_backend()
+            callsite.set_backend("public" if mine == "internal" else "internal")
             try:
-                other = locus.capture(skip=1)
+                other = callsite.capture(skip=1)
             finally:
-                locus.set_backend(mine)
+                callsite.set_backend(mine)
         frame = sys._getframe(1)
         try:
             self.count += 1
@@ -115,8 +115,8 @@ class Probe:
             self._bad(f"capture(limit={limit})", -1, "raw", raw[:limit], _raw(limited))
         if _raw(tb[1:]) != raw[1:]:
             self._bad("tb[1:]", -1, "raw", raw[1:], _raw(tb[1:]))
-        if hasattr(locus.Traceback, "from_frame"):
-            from_frame = _raw(locus.Traceback.from_frame(frame))
+        if hasattr(callsite.Traceback, "from_frame"):
+            from_frame = _raw(callsite.Traceback.from_frame(frame))
             if from_frame != raw:
                 self._bad("Traceback.from_frame", -1, "raw", raw, from_frame)
         if other is not None and _raw(other) != raw:
@@ -197,23 +197,23 @@ def _report(failures, total, what):
                           + "".join(f"\n--- also: {f.splitlines()[0]}" for f in failures[1:6]))
 
 
-def test_generated_programs(locus_backend, tmp_path, no_tracer):
+def test_generated_programs(callsite_backend, tmp_path, no_tracer):
     failures, probes = _run_seeds(range(N_PROGRAMS), tmp_path)
-    _report(failures, N_PROGRAMS, f"generated programs ({locus_backend} backend)")
+    _report(failures, N_PROGRAMS, f"generated programs ({callsite_backend} backend)")
     assert probes >= 3 * N_PROGRAMS, f"only {probes} probes ran: the generator is broken"
 
 
 @pytest.mark.parametrize("feature", progen.FEATURES)
-def test_generated_feature(feature, locus_backend, tmp_path, no_tracer):
+def test_generated_feature(feature, callsite_backend, tmp_path, no_tracer):
     seeds = range(10_000, 10_012)
     failures, probes = _run_seeds(seeds, tmp_path, features=[feature], max_depth=3)
-    _report(failures, len(seeds), f"{feature!r}-only programs ({locus_backend} backend)")
+    _report(failures, len(seeds), f"{feature!r}-only programs ({callsite_backend} backend)")
     assert probes > 0
 
 
 def test_backends_agree_on_raw_frames(tmp_path, no_tracer):
     """internal and public walks return identical (code, lasti) lists for the same probe."""
-    refusal = locus.internal_backend_refusal()
+    refusal = callsite.internal_backend_refusal()
     if refusal:
         pytest.skip(f"no internal backend to compare with: {refusal}")
     seeds = range(20_000, 20_000 + max(N_PROGRAMS // 4, 10))
@@ -381,7 +381,7 @@ CASES.update({
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_case(case, locus_backend, tmp_path, no_tracer):
+def test_case(case, callsite_backend, tmp_path, no_tracer):
     probe = Probe(seed=len(case))
     failure = check_program(CASES[case], tmp_path / f"case_{case}.py", probe, f"case {case}")
     assert failure is None, failure
@@ -389,7 +389,7 @@ def test_case(case, locus_backend, tmp_path, no_tracer):
 
 
 # --- threads, exceptions, generators -------------------------------------------------------------
-def test_threads_capture_their_own_stacks(locus_backend, tmp_path, no_tracer):
+def test_threads_capture_their_own_stacks(callsite_backend, tmp_path, no_tracer):
     n_threads, per_thread = 4, max(N_PROGRAMS // 20, 4)
     sources = {(t, s): progen.generate(30_000 + t * 1000 + s)
                for t in range(n_threads) for s in range(per_thread)}
@@ -421,11 +421,11 @@ def test_threads_capture_their_own_stacks(locus_backend, tmp_path, no_tracer):
         sys.setswitchinterval(old)
     assert sorted(results) == list(range(n_threads)), "a worker thread died"
     failures = [f for fs, _ in results.values() for f in fs]
-    _report(failures, n_threads * per_thread, f"threaded programs ({locus_backend})")
+    _report(failures, n_threads * per_thread, f"threaded programs ({callsite_backend})")
     assert all(p > 0 for _, p in results.values())
 
 
-def test_threads_see_only_their_own_frames(locus_backend, no_tracer):
+def test_threads_see_only_their_own_frames(callsite_backend, no_tracer):
     stop = threading.Event()
     seen: dict[str, list] = {}
 
@@ -433,7 +433,7 @@ def test_threads_see_only_their_own_frames(locus_backend, no_tracer):
         if depth:
             return spin(name, depth - 1)
         while not stop.is_set():
-            tb = locus.capture()
+            tb = callsite.capture()
             seen.setdefault(name, []).append([f.name for f in tb])
 
     threads = [threading.Thread(target=spin, args=(f"t{d}", d)) for d in (3, 9, 27)]
@@ -442,7 +442,7 @@ def test_threads_see_only_their_own_frames(locus_backend, no_tracer):
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not all(
             len(seen.get(f"t{d}", ())) >= 50 for d in (3, 9, 27)):
-        locus.capture()  # the main thread captures too, concurrently
+        callsite.capture()  # the main thread captures too, concurrently
     stop.set()
     for th in threads:
         th.join(timeout=60)
@@ -453,23 +453,23 @@ def test_threads_see_only_their_own_frames(locus_backend, no_tracer):
             assert "test_threads_see_only_their_own_frames" not in names
 
 
-def test_capture_while_handling_keeps_the_exception(locus_backend):
+def test_capture_while_handling_keeps_the_exception(callsite_backend):
     try:
         raise ZeroDivisionError("x")
     except ZeroDivisionError as e:
-        tb, line = locus.capture(), sys._getframe().f_lineno
+        tb, line = callsite.capture(), sys._getframe().f_lineno
         assert sys.exc_info()[1] is e, "capture() disturbed the exception being handled"
         assert tb[0].code is sys._getframe().f_code
         assert (tb[0].name, tb[0].lineno) == (sys._getframe().f_code.co_name, line)
-        inner = [(f.code, f.lineno) for f in locus.capture()]
+        inner = [(f.code, f.lineno) for f in callsite.capture()]
         assert inner[1:] == [(f.code, f.lineno) for f in tb][1:]
     assert sys.exc_info() == (None, None, None)
 
 
-def test_generator_resumed_from_another_function(locus_backend):
+def test_generator_resumed_from_another_function(callsite_backend):
     def gen():
         while True:
-            yield locus.capture()
+            yield callsite.capture()
 
     def creator():
         return gen()
@@ -486,14 +486,14 @@ def test_generator_resumed_from_another_function(locus_backend):
     assert [f.name for f in tb2][:2] == ["gen", "<lambda>"]
 
 
-def test_capture_during_import(locus_backend, tmp_path, monkeypatch, no_tracer):
+def test_capture_during_import(callsite_backend, tmp_path, monkeypatch, no_tracer):
     """Module bodies run under importlib's (frozen) frames; both walks must see them."""
     probe = Probe()
-    holder = type(sys)("_locus_oracle_holder")
+    holder = type(sys)("_callsite_oracle_holder")
     holder.PROBE = probe
-    monkeypatch.setitem(sys.modules, "_locus_oracle_holder", holder)
+    monkeypatch.setitem(sys.modules, "_callsite_oracle_holder", holder)
     (tmp_path / "oracle_imported_mod.py").write_text(
-        "from _locus_oracle_holder import PROBE\nPROBE()\ndef f():\n    return PROBE()\nf()\n")
+        "from _callsite_oracle_holder import PROBE\nPROBE()\ndef f():\n    return PROBE()\nf()\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "oracle_imported_mod", raising=False)
     import importlib
@@ -504,20 +504,20 @@ def test_capture_during_import(locus_backend, tmp_path, monkeypatch, no_tracer):
 @pytest.mark.skipif(not PY311, reason="column positions exist from 3.11 on")
 @pytest.mark.parametrize("backend_name", ["internal", "public"])
 def test_no_debug_ranges(backend_name, tmp_path):
-    """Under -X no_debug_ranges code objects carry no columns: locus must report None."""
+    """Under -X no_debug_ranges code objects carry no columns: callsite must report None."""
     script = (
         "import sys, pathlib\n"
         f"sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
-        "import locus, progen\nfrom test_oracle import Probe, check_program\n"
+        "import callsite, progen\nfrom test_oracle import Probe, check_program\n"
         "try:\n"
-        f"    locus.set_backend({backend_name!r})\n"
+        f"    callsite.set_backend({backend_name!r})\n"
         "except RuntimeError as e:\n"
         "    print('SKIP', e)\n    raise SystemExit(0)\n"
         f"d = pathlib.Path({str(tmp_path)!r})\nbad = 0\n"
         "for seed in range(25):\n"
         "    failure = check_program(progen.generate(seed), d / f'p{seed}.py', Probe(), f'seed {seed}')\n"
         "    if failure:\n        print(failure)\n        bad += 1\n"
-        "tb = locus.capture()\n"
+        "tb = callsite.capture()\n"
         "print('COLS', tb[0].colno, tb[0].end_colno)\n"
         "raise SystemExit(bad)\n")
     import subprocess
@@ -530,7 +530,7 @@ def test_no_debug_ranges(backend_name, tmp_path):
     assert "COLS None None" in result.stdout
 
 
-def test_gc_finalizers_at_arbitrary_points(locus_backend, tmp_path, no_tracer):
+def test_gc_finalizers_at_arbitrary_points(callsite_backend, tmp_path, no_tracer):
     """Finalizers run by the cyclic GC probe from wherever an allocation triggered it. With a
     gen-0 threshold of 1 that includes frame prologues (MAKE_CELL allocates on 3.11), so
     the walk meets incomplete frames; 3.12+ defer the GC to the eval breaker instead."""
@@ -595,7 +595,7 @@ def test_from_traceback_matches_the_exception_traceback(tmp_path):
         entries.append(t)
         t = t.tb_next
     entries.reverse()  # innermost first
-    tb = locus.Traceback.from_traceback(ns["ERR"].__traceback__)
+    tb = callsite.Traceback.from_traceback(ns["ERR"].__traceback__)
     assert [(f.code, f.lasti) for f in tb] == [(e.tb_frame.f_code, e.tb_lasti) for e in entries]
     assert [f.lineno for f in tb] == [e.tb_lineno for e in entries]
     names = [f.name for f in tb]

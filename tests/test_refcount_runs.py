@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-import locus
+import callsite
 
 
 def _a(pattern, i):
@@ -25,12 +25,12 @@ def _dispatch(pattern, i):
     # Calls _a or _b as the pattern says, then captures at the end: the stack interleaves
     # runs of _a, _b and _dispatch frames in the order given (innermost last in `pattern`).
     if i == len(pattern):
-        return locus.capture()
+        return callsite.capture()
     return (_a if pattern[i] == "a" else _b)(pattern, i + 1)
 
 
 @pytest.mark.parametrize("pattern", ["aaaa", "abab", "aabbbaa", "b", "abbbbbbbbbbba", "ba" * 9])
-def test_counts_exact_on_interleaved_runs(locus_backend, pattern):
+def test_counts_exact_on_interleaved_runs(callsite_backend, pattern):
     codes = (_a.__code__, _b.__code__, _dispatch.__code__)
     gc.collect()
     base = [sys.getrefcount(c) for c in codes]
@@ -56,8 +56,8 @@ class _CapturingFinder(importlib.abc.MetaPathFinder):
         self.captured = None
 
     def find_spec(self, name, path=None, target=None):
-        if name == "locus_test_no_such_module":
-            self.captured = locus.capture()
+        if name == "callsite_test_no_such_module":
+            self.captured = callsite.capture()
         return None
 
 
@@ -65,12 +65,12 @@ IMMORTAL_FLOOR = 1 << 29  # 3.12/3.13 immortal refcounts are ~2**30 or more (PEP
 
 
 @pytest.mark.skipif(sys.version_info < (3, 12), reason="immortal objects (PEP 683) are 3.12+")
-def test_immortal_code_objects_left_untouched(locus_backend):
+def test_immortal_code_objects_left_untouched(callsite_backend):
     finder = _CapturingFinder()
     sys.meta_path.insert(0, finder)
     try:
         with pytest.raises(ImportError):
-            __import__("locus_test_no_such_module")
+            __import__("callsite_test_no_such_module")
     finally:
         sys.meta_path.remove(finder)
     tb = finder.captured
@@ -105,7 +105,7 @@ def _expected_codes():
     return out
 
 
-def test_recycled_storage_of_every_size_class_keeps_contents(locus_backend):
+def test_recycled_storage_of_every_size_class_keeps_contents(callsite_backend):
     # Depths around every class boundary (8 entries apart, up to 256, then unpooled), kept
     # alive and freed in random order so blocks are handed back and reused across classes.
     rng = random.Random(7)
@@ -115,7 +115,7 @@ def test_recycled_storage_of_every_size_class_keeps_contents(locus_backend):
     for round_ in range(6):
         rng.shuffle(depths)
         for d in depths:
-            tb, codes = _at(d, lambda: (locus.capture(), _expected_codes()))
+            tb, codes = _at(d, lambda: (callsite.capture(), _expected_codes()))
             assert [f[0] for f in tb.raw()] == codes
             alive.append((tb, codes))
         rng.shuffle(alive)
@@ -127,9 +127,9 @@ def test_recycled_storage_of_every_size_class_keeps_contents(locus_backend):
     assert base >= 0
 
 
-def test_recycled_storage_is_not_visible_through_hash_or_equality(locus_backend):
+def test_recycled_storage_is_not_visible_through_hash_or_equality(callsite_backend):
     def site():
-        return locus.capture()
+        return callsite.capture()
 
     def make(depth):
         return _at(depth, site)  # one call site: equal depths give equal stacks

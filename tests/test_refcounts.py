@@ -9,7 +9,7 @@ import weakref
 
 import pytest
 
-import locus
+import callsite
 
 MILLION = 1_000_000
 
@@ -34,14 +34,14 @@ def fresh_function(template: types.FunctionType):
 
 
 def _capture_here():
-    return locus.capture()
+    return callsite.capture()
 
 
 def _capture_recursive(k):
     # One frame of this code per level: the Traceback holds k references to it.
     if k > 1:
         return _capture_recursive(k - 1)
-    return locus.capture()
+    return callsite.capture()
 
 
 def stack_codes():
@@ -78,9 +78,9 @@ def traced_growth(loop) -> int:
 # --- a million captures -------------------------------------------------------------------
 
 @pytest.mark.parametrize("depth", [8, 40])  # 40: above pymalloc's 512-byte limit (libc malloc)
-def test_million_captures_leave_memory_flat(locus_backend, depth):
+def test_million_captures_leave_memory_flat(callsite_backend, depth):
     def loop():
-        cap = locus.capture
+        cap = callsite.capture
         for _ in range(MILLION):
             cap()
 
@@ -88,7 +88,7 @@ def test_million_captures_leave_memory_flat(locus_backend, depth):
         return at_depth(depth, loop)
 
     # One probe capture at the same depth holds every code object of the measured stack.
-    probe = at_depth(depth, locus.capture)
+    probe = at_depth(depth, callsite.capture)
     codes = [f.code for f in probe]
     del probe
     gc.collect()
@@ -103,9 +103,9 @@ def test_million_captures_leave_memory_flat(locus_backend, depth):
     assert blocks_after - blocks_before < 200, "allocated blocks grew over 2M captures"
 
 
-def test_million_captures_with_arguments_leave_memory_flat(locus_backend):
+def test_million_captures_with_arguments_leave_memory_flat(callsite_backend):
     def loop():
-        cap = locus.capture
+        cap = callsite.capture
         for _ in range(MILLION // 4):
             cap(1, 3)
             cap(skip=0, limit=None)
@@ -121,13 +121,13 @@ def test_million_captures_with_arguments_leave_memory_flat(locus_backend):
 def _recurse_template(self_fn, k):
     if k > 1:
         return self_fn(self_fn, k - 1)
-    return locus.capture()
+    return callsite.capture()
 
 
 def unique_function(template: types.FunctionType):
     """A copy of template whose code object and name/qualname/filename strings are new objects
     referenced by nothing else (not interned, not dict keys): their reference counts move
-    only through what holds them — here, locus."""
+    only through what holds them — here, callsite."""
     tag = str(id(object()))
     name, filename = "unique_" + tag, "<refcount test " + tag + ">"
     changes = {"co_name": name, "co_filename": filename}
@@ -137,7 +137,7 @@ def unique_function(template: types.FunctionType):
     return types.FunctionType(code, template.__globals__, name)
 
 
-def test_symbolizing_leaves_memory_and_refcounts_flat(locus_backend):
+def test_symbolizing_leaves_memory_and_refcounts_flat(callsite_backend):
     fn = unique_function(_recurse_template)
     tb = fn(fn, 6)
     code = fn.__code__
@@ -171,7 +171,7 @@ def test_symbolizing_leaves_memory_and_refcounts_flat(locus_backend):
 
 # --- exact ownership: one reference per frame, released once ----------------------------------
 
-def test_traceback_owns_one_reference_per_frame(locus_backend):
+def test_traceback_owns_one_reference_per_frame(callsite_backend):
     code = _capture_recursive.__code__
     gc.collect()
     base = sys.getrefcount(code)
@@ -186,7 +186,7 @@ def test_traceback_owns_one_reference_per_frame(locus_backend):
     assert sys.getrefcount(code) == base
 
 
-def test_frame_owns_its_code(locus_backend):
+def test_frame_owns_its_code(callsite_backend):
     code = _capture_recursive.__code__
     gc.collect()
     base = sys.getrefcount(code)
@@ -211,7 +211,7 @@ def test_fresh_function_helper_detects_a_reference():
     assert alive() is None
 
 
-def test_deleted_function_code_freed_with_last_traceback(locus_backend):
+def test_deleted_function_code_freed_with_last_traceback(callsite_backend):
     fn, alive = fresh_function(_capture_here)
     tb = fn()
     assert tb[0].code is fn.__code__
@@ -224,7 +224,7 @@ def test_deleted_function_code_freed_with_last_traceback(locus_backend):
     assert alive() is None, "the code object outlived every Traceback holding it"
 
 
-def test_symbolized_code_freed_with_last_traceback(locus_backend):
+def test_symbolized_code_freed_with_last_traceback(callsite_backend):
     # Symbolizing stores decoded line tables in co_extra: that cache must not keep the code
     # alive (no cycle, no extra reference), and must be freed with it.
     fn, alive = fresh_function(_capture_here)
@@ -236,7 +236,7 @@ def test_symbolized_code_freed_with_last_traceback(locus_backend):
     assert alive() is None, "symbolization kept the code object alive"
 
 
-def test_frames_and_slices_keep_code_alive(locus_backend):
+def test_frames_and_slices_keep_code_alive(callsite_backend):
     fn, alive = fresh_function(_capture_here)
     tb = fn()
     del fn
@@ -256,9 +256,9 @@ def test_frames_and_slices_keep_code_alive(locus_backend):
     assert alive() is None
 
 
-def test_code_of_finished_generator_freed_with_traceback(locus_backend):
+def test_code_of_finished_generator_freed_with_traceback(callsite_backend):
     def template():
-        yield locus.capture()
+        yield callsite.capture()
 
     gen_fn, alive = fresh_function(template)
     tb = next(gen_fn())  # the generator is finalized right away
@@ -269,12 +269,12 @@ def test_code_of_finished_generator_freed_with_traceback(locus_backend):
     assert alive() is None
 
 
-def test_code_freed_with_traceback_from_frame(locus_backend):
+def test_code_freed_with_traceback_from_frame(callsite_backend):
     def template():
         return sys._getframe()
 
     fn, alive = fresh_function(template)
-    tb = locus.Traceback.from_frame(fn())
+    tb = callsite.Traceback.from_frame(fn())
     assert tb[0].code is not None
     del fn
     gc.collect()  # frame objects are collected through the GC
@@ -284,7 +284,7 @@ def test_code_freed_with_traceback_from_frame(locus_backend):
     assert alive() is None
 
 
-def test_many_tracebacks_share_code_until_the_last(locus_backend):
+def test_many_tracebacks_share_code_until_the_last(callsite_backend):
     fn, alive = fresh_function(_capture_here)
     tbs = [fn() for _ in range(100)]
     del fn

@@ -1,34 +1,34 @@
-"""locus.Traceback and locus.Frame: value semantics, rendering, construction, bad input."""
+"""callsite.Traceback and callsite.Frame: value semantics, rendering, construction, bad input."""
 import json
 import sys
 import traceback
 
 import pytest
 
-import locus
+import callsite
 
 BACKENDS = ["internal", "public"]
 
 
 @pytest.fixture(params=BACKENDS)
 def backend(request):
-    previous = locus.get_backend()
-    if request.param == "internal" and locus.internal_backend_refusal():
-        pytest.skip(f"internal backend unavailable: {locus.internal_backend_refusal()}")
-    locus.set_backend(request.param)
+    previous = callsite.get_backend()
+    if request.param == "internal" and callsite.internal_backend_refusal():
+        pytest.skip(f"internal backend unavailable: {callsite.internal_backend_refusal()}")
+    callsite.set_backend(request.param)
     yield request.param
-    locus.set_backend(previous)
+    callsite.set_backend(previous)
 
 
 def two_captures():
-    return [locus.capture() for _ in range(2)]  # same call site twice
+    return [callsite.capture() for _ in range(2)]  # same call site twice
 
 
 def test_equal_and_hash_for_the_same_call_site(backend):
     a, b = two_captures()
     assert a == b and hash(a) == hash(b)
     assert not (a != b)
-    c = locus.capture()
+    c = callsite.capture()
     assert c != a
     frames_of_helper = 2 if sys.version_info < (3, 12) else 1  # comprehensions inlined in 3.12
     assert a[frames_of_helper + 1 :] == c[1:]  # same callers
@@ -36,7 +36,7 @@ def test_equal_and_hash_for_the_same_call_site(backend):
 
 
 def test_len_index_slice(backend):
-    tb = locus.capture()
+    tb = callsite.capture()
     assert len(tb) == len(traceback.extract_stack())
     assert tb[0].name == "test_len_index_slice"
     assert tb[-1] == tb[len(tb) - 1]
@@ -44,19 +44,19 @@ def test_len_index_slice(backend):
         tb[len(tb)]
     with pytest.raises(TypeError, match="integers or slices"):
         tb["0"]
-    assert isinstance(tb[1:3], locus.Traceback) and len(tb[1:3]) == 2
+    assert isinstance(tb[1:3], callsite.Traceback) and len(tb[1:3]) == 2
     assert tb[::-1].raw() == tb.raw()[::-1]
     assert tb[::2].raw() == tb.raw()[::2]
     assert list(tb) == list(tb.frames)
 
 
 def test_skip_and_limit(backend):
-    full = locus.capture()
-    assert locus.capture(skip=1).raw() == full.raw()[1:]
-    assert locus.capture(1, 2).raw() == full.raw()[1:3]
-    assert len(locus.capture(limit=0)) == 0
-    assert len(locus.capture(skip=10_000)) == 0
-    assert locus.capture(limit=None, skip=0)[1:] == full[1:]
+    full = callsite.capture()
+    assert callsite.capture(skip=1).raw() == full.raw()[1:]
+    assert callsite.capture(1, 2).raw() == full.raw()[1:3]
+    assert len(callsite.capture(limit=0)) == 0
+    assert len(callsite.capture(skip=10_000)) == 0
+    assert callsite.capture(limit=None, skip=0)[1:] == full[1:]
 
 
 @pytest.mark.parametrize(
@@ -74,23 +74,23 @@ def test_skip_and_limit(backend):
 )
 def test_bad_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):
-        locus.capture(**kwargs)
+        callsite.capture(**kwargs)
 
 
 def test_positional_and_duplicate_arguments():
     with pytest.raises(TypeError, match="at most 2 positional"):
-        locus.capture(0, 1, 2)
+        callsite.capture(0, 1, 2)
     with pytest.raises(TypeError, match="multiple values for argument 'skip'"):
-        locus.capture(0, skip=1)
+        callsite.capture(0, skip=1)
 
 
 def test_set_backend_rejects_unknown_names():
     with pytest.raises(ValueError, match="backend must be 'internal' or 'public'"):
-        locus.set_backend("fast")
+        callsite.set_backend("fast")
 
 
 def test_frame_fields_and_rendering(backend):
-    frame = locus.capture()[0]
+    frame = callsite.capture()[0]
     expected = traceback.extract_stack(sys._getframe(), limit=1)[-1]
     assert frame.kind == "python"
     assert frame.filename == __file__ == expected.filename
@@ -102,19 +102,19 @@ def test_frame_fields_and_rendering(backend):
     d = frame.to_dict()
     assert json.loads(json.dumps(d)) == d and d["lineno"] == frame.lineno
     assert str(frame).startswith(f'File "{__file__}", line {frame.lineno}')
-    assert "locus.Frame python" in repr(frame)
+    assert "callsite.Frame python" in repr(frame)
 
 
 def test_repr_reads_like_a_traceback(backend):
-    tb = locus.capture(limit=2)
+    tb = callsite.capture(limit=2)
     text = repr(tb)
-    assert text.startswith("<locus.Traceback of 2 frames, innermost first:")
+    assert text.startswith("<callsite.Traceback of 2 frames, innermost first:")
     assert f'File "{__file__}", line' in text and "in test_repr_reads_like_a_traceback" in text
-    assert repr(locus.capture(limit=0)) == "<locus.Traceback of 0 frames, innermost first>"
+    assert repr(callsite.capture(limit=0)) == "<callsite.Traceback of 0 frames, innermost first>"
 
 
 def test_stack_summary_matches_extract_stack(backend):
-    tb, expected = locus.capture(), traceback.extract_stack()
+    tb, expected = callsite.capture(), traceback.extract_stack()
     summary = tb.as_stack_summary()
     assert isinstance(summary, traceback.StackSummary)
     got = [(f.filename, f.lineno, f.name) for f in summary]
@@ -127,23 +127,23 @@ def test_stack_summary_matches_extract_stack(backend):
     # format() is StackSummary.format(): with source lines looked up lazily.
     lines = tb.format()
     assert lines == summary.format()
-    assert "tb, expected = locus.capture(), traceback.extract_stack()" in lines[-1]
+    assert "tb, expected = callsite.capture(), traceback.extract_stack()" in lines[-1]
 
 
 def test_to_list_is_json_ready(backend):
-    tb = locus.capture()
+    tb = callsite.capture()
     rows = tb.to_list()
     assert [r["lineno"] for r in rows] == [f.lineno for f in tb]
     json.dumps(rows)
 
 
 def test_from_frame_equals_capture(backend):
-    tb, frame = locus.capture(), sys._getframe()
-    via_frame = locus.Traceback.from_frame(frame)
+    tb, frame = callsite.capture(), sys._getframe()
+    via_frame = callsite.Traceback.from_frame(frame)
     assert via_frame[1:] == tb[1:]
     assert via_frame[0].code is tb[0].code and via_frame[0].lasti > tb[0].lasti
     with pytest.raises(TypeError, match="expected a frame object, got int"):
-        locus.Traceback.from_frame(3)
+        callsite.Traceback.from_frame(3)
 
 
 def _raise_deep(n):
@@ -156,7 +156,7 @@ def test_from_traceback_matches_extract_tb():
     try:
         _raise_deep(3)
     except KeyError as e:
-        tb = locus.Traceback.from_traceback(e.__traceback__)
+        tb = callsite.Traceback.from_traceback(e.__traceback__)
         expected = traceback.extract_tb(e.__traceback__)
     assert len(tb) == 5
     got = [(f.filename, f.lineno, f.name) for f in tb.as_stack_summary()]
@@ -166,23 +166,23 @@ def test_from_traceback_matches_extract_tb():
             (f.colno, f.end_colno) for f in expected
         ]
     with pytest.raises(TypeError, match="expected a traceback object"):
-        locus.Traceback.from_traceback(None)
+        callsite.Traceback.from_traceback(None)
 
 
 def test_capture_inside_except_and_finally(backend):
     try:
         raise ValueError
     except ValueError:
-        inside = locus.capture()
+        inside = callsite.capture()
     finally:
-        in_finally = locus.capture()
+        in_finally = callsite.capture()
     assert inside[0].lineno == in_finally[0].lineno - 2
     assert inside[1:] == in_finally[1:]
 
 
 def test_deep_stack_beyond_the_stack_buffer(backend):
     def recurse(n):
-        return locus.capture() if n == 0 else recurse(n - 1)
+        return callsite.capture() if n == 0 else recurse(n - 1)
 
     depth = 2000  # > the 512-entry stack buffer: exercises the heap retry
     old = sys.getrecursionlimit()
@@ -191,15 +191,15 @@ def test_deep_stack_beyond_the_stack_buffer(backend):
         tb = recurse(depth)
     finally:
         sys.setrecursionlimit(old)
-    assert len(tb) == len(locus.capture()) + depth + 1
+    assert len(tb) == len(callsite.capture()) + depth + 1
     assert len(recurse.__code__.co_name) and all(f.name == "recurse" for f in tb[: depth + 1])
     limited = recurse(700)  # limit above the buffer, stack deeper than the limit
-    assert len(limited) == len(locus.capture()) + 701
+    assert len(limited) == len(callsite.capture()) + 701
 
 
 def test_frames_and_slices_keep_code_alive(backend):
-    namespace = {"locus": locus}
-    exec("def doomed():\n    return locus.capture()\n", namespace)
+    namespace = {"callsite": callsite}
+    exec("def doomed():\n    return callsite.capture()\n", namespace)
     tb = namespace["doomed"]()
     code = namespace["doomed"].__code__
     before = sys.getrefcount(code)

@@ -1,4 +1,4 @@
-"""locus.tracking windows vs CPython's own event stream, per mode: contents, lifetimes, hooks."""
+"""callsite.tracking windows vs CPython's own event stream, per mode: contents, lifetimes, hooks."""
 import dis
 import gc
 import sys
@@ -8,11 +8,11 @@ import weakref
 
 import pytest
 
-import locus
-import locus.tracking as tracking
+import callsite
+import callsite.tracking as tracking
 
 MODES = [m for m, why in tracking.available_modes().items() if m != "auto" and why is None]
-REF_TOOL = 3  # the reference tracker's sys.monitoring id (locus takes 4 by default)
+REF_TOOL = 3  # the reference tracker's sys.monitoring id (callsite takes 4 by default)
 # Profile mode also sees generators and coroutines resumed (by FOR_ITER, SEND, ...).
 RESUMABLE = 0x20 | 0x80 | 0x100 | 0x200  # CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE, ...
 CALL_OPS = {"CALL", "CALL_KW", "CALL_FUNCTION", "CALL_METHOD", "CALL_FUNCTION_KW",
@@ -20,7 +20,7 @@ CALL_OPS = {"CALL", "CALL_KW", "CALL_FUNCTION", "CALL_METHOD", "CALL_FUNCTION_KW
 
 
 def callee_code(callable_):
-    """The code object locus reports as callee for a sys.monitoring CALL (Python callables)."""
+    """The code object callsite reports as callee for a sys.monitoring CALL (Python callables)."""
     if isinstance(callable_, types.FunctionType):
         return callable_.__code__
     if isinstance(callable_, types.MethodType) and isinstance(callable_.__func__,
@@ -32,9 +32,9 @@ def callee_code(callable_):
 class Reference:
     """The same window, kept by a pure-Python hook on the same event stream (the oracle).
 
-    Monitoring: a second sys.monitoring tool receives the very CALL events locus receives.
-    Profile: a sys.setprofile function installed first, which locus chains, receives the very
-    events locus's profile function receives (f_back / f_lasti read by CPython's frame objects).
+    Monitoring: a second sys.monitoring tool receives the very CALL events callsite receives.
+    Profile: a sys.setprofile function installed first, which callsite chains, receives the very
+    events callsite's profile function receives (f_back / f_lasti read by CPython's frame objects).
     Per thread: each thread's entries go to its own list.
     """
 
@@ -64,7 +64,7 @@ class Reference:
     def __enter__(self):
         if self.mode == "monitoring":
             mon = sys.monitoring
-            mon.use_tool_id(REF_TOOL, "locus-test-reference")
+            mon.use_tool_id(REF_TOOL, "callsite-test-reference")
             mon.register_callback(REF_TOOL, mon.events.CALL, self.on_call)
             mon.set_events(REF_TOOL, mon.events.CALL)
         else:
@@ -248,9 +248,9 @@ def test_window_as_traceback_through_capture(mode):
     with tracking.enable(mode=mode, window=8):
         fib(5)
         leaf0()
-        tb = locus.capture(source="window")
+        tb = callsite.capture(source="window")
         w = tracking.window()
-    assert isinstance(tb, locus.Traceback)
+    assert isinstance(tb, callsite.Traceback)
     # Both queries saw the same calls; window() has one more (itself) at its head.
     assert len(tb) == 8 and tb.raw()[:7] == [(e.code, e.offset) for e in w[1:]]
     assert tb.raw()[0][0] is test_window_as_traceback_through_capture.__code__
@@ -266,7 +266,7 @@ def test_skip_and_limit(mode):
         fib(4)
         part = tracking.window(2, 3)
         fib(4)
-        tb = locus.capture(2, 3, source="window")
+        tb = callsite.capture(2, 3, source="window")
     assert entries(part) == entries(full)[2:5]
     assert [(c, o) for c, o in tb.raw()] == [(e.code, e.offset) for e in full[2:5]]
     assert tracking.window.__name__ == "tracking_window"
@@ -274,7 +274,7 @@ def test_skip_and_limit(mode):
 
 def test_disabled_window_raises_clearly():
     with pytest.raises(RuntimeError, match="tracking.*off.*enable"):
-        locus.capture(source="window")
+        callsite.capture(source="window")
     with pytest.raises(RuntimeError, match="enable"):
         tracking.window()
 
@@ -392,7 +392,7 @@ def test_resize_keeps_most_recent(mode):
     with tracking.enable(mode=mode, window=16):
         fib(6)
         w = tracking.window()
-        locus._locus.tracking_enable(mode, 5, None, None)  # one call, recorded before it runs
+        callsite._callsite.tracking_enable(mode, 5, None, None)  # one call, recorded before it runs
         w = (w, tracking.window())
         w16, w5 = entries(w[0]), entries(w[1])
     # [window(), tracking_enable() (a CALL event; profile mode sees no c_call for a nanobind

@@ -1,4 +1,4 @@
-"""locus.tracking next to other tools: cProfile, settrace tracers, coverage, sys.monitoring ids."""
+"""callsite.tracking next to other tools: cProfile, settrace tracers, coverage, sys.monitoring ids."""
 import cProfile
 import pstats
 import sys
@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-import locus.tracking as tracking
+import callsite.tracking as tracking
 
 MODES = [m for m, why in tracking.available_modes().items() if m != "auto" and why is None]
 LEGACY_PROFILE_SLOT = sys.version_info < (3, 12)  # cProfile uses sys.monitoring from 3.12
@@ -144,7 +144,7 @@ class TestToolIds:
             assert not tracking.status()["enabled"]
             with tracking.enable(mode="monitoring", tool_id=5, window=2):
                 assert tracking.status()["tool_id"] == 5
-                assert mon.get_tool(5) == "locus.tracking"
+                assert mon.get_tool(5) == "callsite.tracking"
                 fib(2)
                 check_window_saw_fib(tracking.window())
             assert mon.get_tool(5) is None
@@ -198,8 +198,8 @@ class TestToolIds:
         if "profile" not in MODES:
             pytest.skip("profile mode unavailable")
         with tracking.enable(mode="monitoring"):
-            assert sys.monitoring.get_tool(4) == "locus.tracking"
+            assert sys.monitoring.get_tool(4) == "callsite.tracking"
             with tracking.enable(mode="profile"):
                 assert sys.monitoring.get_tool(4) is None
-            assert sys.monitoring.get_tool(4) == "locus.tracking"
+            assert sys.monitoring.get_tool(4) == "callsite.tracking"
         assert sys.monitoring.get_tool(4) is None

@@ -1,17 +1,17 @@
-"""locus.tracking with Filters: recording filters (DISABLE, rule changes) and filtered queries."""
+"""callsite.tracking with Filters: recording filters (DISABLE, rule changes) and filtered queries."""
 import importlib.util
 import inspect
 
 import pytest
 
-import locus
-import locus.tracking as tracking
+import callsite
+import callsite.tracking as tracking
 
 MODES = [m for m, why in tracking.available_modes().items() if m != "auto" and why is None]
 
 LIB = """\
 def leaf():
-    return locus.capture(source="window", filter=FILTER, limit=1)
+    return callsite.capture(source="window", filter=FILTER, limit=1)
 
 def inner(n):
     return [helper() for _ in range(n)]
@@ -30,7 +30,7 @@ def walk():
 
 def last():
     inner(2)
-    return locus.tracking.last(FILTER)
+    return callsite.tracking.last(FILTER)
 """
 
 
@@ -52,10 +52,10 @@ def tracking_off():
 
 @pytest.fixture
 def lib(tmp_path):
-    f = locus.Filter(exclude=[r"/trk_lib/"])
+    f = callsite.Filter(exclude=[r"/trk_lib/"])
     d = tmp_path / "trk_lib"
     d.mkdir()
-    module = load(d / "dsl.py", "trk_lib_dsl", LIB, locus=locus, FILTER=f)
+    module = load(d / "dsl.py", "trk_lib_dsl", LIB, callsite=callsite, FILTER=f)
     return module, f
 
 
@@ -141,7 +141,7 @@ def test_last_is_the_most_recent_kept_call_site(mode, recording, lib):
         here = tracking.last()  # unfiltered: the call of last() itself, on this line
         tb = module.build()
     me = test_last_is_the_most_recent_kept_call_site.__code__
-    assert isinstance(frame, locus.Frame) and frame.code is me
+    assert isinstance(frame, callsite.Frame) and frame.code is me
     assert here.code is me and here.lineno == frame.lineno + 1
     assert tb[0].lineno == frame.lineno + 2
     with pytest.raises(TypeError):
@@ -173,4 +173,4 @@ def test_bad_filter():
         with pytest.raises(TypeError):
             tracking.window(filter=3)
         with pytest.raises(TypeError):
-            locus.capture(source="window", filter=3)
+            callsite.capture(source="window", filter=3)

@@ -1,2 +1,2 @@
 """The DSL demo: tinydsl (a small DSL framework), helpers (a helper library), kernels (the
-user's code) and demo (builds them with locus.mlir.auto_locations and shows the locations)."""
+user's code) and demo (builds them with callsite.mlir.auto_locations and shows the locations)."""

@@ -1,4 +1,4 @@
-"""demo — builds the kernels with locus.mlir.auto_locations, prints the module with its debug
+"""demo — builds the kernels with callsite.mlir.auto_locations, prints the module with its debug
 info, runs a pass pipeline that keeps locations, and maps every op back to the user's line."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import re
 import sys
 import time
 
-import locus
-import locus.mlir
+import callsite
+import callsite.mlir
 
 from . import helpers, kernels, tinydsl
 from .tinydsl import ir
@@ -23,21 +23,21 @@ PIPELINE = "builtin.module(inline, canonicalize, cse, symbol-dce)"
 _FILE_LOC = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
 
 
-def user_filter() -> locus.Filter:
+def user_filter() -> callsite.Filter:
     """The user's frames only: a regex rule drops every file outside this example's directory
     (the interpreter, the driver's callers, the bindings' dialect classes), literal rules drop
     the DSL framework, the helper library and this driver."""
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
-    f = locus.Filter(exclude=[f"^(?!{re.escape(here)})"])
+    f = callsite.Filter(exclude=[f"^(?!{re.escape(here)})"])
     for module in (tinydsl, helpers, sys.modules[__name__]):
         f.exclude_file(module.__file__)
     return f
 
 
-def build(filter: locus.Filter | None) -> ir.Module:
+def build(filter: callsite.Filter | None) -> ir.Module:
     if filter is None:
         return tinydsl.build_module(kernels.KERNELS)
-    with locus.mlir.auto_locations(filter):
+    with callsite.mlir.auto_locations(filter):
         return tinydsl.build_module(kernels.KERNELS)
 
 
@@ -62,19 +62,19 @@ def source_map(module: ir.Module, out) -> None:
               file=out)
 
 
-def cost_per_op(filter: locus.Filter, repeats: int = 100) -> tuple[float, float, int]:
+def cost_per_op(filter: callsite.Filter, repeats: int = 100) -> tuple[float, float, int]:
     """µs per op building the kernels repeatedly without locations, and inside one
     auto_locations scope (best of three runs each)."""
     ops = len(_ops(build(None)))
     best = {}
-    for label in ("plain", "locus") * 3:
-        with locus.mlir.auto_locations(filter) if label == "locus" else _nothing():
+    for label in ("plain", "callsite") * 3:
+        with callsite.mlir.auto_locations(filter) if label == "callsite" else _nothing():
             t = time.perf_counter()
             for _ in range(repeats):
                 tinydsl.build_module(kernels.KERNELS)
             dt = (time.perf_counter() - t) / (repeats * ops) * 1e6
         best[label] = min(best.get(label, dt), dt)
-    return best["plain"], best["locus"], ops
+    return best["plain"], best["callsite"], ops
 
 
 class _nothing:
@@ -96,7 +96,7 @@ def main(out=sys.stdout) -> int:
     say = lambda *a: print(*a, file=out)  # noqa: E731
     with ir.Context(), ir.Location.unknown():
         module = build(filter)
-        say(f"== kernels from {kernels.__file__}, built with locus.mlir.auto_locations")
+        say(f"== kernels from {kernels.__file__}, built with callsite.mlir.auto_locations")
         say("   (rules: keep the example's files only, minus the DSL framework and the helper")
         say("   library; ops the framework builds itself get the kernel's definition: loc=)\n")
         say(module.operation.get_asm(enable_debug_info=True))
@@ -107,10 +107,10 @@ def main(out=sys.stdout) -> int:
         say(module.operation.get_asm(enable_debug_info=True))
         say("== every op of the optimised module, back to the user's source line:\n")
         source_map(module, out)
-        plain, with_locus, ops = cost_per_op(filter)
+        plain, with_callsite, ops = cost_per_op(filter)
         say(f"\n== cost, measured now (wall clock, best of 3): {ops} ops per module; "
-            f"{plain:.2f} µs/op without locations, {with_locus:.2f} µs/op with "
-            f"auto_locations ({(with_locus / plain - 1) * 100:+.0f}%); see bench/bench_mlir.py")
+            f"{plain:.2f} µs/op without locations, {with_callsite:.2f} µs/op with "
+            f"auto_locations ({(with_callsite / plain - 1) * 100:+.0f}%); see bench/bench_mlir.py")
     return 0
 
 

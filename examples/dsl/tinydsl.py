@@ -2,7 +2,7 @@
 
 Kernels are plain Python functions over `Value`s; operators build `arith` ops, `fori` builds an
 `scf.for` loop, and calling one kernel from another builds a `func.call`. Nothing here passes a
-location for the ops it builds: locus.mlir.auto_locations supplies the user's source line.
+location for the ops it builds: callsite.mlir.auto_locations supplies the user's source line.
 """
 from __future__ import annotations
 

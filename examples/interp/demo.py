@@ -1,15 +1,15 @@
-"""examples/interp/demo.py — run program.calc with Python callbacks and show where locus
-says we are. Uses the standalone locus_calc module if built (see CMakeLists.txt), else the
-copy compiled into locus (`python -m locus demo` shows the same)."""
+"""examples/interp/demo.py — run program.calc with Python callbacks and show where callsite
+says we are. Uses the standalone callsite_calc module if built (see CMakeLists.txt), else the
+copy compiled into callsite (`python -m callsite demo` shows the same)."""
 import pathlib
 import traceback
 
-import locus
+import callsite
 
 try:
-    from locus_calc import Program
+    from callsite_calc import Program
 except ImportError:
-    Program = locus.native._CalcProgram
+    Program = callsite.native._CalcProgram
 
 source = pathlib.Path(__file__).with_name("program.calc")
 
@@ -21,7 +21,7 @@ def scale(a):
     if a > 10 and not captured:
         captured.append(True)
         print("captured in scale():")
-        for frame in locus.capture():
+        for frame in callsite.capture():
             print(f"  [{frame.kind:6}] {frame}")
     return a * 2
 

@@ -1,14 +1,14 @@
 // examples/interp/interp.h — "calc", a tiny statement language interpreted in C++, whose
-// interpreted frames show up in locus captures and Python tracebacks (header-only, so both
-// the standalone example module and locus's own demo compile the same interpreter).
+// interpreted frames show up in callsite captures and Python tracebacks (header-only, so both
+// the standalone example module and callsite's own demo compile the same interpreter).
 //
 //   fn area(w, h)            # functions; values are floats
 //     let a = w * h          # let / return / if [else] end / while end / expression
 //     return scale(a)        # calls: calc functions, or Python callables from `host`
 //   end
 //
-// Each interpreted call pushes a locus::NativeFrame whose executable is the function (made
-// at run time with locus::api::new_executable) and whose state is the id of the statement or
+// Each interpreted call pushes a callsite::NativeFrame whose executable is the function (made
+// at run time with callsite::api::new_executable) and whose state is the id of the statement or
 // call being run; the reifier maps that id back to the program's file, line and columns.
 #pragma once
 #include <Python.h>
@@ -24,7 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "locus/api.h"
+#include "callsite/api.h"
 
 namespace calc {
 
@@ -53,7 +53,7 @@ struct Function {
   std::vector<std::string> params;
   std::vector<Stmt> body;
   int node = -1;
-  const locus::Executable *executable = nullptr;
+  const callsite::Executable *executable = nullptr;
 };
 
 struct ProgramData {
@@ -307,10 +307,10 @@ class Parser {
 // outlives the Program object can still be symbolized.
 inline void free_program_ref(void *p) { delete static_cast<std::shared_ptr<ProgramData> *>(p); }
 
-inline int reify(const locus::Executable *exe, std::uintptr_t state,
-                 locus::NativeLocation *out) noexcept {
+inline int reify(const callsite::Executable *exe, std::uintptr_t state,
+                 callsite::NativeLocation *out) noexcept {
   const ProgramData &p = **static_cast<std::shared_ptr<ProgramData> *>(exe->user_data);
-  if (state >= p.spans.size()) return -1;  // not a node id: locus shows a placeholder
+  if (state >= p.spans.size()) return -1;  // not a node id: callsite shows a placeholder
   const Span &s = p.spans[state];
   out->filename = p.filename.c_str();
   out->name = p.functions[std::size_t(p.function_of_node[state])].name.c_str();
@@ -335,7 +335,7 @@ class Interpreter {
                    f.name.c_str(), f.params.size(), args.size());
       return false;
     }
-    locus::NativeFrame frame(*f.executable, std::uintptr_t(f.node));
+    callsite::NativeFrame frame(*f.executable, std::uintptr_t(f.node));
     if (++depth_ > 200) {
       --depth_;
       PyErr_SetString(PyExc_RecursionError, "calc: maximum recursion depth exceeded");
@@ -355,7 +355,7 @@ class Interpreter {
  private:
   using Env = std::unordered_map<std::string, double>;
 
-  bool run(const std::vector<Stmt> &body, Env &env, locus::NativeFrame &frame, bool *returned,
+  bool run(const std::vector<Stmt> &body, Env &env, callsite::NativeFrame &frame, bool *returned,
            double *out) {
     for (const Stmt &s : body) {
       frame.set_state(std::uintptr_t(s.node));
@@ -383,7 +383,7 @@ class Interpreter {
     return true;
   }
 
-  bool eval(const Expr &e, Env &env, locus::NativeFrame &frame, double *out) {
+  bool eval(const Expr &e, Env &env, callsite::NativeFrame &frame, double *out) {
     switch (e.kind) {
       case Expr::number: *out = e.value; return true;
       case Expr::variable: {
@@ -411,7 +411,7 @@ class Interpreter {
     return call_host(e.name, args, out);
   }
 
-  bool binary(const Expr &e, Env &env, locus::NativeFrame &frame, double *out) {
+  bool binary(const Expr &e, Env &env, callsite::NativeFrame &frame, double *out) {
     double a = 0, b = 0;
     if (!eval(e.args[0], env, frame, &a) || !eval(e.args[1], env, frame, &b)) return false;
     const std::string &op = e.name;
@@ -464,7 +464,7 @@ class Interpreter {
 struct ProgramObject {
   PyObject_HEAD
   std::shared_ptr<ProgramData> *data;
-  PyObject *executables;  // list: one locus.native.Executable per function
+  PyObject *executables;  // list: one callsite.native.Executable per function
   PyObject *host;
   PyObject *weakrefs;
 };
@@ -506,7 +506,7 @@ inline PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
   PyObject *executables = PyList_New(0);
   if (!executables) return nullptr;
   for (Function &f : data->functions) {
-    PyObject *exe = locus::api::new_executable(f.name.c_str(), "calc", &reify,
+    PyObject *exe = callsite::api::new_executable(f.name.c_str(), "calc", &reify,
                                                new std::shared_ptr<ProgramData>(data),
                                                &free_program_ref);
     if (!exe || PyList_Append(executables, exe) < 0) {
@@ -515,7 +515,7 @@ inline PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
       return nullptr;
     }
     Py_DECREF(exe);
-    f.executable = locus::api::executable_of(exe);  // kept alive by the list
+    f.executable = callsite::api::executable_of(exe);  // kept alive by the list
   }
   auto *self = reinterpret_cast<ProgramObject *>(type->tp_alloc(type, 0));
   if (!self) {
@@ -570,7 +570,7 @@ inline PyObject *program_executables(PyObject *self, void *) {
   return PyList_AsTuple(reinterpret_cast<ProgramObject *>(self)->executables);
 }
 
-/// Creates the Program type, named `qualified_name` (e.g. "locus_calc.Program").
+/// Creates the Program type, named `qualified_name` (e.g. "callsite_calc.Program").
 inline PyTypeObject *make_program_type(const char *qualified_name) {
   static PyMethodDef methods[] = {
       {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(program_call)),
@@ -578,7 +578,7 @@ inline PyTypeObject *make_program_type(const char *qualified_name) {
       {nullptr, nullptr, 0, nullptr}};
   static PyGetSetDef getset[] = {
       {"executables", program_executables, nullptr,
-       "tuple[locus.native.Executable, ...]: one per function", nullptr},
+       "tuple[callsite.native.Executable, ...]: one per function", nullptr},
       {nullptr, nullptr, nullptr, nullptr, nullptr}};
   static PyMemberDef members[] = {
       {"__weaklistoffset__", T_PYSSIZET, offsetof(ProgramObject, weakrefs), READONLY, nullptr},

@@ -1,8 +1,8 @@
-// bindings/filter.cc — registers locus.Filter (the type lives in src/filter).
+// bindings/filter.cc — registers callsite.Filter (the type lives in src/filter).
 #include "bindings/init.h"
 #include "filter/filter_object.h"
 
-namespace locus::bindings {
+namespace callsite::bindings {
 
 void init_filter(nanobind::module_ &m) {
   PyTypeObject *type = detail::init_filter_type();
@@ -10,4 +10,4 @@ void init_filter(nanobind::module_ &m) {
   m.attr("Filter") = nanobind::handle(reinterpret_cast<PyObject *>(type));
 }
 
-}  // namespace locus::bindings
+}  // namespace callsite::bindings

@@ -7,7 +7,7 @@
 
 namespace nb = nanobind;
 
-namespace locus::bindings {
+namespace callsite::bindings {
 namespace {
 
 PyMethodDef location_def = {
@@ -37,4 +37,4 @@ void init_mlir(nb::module_ &m) {
       nb::arg("context"), "Sizes and hit counts of one context's location cache, or None.");
 }
 
-}  // namespace locus::bindings
+}  // namespace callsite::bindings

@@ -1,5 +1,5 @@
-// bindings/native.cc — registers the native-frame subsystem as locus._locus.native and the C
-// API capsule locus._locus._C_API. No logic: the types live in src/native/.
+// bindings/native.cc — registers the native-frame subsystem as callsite._callsite.native and the C
+// API capsule callsite._callsite._C_API. No logic: the types live in src/native/.
 #include "bindings/init.h"
 #include "native/api_table.h"
 #include "native/bench.h"
@@ -9,9 +9,9 @@
 #include "native/reify.h"
 
 namespace nb = nanobind;
-namespace native = locus::native;
+namespace native = callsite::native;
 
-namespace locus::bindings {
+namespace callsite::bindings {
 namespace {
 
 nb::object checked(PyObject *result) {
@@ -55,4 +55,4 @@ void init_native(nb::module_ &m) {
         "Reification cache counters: executables, entries, hits, misses.");
 }
 
-}  // namespace locus::bindings
+}  // namespace callsite::bindings

@@ -1,15 +1,15 @@
-// bindings/tracking.cc — Python bindings of the tracked call windows (locus.tracking).
+// bindings/tracking.cc — Python bindings of the tracked call windows (callsite.tracking).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 
 #include "bindings/init.h"
-#include "locus/tracking.h"
+#include "callsite/tracking.h"
 #include "tracking/state.h"
 
 namespace nb = nanobind;
-namespace tr = locus::tracking;
+namespace tr = callsite::tracking;
 
-namespace locus::bindings {
+namespace callsite::bindings {
 namespace {
 
 PyMethodDef window_def = {
@@ -98,7 +98,7 @@ void init_tracking(nb::module_ &m) {
 
   m.def("tracking_enable", &enable, nb::arg("mode"), nb::arg("window"), nb::arg("filter").none(),
         nb::arg("tool_id").none(),
-        "Installs (or reconfigures) call tracking; see locus.tracking.enable.");
+        "Installs (or reconfigures) call tracking; see callsite.tracking.enable.");
   m.def(
       "tracking_disable", [] { if (!tr::disable()) throw nb::python_error(); },
       "Removes every tracking hook and empties every window.");
@@ -114,4 +114,4 @@ void init_tracking(nb::module_ &m) {
       "The mode enable(mode='auto') picks here.");
 }
 
-}  // namespace locus::bindings
+}  // namespace callsite::bindings

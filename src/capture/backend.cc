@@ -6,9 +6,9 @@
 
 #include "native/hooks.h"
 
-namespace locus::detail {
+namespace callsite::detail {
 
-const locus_layout *active_layout = &locus_layout_public;
+const callsite_layout *active_layout = &callsite_layout_public;
 
 namespace {
 
@@ -17,16 +17,16 @@ const char *refusal = nullptr;
 // The internal walk must see exactly the frames the public API sees on the stack we are
 // imported from (importlib frames included). Any difference means the compiled layout does
 // not describe this interpreter, whatever the version numbers say.
-bool self_check(const locus_layout *internal) {
+bool self_check(const callsite_layout *internal) {
   constexpr size_t kCap = 256;
-  locus_raw_frame a[kCap], b[kCap];
-  locus_walk_request ra{a, kCap, 0, SIZE_MAX, nullptr}, rb{b, kCap, 0, SIZE_MAX, nullptr};
+  callsite_raw_frame a[kCap], b[kCap];
+  callsite_walk_request ra{a, kCap, 0, SIZE_MAX, nullptr}, rb{b, kCap, 0, SIZE_MAX, nullptr};
   int ca = 0, cb = 0;
   PyThreadState *ts = current_tstate();
   const size_t na = internal->walk(ts, &ra, &ca);
-  const size_t nb = locus_layout_public.walk(ts, &rb, &cb);
+  const size_t nb = callsite_layout_public.walk(ts, &rb, &cb);
   return ca && cb && na == nb && na > 0 && std::memcmp(a, b, na * sizeof(a[0])) == 0 &&
-         internal->current_marker(ts) == locus_layout_public.current_marker(ts);
+         internal->current_marker(ts) == callsite_layout_public.current_marker(ts);
 }
 
 }  // namespace
@@ -42,42 +42,42 @@ PyThreadState *current_tstate() noexcept {
 const char *internal_refusal() noexcept { return refusal; }
 
 bool init_backend() noexcept {
-  const locus_layout *internal = locus_layout_internal();
-  refusal = locus_layout_internal_refusal();
+  const callsite_layout *internal = callsite_layout_internal();
+  refusal = callsite_layout_internal_refusal();
   // Lets the tests drive the refusal path a mismatched interpreter would take.
-  if (const char *forced = std::getenv("LOCUS_TEST_REFUSE_LAYOUT"); forced && *forced && internal)
+  if (const char *forced = std::getenv("CALLSITE_TEST_REFUSE_LAYOUT"); forced && *forced && internal)
     refusal = forced;
   if (!refusal && !self_check(internal))
     refusal = "the internal frame walk disagreed with the public C API at start-up";
   if (refusal) {
-    active_layout = &locus_layout_public;
+    active_layout = &callsite_layout_public;
     if (internal &&  // a build without a layout is a known configuration, not a surprise
         PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
-                         "locus: using the public C API frame walk: %s", refusal) < 0)
+                         "callsite: using the public C API frame walk: %s", refusal) < 0)
       return false;
     return true;
   }
   active_layout = internal;
-  const char *env = std::getenv("LOCUS_BACKEND");
-  if (env && std::strcmp(env, "public") == 0) active_layout = &locus_layout_public;
+  const char *env = std::getenv("CALLSITE_BACKEND");
+  if (env && std::strcmp(env, "public") == 0) active_layout = &callsite_layout_public;
   return true;
 }
 
-}  // namespace locus::detail
+}  // namespace callsite::detail
 
-namespace locus {
+namespace callsite {
 
 Backend backend() noexcept {
-  return detail::active_layout == &locus_layout_public ? Backend::public_api : Backend::internal;
+  return detail::active_layout == &callsite_layout_public ? Backend::public_api : Backend::internal;
 }
 
 bool set_backend(Backend which, const char **why_not) noexcept {
   if (which == Backend::public_api) {
-    detail::active_layout = &locus_layout_public;
+    detail::active_layout = &callsite_layout_public;
     return true;
   }
-  const locus_layout *internal = locus_layout_internal();
-  const char *refused = internal ? detail::refusal : locus_layout_internal_refusal();
+  const callsite_layout *internal = callsite_layout_internal();
+  const char *refused = internal ? detail::refusal : callsite_layout_internal_refusal();
   if (refused) {
     if (why_not) *why_not = refused;
     return false;
@@ -86,4 +86,4 @@ bool set_backend(Backend which, const char **why_not) noexcept {
   return true;
 }
 
-}  // namespace locus
+}  // namespace callsite

@@ -13,18 +13,18 @@
 #include "capture/traceback_object.h"
 #include "capture/traceback_pool.h"
 #include "filter/hooks.h"
-#include "locus/capture.h"
+#include "callsite/capture.h"
 #include "native/hooks.h"
 #include "tracking/hooks.h"
 
-static_assert(sizeof(locus::RawFrame) == sizeof(locus_raw_frame) &&
-                  offsetof(locus_raw_frame, payload) == offsetof(locus::RawFrame, payload),
+static_assert(sizeof(callsite::RawFrame) == sizeof(callsite_raw_frame) &&
+                  offsetof(callsite_raw_frame, payload) == offsetof(callsite::RawFrame, payload),
               "RawFrame must match the C layout interface");
-static_assert(sizeof(locus::NativeLink) == sizeof(locus_native_link) &&
-                  offsetof(locus_native_link, state) == offsetof(locus::NativeLink, state),
+static_assert(sizeof(callsite::NativeLink) == sizeof(callsite_native_link) &&
+                  offsetof(callsite_native_link, state) == offsetof(callsite::NativeLink, state),
               "NativeLink must match the C layout interface");
 
-namespace locus {
+namespace callsite {
 namespace {
 
 // 512 entries (8 KiB of C stack) cover all but pathological depths in one walk.
@@ -33,8 +33,8 @@ constexpr std::size_t kStackBuffer = 512;
 // One walk of the active layout, interleaving the native frames from `native` on.
 inline std::size_t walk_from(const NativeLink *native, RawFrame *out, std::size_t capacity,
                              std::size_t skip, std::size_t limit, bool owned, int *complete) {
-  const locus_walk_request req{reinterpret_cast<locus_raw_frame *>(out), capacity, skip, limit,
-                               reinterpret_cast<const locus_native_link *>(native), owned};
+  const callsite_walk_request req{reinterpret_cast<callsite_raw_frame *>(out), capacity, skip, limit,
+                               reinterpret_cast<const callsite_native_link *>(native), owned};
   return detail::active_layout->walk(detail::current_tstate(), &req, complete);
 }
 
@@ -132,9 +132,9 @@ PyObject *capture(std::size_t skip, std::size_t limit) noexcept {
   return result;
 }
 
-}  // namespace locus
+}  // namespace callsite
 
-namespace locus::detail {
+namespace callsite::detail {
 
 bool parse_count(PyObject *value, const char *what, size_t none_value, size_t *out) noexcept {
   if (value == Py_None) {
@@ -166,7 +166,7 @@ constexpr Py_ssize_t kPositional = 2, kAll = 4;
 
 PyObject *capture_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
                      PyObject *kwnames) noexcept {
-  if (nargs == 0 && !kwnames) return locus::capture(0, SIZE_MAX);  // the common call
+  if (nargs == 0 && !kwnames) return callsite::capture(0, SIZE_MAX);  // the common call
 
   PyObject *slots[kAll] = {nullptr, nullptr, nullptr, nullptr};
   if (!bind_fastcall_args("capture", kNames, kAll, kPositional, args, nargs, kwnames, slots))
@@ -190,7 +190,7 @@ PyObject *capture_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
     }
   }
   if (window) return tracking::window_traceback(skip, limit, filter);
-  if (!filter) return locus::capture(skip, limit);
+  if (!filter) return callsite::capture(skip, limit);
 
   // Filtered: the limit counts kept frames, so walk everything and let the filter stop.
   RawFrame small[kStackBuffer];
@@ -200,4 +200,4 @@ PyObject *capture_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
   return filter::filtered_traceback(filter, frames, n, limit);
 }
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

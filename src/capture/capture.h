@@ -2,9 +2,9 @@
 #pragma once
 #include <Python.h>
 
-namespace locus::detail {
+namespace callsite::detail {
 
-/// locus.capture(skip=0, limit=None, *, filter=None, source="walk") — METH_FASTCALL|KEYWORDS.
+/// callsite.capture(skip=0, limit=None, *, filter=None, source="walk") — METH_FASTCALL|KEYWORDS.
 PyObject *capture_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                      PyObject *kwnames) noexcept;
 
@@ -12,4 +12,4 @@ PyObject *capture_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
 /// non-int. False with TypeError/ValueError naming `what`.
 bool parse_count(PyObject *value, const char *what, size_t none_value, size_t *out) noexcept;
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

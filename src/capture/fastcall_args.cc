@@ -1,7 +1,7 @@
 // capture/fastcall_args.cc — argument binding for the raw METH_FASTCALL entry points.
 #include "capture/fastcall_args.h"
 
-namespace locus::detail {
+namespace callsite::detail {
 
 bool bind_fastcall_args(const char *function, const char *const *names, Py_ssize_t n_names,
                         Py_ssize_t n_positional, PyObject *const *args, Py_ssize_t nargs,
@@ -33,4 +33,4 @@ bool bind_fastcall_args(const char *function, const char *const *names, Py_ssize
   return true;
 }
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

@@ -3,7 +3,7 @@
 #pragma once
 #include <Python.h>
 
-namespace locus::detail {
+namespace callsite::detail {
 
 /// Binds `args` (the first `nargs` positional, then one per `kwnames` entry) to `slots` by
 /// `names` (the first `n_positional` of them may be positional). Slots not given stay
@@ -13,4 +13,4 @@ bool bind_fastcall_args(const char *function, const char *const *names, Py_ssize
                         Py_ssize_t n_positional, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames, PyObject **slots) noexcept;
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

@@ -7,7 +7,7 @@
 
 #include "capture/traceback_object.h"
 
-namespace locus::detail {
+namespace callsite::detail {
 namespace {
 
 int frame_lasti_bytes(PyFrameObject *f) {
@@ -58,4 +58,4 @@ PyObject *traceback_from_exception_tb(PyObject *tb) noexcept {
   return new_traceback(innermost_first.data(), Py_ssize_t(innermost_first.size()));
 }
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

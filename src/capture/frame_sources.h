@@ -2,7 +2,7 @@
 #pragma once
 #include <Python.h>
 
-namespace locus::detail {
+namespace callsite::detail {
 
 /// `frame` and its callers through f_back (public API: the frame objects already exist).
 PyObject *traceback_from_frame(PyObject *frame) noexcept;
@@ -11,4 +11,4 @@ PyObject *traceback_from_frame(PyObject *frame) noexcept;
 /// with each entry's tb_lasti — the instruction that was running when the exception passed.
 PyObject *traceback_from_exception_tb(PyObject *tb) noexcept;
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

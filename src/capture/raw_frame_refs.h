@@ -4,10 +4,10 @@
 #include <Python.h>
 
 #include "layouts/refcount_runs.h"
-#include "locus/frame.h"
+#include "callsite/frame.h"
 #include "native/hooks.h"
 
-namespace locus::detail {
+namespace callsite::detail {
 
 inline void retain(const RawFrame &f) noexcept {
   if (f.is_python())
@@ -26,7 +26,7 @@ inline void release(const RawFrame &f) noexcept {
 // Drops the code references of the Python entries of frames[0..n), one refcount write per run
 // of equal code objects (see layouts/refcount_runs.h); native entries are left alone.
 inline void release_code_refs(const RawFrame *frames, std::size_t n) noexcept {
-  locus_adjust_code_refs(reinterpret_cast<const locus_raw_frame *>(frames), n, -1);
+  callsite_adjust_code_refs(reinterpret_cast<const callsite_raw_frame *>(frames), n, -1);
 }
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

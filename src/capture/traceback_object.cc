@@ -1,4 +1,4 @@
-// capture/traceback_object.cc — locus.Traceback: value semantics over inline raw frames.
+// capture/traceback_object.cc — callsite.Traceback: value semantics over inline raw frames.
 #include "capture/traceback_object.h"
 
 #include <cstring>
@@ -6,13 +6,13 @@
 #include "capture/frame_sources.h"
 #include "capture/raw_frame_refs.h"
 #include "capture/traceback_pool.h"
-#include "locus/traceback.h"
+#include "callsite/traceback.h"
 #include "native/hooks.h"
 #include "render/frame_object.h"
 #include "render/mlir_text.h"
 #include "render/stack_summary.h"
 
-namespace locus::detail {
+namespace callsite::detail {
 
 PyTypeObject *traceback_type = nullptr;
 
@@ -101,7 +101,7 @@ PyObject *tb_repr(PyObject *self) {
   const Py_ssize_t n = Py_SIZE(self);
   PyObject *parts = PyList_New(0);
   if (!parts) return nullptr;
-  PyObject *head = PyUnicode_FromFormat("<locus.Traceback of %zd frame%s, innermost first%s",
+  PyObject *head = PyUnicode_FromFormat("<callsite.Traceback of %zd frame%s, innermost first%s",
                                         n, n == 1 ? "" : "s", n ? ":" : ">");
   if (!head || PyList_Append(parts, head) < 0) goto fail_head;
   Py_DECREF(head);
@@ -217,7 +217,7 @@ PyType_Slot tb_slots[] = {
     {Py_tp_getset, tb_getset},
     {0, nullptr}};
 
-PyType_Spec tb_spec = {"locus.Traceback", int(offsetof(TracebackObject, frames)),
+PyType_Spec tb_spec = {"callsite.Traceback", int(offsetof(TracebackObject, frames)),
                        int(sizeof(RawFrame)), Py_TPFLAGS_DEFAULT, tb_slots};
 
 }  // namespace
@@ -257,9 +257,9 @@ void retain_native_entries(TracebackObject *tb) noexcept {
     if (!tb->frames[i].is_python()) native::retain(tb->frames[i].executable());
 }
 
-}  // namespace locus::detail
+}  // namespace callsite::detail
 
-namespace locus {
+namespace callsite {
 
 bool is_traceback(PyObject *obj) noexcept {
   return PyObject_TypeCheck(obj, detail::traceback_type);
@@ -272,4 +272,4 @@ PyObject *make_traceback(const RawFrame *frames, std::size_t n) noexcept {
   return detail::new_traceback(frames, Py_ssize_t(n));
 }
 
-}  // namespace locus
+}  // namespace callsite

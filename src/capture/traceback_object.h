@@ -1,12 +1,12 @@
-// capture/traceback_object.h — the locus.Traceback type object (raw frames inline).
+// capture/traceback_object.h — the callsite.Traceback type object (raw frames inline).
 #pragma once
 #include <Python.h>
 
 #include <cstdint>
 
-#include "locus/frame.h"
+#include "callsite/frame.h"
 
-namespace locus::detail {
+namespace callsite::detail {
 
 /// One allocation per capture: the header below and `size` RawFrames after it, as JAX's
 /// Traceback does. Not GC-tracked: it references only code objects and executables.
@@ -36,4 +36,4 @@ PyObject *adopt_traceback(const RawFrame *frames, Py_ssize_t n, bool may_have_na
 /// walker takes only the code-object references).
 void retain_native_entries(TracebackObject *tb) noexcept;
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

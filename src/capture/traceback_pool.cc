@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace locus::detail {
+namespace callsite::detail {
 namespace {
 
 // Capacities are rounded up to multiples of kClassStep entries; stacks up to
@@ -83,4 +83,4 @@ void give_traceback_storage(TracebackObject *tb) noexcept {
   PyObject_Free(tb);
 }
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

@@ -1,4 +1,4 @@
-// capture/traceback_pool.h — storage for locus.Traceback objects, recycled by size class.
+// capture/traceback_pool.h — storage for callsite.Traceback objects, recycled by size class.
 //
 // Why: a capture is dominated by fixed costs once the walk is cheap, and the allocator is the
 // largest of them. A Traceback of more than 29 entries is past pymalloc's 512-byte limit, so
@@ -13,7 +13,7 @@
 
 #include "capture/traceback_object.h"
 
-namespace locus::detail {
+namespace callsite::detail {
 
 /// An initialised Traceback object (refcount 1, type set, ob_size `n`, hash -1, no native
 /// frames) with room for at least `n` entries; the entries are not initialised. nullptr with
@@ -27,4 +27,4 @@ std::uint32_t traceback_capacity_for(Py_ssize_t n) noexcept;
 /// Returns the storage of a Traceback whose references are already released (from tp_dealloc).
 void give_traceback_storage(TracebackObject *tb) noexcept;
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

@@ -1,13 +1,13 @@
 // filter/decisions.cc — filter decisions cached per code object, and the hook/public API.
 #include "filter/filter_object.h"
 #include "filter/hooks.h"
-#include "locus/filter.h"
-#include "locus/symbolize.h"
-#include "locus/traceback.h"
+#include "callsite/filter.h"
+#include "callsite/symbolize.h"
+#include "callsite/traceback.h"
 
 #include <vector>
 
-namespace locus::detail {
+namespace callsite::detail {
 
 std::uint64_t next_filter_stamp() noexcept {
   static std::uint64_t counter = 0;  // GIL held: no atomics needed
@@ -52,15 +52,15 @@ namespace {
 
 FilterObject *checked(PyObject *filter) {
   if (filter && is_filter_object(filter)) return as_filter(filter);
-  PyErr_Format(PyExc_TypeError, "filter must be a locus.Filter or None, not %.200s",
+  PyErr_Format(PyExc_TypeError, "filter must be a callsite.Filter or None, not %.200s",
                filter ? Py_TYPE(filter)->tp_name : "NULL");
   return nullptr;
 }
 
 }  // namespace
-}  // namespace locus::detail
+}  // namespace callsite::detail
 
-namespace locus {
+namespace callsite {
 
 bool is_filter(PyObject *obj) noexcept { return detail::is_filter_object(obj); }
 
@@ -84,9 +84,9 @@ std::size_t filter_frames(PyObject *filter, const RawFrame *frames, std::size_t 
   return kept;
 }
 
-}  // namespace locus
+}  // namespace callsite
 
-namespace locus::filter {
+namespace callsite::filter {
 
 PyObject *filtered_traceback(PyObject *filter, const RawFrame *frames, std::size_t n,
                              std::size_t limit) noexcept {
@@ -103,4 +103,4 @@ std::size_t filter_limit(PyObject *filter) noexcept {
   return f ? f->limit : SIZE_MAX;
 }
 
-}  // namespace locus::filter
+}  // namespace callsite::filter

@@ -1,4 +1,4 @@
-// filter/filter_object.cc — locus.Filter: rules, limit, and the Python-facing methods.
+// filter/filter_object.cc — callsite.Filter: rules, limit, and the Python-facing methods.
 #include "filter/filter_object.h"
 
 #include <frameobject.h>
@@ -8,12 +8,12 @@
 
 #include "capture/capture.h"
 #include "filter/hooks.h"
-#include "locus/capture.h"
-#include "locus/filter.h"
-#include "locus/traceback.h"
+#include "callsite/capture.h"
+#include "callsite/filter.h"
+#include "callsite/traceback.h"
 #include "render/frame_object.h"
 
-namespace locus::detail {
+namespace callsite::detail {
 
 PyTypeObject *filter_type = nullptr;
 
@@ -30,14 +30,14 @@ void changed(FilterObject *f) {
 }
 
 // The default exclusions: generated `_<dialect>_ops_gen.py` modules (each registers itself as
-// an exclusion in MLIR) and locus's own package directory (known once locus._locus has its
+// an exclusion in MLIR) and callsite's own package directory (known once callsite._callsite has its
 // __file__; absent when embedded without the package). A new reference; computed once.
 PyObject *default_patterns() {
   static PyObject *cached = nullptr;
   if (cached) return Py_NewRef(cached);
   PyObject *list = Py_BuildValue("[s]", "_ops_gen\\.py$");
   if (!list) return nullptr;
-  PyObject *name = PyUnicode_FromString("locus._locus");
+  PyObject *name = PyUnicode_FromString("callsite._callsite");
   PyObject *self = name ? PyImport_GetModule(name) : nullptr;
   Py_XDECREF(name);
   PyObject *file = self ? PyObject_GetAttrString(self, "__file__") : nullptr;
@@ -140,11 +140,11 @@ PyObject *filter_repr(PyObject *self) {
   PyObject *text = nullptr;
   if (inc && exc) {
     if (f->limit == SIZE_MAX)
-      text = PyUnicode_FromFormat("locus.Filter(include=%R, exclude=%R, limit=None, "
+      text = PyUnicode_FromFormat("callsite.Filter(include=%R, exclude=%R, limit=None, "
                                   "default_exclusions=False)",
                                   inc, exc);
     else
-      text = PyUnicode_FromFormat("locus.Filter(include=%R, exclude=%R, limit=%zu, "
+      text = PyUnicode_FromFormat("callsite.Filter(include=%R, exclude=%R, limit=%zu, "
                                   "default_exclusions=False)",
                                   inc, exc, f->limit);
   }
@@ -213,7 +213,7 @@ PyObject *copy_filter(PyObject *self, PyObject *) {
 
 // --- queries --------------------------------------------------------------------------------
 
-// keeps(x): x a code object, function, frame, locus.Frame or filename.
+// keeps(x): x a code object, function, frame, callsite.Frame or filename.
 PyObject *keeps_py(PyObject *self, PyObject *x) {
   FilterObject *f = as_filter(self);
   int r;
@@ -234,7 +234,7 @@ PyObject *keeps_py(PyObject *self, PyObject *x) {
     r = keeps_raw(f, frame_raw(x));
   } else {
     PyErr_Format(PyExc_TypeError,
-                 "Filter.keeps() expects a code object, function, frame, locus.Frame or "
+                 "Filter.keeps() expects a code object, function, frame, callsite.Frame or "
                  "filename str, not %.200s",
                  Py_TYPE(x)->tp_name);
     return nullptr;
@@ -276,14 +276,14 @@ PyObject *first_user_frame(PyObject *self, PyObject *const *args, Py_ssize_t nar
 
 PyObject *apply_py(PyObject *self, PyObject *tb) {
   if (!is_traceback(tb)) {
-    PyErr_Format(PyExc_TypeError, "Filter.apply() expects a locus.Traceback, not %.200s",
+    PyErr_Format(PyExc_TypeError, "Filter.apply() expects a callsite.Traceback, not %.200s",
                  Py_TYPE(tb)->tp_name);
     return nullptr;
   }
   return filter::filtered_traceback(self, traceback_frames(tb), traceback_size(tb), SIZE_MAX);
 }
 
-PyObject *default_py(PyObject *, PyObject *) { return Py_XNewRef(locus::default_filter()); }
+PyObject *default_py(PyObject *, PyObject *) { return Py_XNewRef(callsite::default_filter()); }
 
 // --- properties -----------------------------------------------------------------------------
 
@@ -328,7 +328,7 @@ PyMethodDef filter_methods[] = {
     {"clear", clear_rules, METH_NOARGS, "clear(): drops every rule (the defaults too)."},
     {"copy", copy_filter, METH_NOARGS, "copy() -> Filter: same rules and limit."},
     {"keeps", keeps_py, METH_O,
-     "keeps(x) -> bool: x a code object, function, frame, locus.Frame or filename."},
+     "keeps(x) -> bool: x a code object, function, frame, callsite.Frame or filename."},
     {"first_user_frame",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(first_user_frame)),
      METH_FASTCALL,
@@ -358,7 +358,7 @@ PyType_Slot filter_slots[] = {
                     "Which frames are the user's, with MLIR's semantics: a frame is kept when "
                     "its co_filename matches an include rule (re.search), or else matches no "
                     "exclude rule. limit counts kept frames (None: no limit). The default "
-                    "exclusions are generated *_ops_gen.py modules and locus's own files.")},
+                    "exclusions are generated *_ops_gen.py modules and callsite's own files.")},
     {Py_tp_new, reinterpret_cast<void *>(filter_new)},
     {Py_tp_dealloc, reinterpret_cast<void *>(filter_dealloc)},
     {Py_tp_repr, reinterpret_cast<void *>(filter_repr)},
@@ -367,7 +367,7 @@ PyType_Slot filter_slots[] = {
     {Py_tp_members, filter_members},
     {0, nullptr}};
 
-PyType_Spec filter_spec = {"locus.Filter", int(sizeof(FilterObject)), 0,
+PyType_Spec filter_spec = {"callsite.Filter", int(sizeof(FilterObject)), 0,
                            Py_TPFLAGS_DEFAULT, filter_slots};
 
 }  // namespace
@@ -379,9 +379,9 @@ PyTypeObject *init_filter_type() noexcept {
   return filter_type;
 }
 
-}  // namespace locus::detail
+}  // namespace callsite::detail
 
-namespace locus {
+namespace callsite {
 
 PyObject *default_filter() noexcept {
   using namespace detail;
@@ -393,4 +393,4 @@ PyObject *default_filter() noexcept {
   return the_default;
 }
 
-}  // namespace locus
+}  // namespace callsite

@@ -1,14 +1,14 @@
-// filter/filter_object.h — the locus.Filter type and the per-code-object decision fast path.
+// filter/filter_object.h — the callsite.Filter type and the per-code-object decision fast path.
 #pragma once
 #include <Python.h>
 
 #include <cstdint>
 
 #include "filter/rules.h"
-#include "locus/frame.h"
+#include "callsite/frame.h"
 #include "symbolize/code_info.h"
 
-namespace locus::detail {
+namespace callsite::detail {
 
 struct FilterObject {
   PyObject_HEAD
@@ -63,4 +63,4 @@ int keeps_raw(FilterObject *f, const RawFrame &frame) noexcept;
 /// A new stamp (process-wide counter).
 std::uint64_t next_filter_stamp() noexcept;
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

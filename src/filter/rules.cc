@@ -2,7 +2,7 @@
 // decisions are cached per code object, so a regex runs once per code object and rule set).
 #include "filter/rules.h"
 
-namespace locus::detail {
+namespace callsite::detail {
 namespace {
 
 PyObject *re_compile = nullptr, *re_escape = nullptr, *re_pattern_type = nullptr;
@@ -48,7 +48,7 @@ bool compile(RuleKind kind, PyObject *rule, Rule *out) {
     if (!PyUnicode_Check(source)) {
       Py_DECREF(source);
       PyErr_Format(PyExc_TypeError,
-                   "locus.Filter: %s rules must be str patterns (co_filename is a str), not a "
+                   "callsite.Filter: %s rules must be str patterns (co_filename is a str), not a "
                    "bytes pattern",
                    kind_name(kind));
       return false;
@@ -58,7 +58,7 @@ bool compile(RuleKind kind, PyObject *rule, Rule *out) {
   }
   if (!PyUnicode_Check(rule)) {
     PyErr_Format(PyExc_TypeError,
-                 "locus.Filter: %s rules must be str (regular expressions) or re.Pattern, "
+                 "callsite.Filter: %s rules must be str (regular expressions) or re.Pattern, "
                  "not %.200s",
                  kind_name(kind), Py_TYPE(rule)->tp_name);
     return false;
@@ -68,7 +68,7 @@ bool compile(RuleKind kind, PyObject *rule, Rule *out) {
     if (PyErr_ExceptionMatches(re_error)) {
       PyObject *type, *value, *tb;
       PyErr_Fetch(&type, &value, &tb);
-      PyErr_Format(PyExc_ValueError, "locus.Filter: bad %s pattern %R: %S", kind_name(kind),
+      PyErr_Format(PyExc_ValueError, "callsite.Filter: bad %s pattern %R: %S", kind_name(kind),
                    rule, value ? value : Py_None);
       Py_XDECREF(type);
       Py_XDECREF(value);
@@ -131,7 +131,7 @@ int Rules::add(RuleKind kind, PyObject *rule) noexcept {
 
 int Rules::remove(PyObject *source) noexcept {
   if (!PyUnicode_Check(source)) {
-    PyErr_Format(PyExc_TypeError, "locus.Filter.remove() expects a str pattern, not %.200s",
+    PyErr_Format(PyExc_TypeError, "callsite.Filter.remove() expects a str pattern, not %.200s",
                  Py_TYPE(source)->tp_name);
     return -1;
   }
@@ -158,7 +158,7 @@ void Rules::copy_from(const Rules &other) noexcept {
 
 PyObject *literal_prefix_pattern(PyObject *path) noexcept {
   if (!PyUnicode_Check(path)) {
-    PyErr_Format(PyExc_TypeError, "locus.Filter: a file or directory path must be a str, not %.200s",
+    PyErr_Format(PyExc_TypeError, "callsite.Filter: a file or directory path must be a str, not %.200s",
                  Py_TYPE(path)->tp_name);
     return nullptr;
   }
@@ -182,4 +182,4 @@ bool init_rules() noexcept {
   return re_compile && re_escape && re_pattern_type && re_error && search_name;
 }
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

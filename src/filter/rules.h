@@ -4,7 +4,7 @@
 
 #include <vector>
 
-namespace locus::detail {
+namespace callsite::detail {
 
 /// One rule: its source text (str) and the compiled `re.Pattern` (both strong references).
 struct Rule {
@@ -54,4 +54,4 @@ PyObject *literal_prefix_pattern(PyObject *path) noexcept;
 /// Imports `re` and interns the names used here; called once at module init.
 bool init_rules() noexcept;
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

@@ -3,8 +3,8 @@
  * Plain C: the internal layout files include CPython's internal headers, which are written for
  * C (cpython#115105, #122584), so the boundary between them and the C++ core is a C ABI.
  * Nothing outside src/layouts/ knows a CPython version. */
-#ifndef LOCUS_LAYOUTS_LAYOUT_H
-#define LOCUS_LAYOUTS_LAYOUT_H
+#ifndef CALLSITE_LAYOUTS_LAYOUT_H
+#define CALLSITE_LAYOUTS_LAYOUT_H
 
 #include <Python.h>
 #include <stddef.h>
@@ -14,57 +14,57 @@
 extern "C" {
 #endif
 
-/* Same layout as locus::RawFrame (checked by a static_assert in capture/capture.cc). */
-typedef struct locus_raw_frame {
+/* Same layout as callsite::RawFrame (checked by a static_assert in capture/capture.cc). */
+typedef struct callsite_raw_frame {
   uintptr_t tagged;
   intptr_t payload;
-} locus_raw_frame;
+} callsite_raw_frame;
 
-/* Same layout as locus::NativeLink. */
-typedef struct locus_native_link {
-  const struct locus_native_link *previous;
+/* Same layout as callsite::NativeLink. */
+typedef struct callsite_native_link {
+  const struct callsite_native_link *previous;
   const void *python_frame;
   const void *executable;
   uintptr_t state;
-} locus_native_link;
+} callsite_native_link;
 
-typedef struct locus_walk_request {
-  locus_raw_frame *out; /* receives up to `capacity` entries, innermost first */
+typedef struct callsite_walk_request {
+  callsite_raw_frame *out; /* receives up to `capacity` entries, innermost first */
   size_t capacity;
   size_t skip;                      /* innermost frames (of both kinds) to drop */
   size_t limit;                     /* at most this many entries (SIZE_MAX: all) */
-  const locus_native_link *native;  /* this thread's innermost native frame, or NULL */
+  const callsite_native_link *native;  /* this thread's innermost native frame, or NULL */
   int owned; /* nonzero: take a reference to every code object written (not to executables) */
-} locus_walk_request;
+} callsite_walk_request;
 
-typedef struct locus_layout {
+typedef struct callsite_layout {
   const char *name;               /* "internal-3.12", "public-api" */
   unsigned long compiled_for_hex; /* PY_VERSION_HEX of the headers it was compiled against */
   /* Walks the stack of `tstate` (GIL held) into req->out, increfing the code objects written
    * when req->owned. Returns the number of entries written; sets *complete to 0 when the
    * buffer filled before the stack (or the limit) ended: the caller must retry with more room
    * (after releasing what it owns). */
-  size_t (*walk)(PyThreadState *tstate, const locus_walk_request *req, int *complete);
+  size_t (*walk)(PyThreadState *tstate, const callsite_walk_request *req, int *complete);
   /* The marker of the frame currently executing on `tstate` (for native frame interleaving);
    * NULL when no Python frame runs. Must be cheap: it runs on every native frame push. */
   const void *(*current_marker)(PyThreadState *tstate);
-} locus_layout;
+} callsite_layout;
 
 /* The public C API walk (PyThreadState_GetFrame / PyFrame_GetBack); always available. */
-extern const locus_layout locus_layout_public;
+extern const callsite_layout callsite_layout_public;
 
 /* The internal layout compiled for this build, or NULL when there is none (see CMakeLists). */
-const locus_layout *locus_layout_internal(void);
+const callsite_layout *callsite_layout_internal(void);
 
 /* The marker an internal walk would report for a frame object (its _PyInterpreterFrame on
  * 3.11+, the frame object itself on 3.10 and in public-only builds). Lets the public walk
  * interleave native frames pushed while the internal layout was active. */
-const void *locus_marker_of_frame_object(PyFrameObject *frame);
+const void *callsite_marker_of_frame_object(PyFrameObject *frame);
 
 /* Checks that the internal layout may run in this interpreter: same minor version as its
  * headers, and (3.13+) the field offsets CPython publishes in _Py_DebugOffsets agree with the
  * compiled ones. Returns NULL when usable, else a static string saying why not. */
-const char *locus_layout_internal_refusal(void);
+const char *callsite_layout_internal_refusal(void);
 
 #ifdef __cplusplus
 }

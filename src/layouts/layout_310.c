@@ -11,9 +11,9 @@
 #error "layout_310.c is for CPython 3.10 only"
 #endif
 
-#define LOCUS_FRAME_T PyFrameObject
-#define LOCUS_FIRST_FRAME(ts) ((ts)->frame)
-#define LOCUS_PREVIOUS(f) ((f)->f_back)
+#define CALLSITE_FRAME_T PyFrameObject
+#define CALLSITE_FIRST_FRAME(ts) ((ts)->frame)
+#define CALLSITE_PREVIOUS(f) ((f)->f_back)
 /* Every frame on the 3.10 chain is a real, complete Python frame. f_lasti counts code units,
  * -1 before the first instruction; frame_getlasti (3.10 Objects/frameobject.c) reports bytes:
  * f_lasti * sizeof(_Py_CODEUNIT), or -1. */
@@ -21,15 +21,15 @@ static inline PyCodeObject *inspect_310(PyFrameObject *f, intptr_t *lasti) {
   *lasti = f->f_lasti < 0 ? -1 : (intptr_t)f->f_lasti * (intptr_t)sizeof(_Py_CODEUNIT);
   return f->f_code;
 }
-#define LOCUS_INSPECT(f, lasti) inspect_310(f, lasti)
-#define LOCUS_WALK_NAME walk_310
+#define CALLSITE_INSPECT(f, lasti) inspect_310(f, lasti)
+#define CALLSITE_WALK_NAME walk_310
 #include "layouts/walker.inc.h"
 
 static const void *current_marker_310(PyThreadState *tstate) { return tstate->frame; }
 
-const void *locus_layout_internal_marker_of(PyFrameObject *frame) { return frame; }
+const void *callsite_layout_internal_marker_of(PyFrameObject *frame) { return frame; }
 
-const char *locus_layout_internal_version_refusal(void) { return NULL; }
+const char *callsite_layout_internal_version_refusal(void) { return NULL; }
 
-const locus_layout locus_layout_compiled = {
+const callsite_layout callsite_layout_compiled = {
     "internal-3.10", PY_VERSION_HEX, walk_310, current_marker_310};

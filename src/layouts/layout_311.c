@@ -33,11 +33,11 @@ static inline PyCodeObject *inspect_311(_PyInterpreterFrame *f, intptr_t *lasti)
   return code;
 }
 
-#define LOCUS_FRAME_T _PyInterpreterFrame
-#define LOCUS_FIRST_FRAME(ts) ((ts)->cframe->current_frame)
-#define LOCUS_PREVIOUS(f) ((f)->previous)
-#define LOCUS_INSPECT(f, lasti) inspect_311(f, lasti)
-#define LOCUS_WALK_NAME walk_311
+#define CALLSITE_FRAME_T _PyInterpreterFrame
+#define CALLSITE_FIRST_FRAME(ts) ((ts)->cframe->current_frame)
+#define CALLSITE_PREVIOUS(f) ((f)->previous)
+#define CALLSITE_INSPECT(f, lasti) inspect_311(f, lasti)
+#define CALLSITE_WALK_NAME walk_311
 #include "layouts/walker.inc.h"
 
 static const void *current_marker_311(PyThreadState *tstate) {
@@ -45,9 +45,9 @@ static const void *current_marker_311(PyThreadState *tstate) {
 }
 
 /* struct _frame (3.11 pycore_frame.h) points at its interpreter frame through f_frame. */
-const void *locus_layout_internal_marker_of(PyFrameObject *frame) { return frame->f_frame; }
+const void *callsite_layout_internal_marker_of(PyFrameObject *frame) { return frame->f_frame; }
 
-const char *locus_layout_internal_version_refusal(void) { return NULL; }
+const char *callsite_layout_internal_version_refusal(void) { return NULL; }
 
-const locus_layout locus_layout_compiled = {
+const callsite_layout callsite_layout_compiled = {
     "internal-3.11", PY_VERSION_HEX, walk_311, current_marker_311};

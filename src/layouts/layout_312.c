@@ -32,20 +32,20 @@ static inline PyCodeObject *inspect_312(_PyInterpreterFrame *f, intptr_t *lasti)
   return code;
 }
 
-#define LOCUS_FRAME_T _PyInterpreterFrame
-#define LOCUS_FIRST_FRAME(ts) ((ts)->cframe->current_frame)
-#define LOCUS_PREVIOUS(f) ((f)->previous)
-#define LOCUS_INSPECT(f, lasti) inspect_312(f, lasti)
-#define LOCUS_WALK_NAME walk_312
+#define CALLSITE_FRAME_T _PyInterpreterFrame
+#define CALLSITE_FIRST_FRAME(ts) ((ts)->cframe->current_frame)
+#define CALLSITE_PREVIOUS(f) ((f)->previous)
+#define CALLSITE_INSPECT(f, lasti) inspect_312(f, lasti)
+#define CALLSITE_WALK_NAME walk_312
 #include "layouts/walker.inc.h"
 
 static const void *current_marker_312(PyThreadState *tstate) {
   return tstate->cframe->current_frame;
 }
 
-const void *locus_layout_internal_marker_of(PyFrameObject *frame) { return frame->f_frame; }
+const void *callsite_layout_internal_marker_of(PyFrameObject *frame) { return frame->f_frame; }
 
-const char *locus_layout_internal_version_refusal(void) { return NULL; }
+const char *callsite_layout_internal_version_refusal(void) { return NULL; }
 
-const locus_layout locus_layout_compiled = {
+const callsite_layout callsite_layout_compiled = {
     "internal-3.12", PY_VERSION_HEX, walk_312, current_marker_312};

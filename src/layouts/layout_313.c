@@ -14,7 +14,7 @@
 #error "layout_313.c is for CPython 3.13 only"
 #endif
 #ifdef Py_GIL_DISABLED
-#error "the free-threaded build has no tested layout; build with LOCUS_FORCE_PUBLIC_API"
+#error "the free-threaded build has no tested layout; build with CALLSITE_FORCE_PUBLIC_API"
 #endif
 
 /* f_executable is "code object or None" (3.13 pycore_frame.h) and may be other objects for
@@ -39,20 +39,20 @@ static inline PyCodeObject *inspect_313(_PyInterpreterFrame *f, intptr_t *lasti)
   return code;
 }
 
-#define LOCUS_FRAME_T _PyInterpreterFrame
-#define LOCUS_FIRST_FRAME(ts) ((ts)->current_frame)
-#define LOCUS_PREVIOUS(f) ((f)->previous)
-#define LOCUS_INSPECT(f, lasti) inspect_313(f, lasti)
-#define LOCUS_WALK_NAME walk_313
+#define CALLSITE_FRAME_T _PyInterpreterFrame
+#define CALLSITE_FIRST_FRAME(ts) ((ts)->current_frame)
+#define CALLSITE_PREVIOUS(f) ((f)->previous)
+#define CALLSITE_INSPECT(f, lasti) inspect_313(f, lasti)
+#define CALLSITE_WALK_NAME walk_313
 #include "layouts/walker.inc.h"
 
 static const void *current_marker_313(PyThreadState *tstate) { return tstate->current_frame; }
 
-const void *locus_layout_internal_marker_of(PyFrameObject *frame) { return frame->f_frame; }
+const void *callsite_layout_internal_marker_of(PyFrameObject *frame) { return frame->f_frame; }
 
 /* 3.13 publishes the offsets debuggers rely on in _PyRuntime.debug_offsets; refuse when the
  * running interpreter disagrees with the headers this file was compiled against. */
-const char *locus_layout_internal_version_refusal(void) {
+const char *callsite_layout_internal_version_refusal(void) {
   const _Py_DebugOffsets *d = &_PyRuntime.debug_offsets;
   if (memcmp(d->cookie, _Py_Debug_Cookie, sizeof(d->cookie)) != 0)
     return "_PyRuntime.debug_offsets has no valid cookie";
@@ -67,5 +67,5 @@ const char *locus_layout_internal_version_refusal(void) {
   return NULL;
 }
 
-const locus_layout locus_layout_compiled = {
+const callsite_layout callsite_layout_compiled = {
     "internal-3.13", PY_VERSION_HEX, walk_313, current_marker_313};

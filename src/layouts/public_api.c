@@ -18,14 +18,14 @@ static int lasti_bytes(PyFrameObject *f) {
 #endif
 }
 
-static size_t walk_public(PyThreadState *tstate, const locus_walk_request *req, int *complete) {
-  locus_raw_frame *out = req->out;
+static size_t walk_public(PyThreadState *tstate, const callsite_walk_request *req, int *complete) {
+  callsite_raw_frame *out = req->out;
   size_t n = 0, skip = req->skip;
-  const locus_native_link *native = req->native;
+  const callsite_native_link *native = req->native;
   *complete = 1;
   if (req->limit == 0) return 0;
 
-#define LOCUS_EMIT(TAG, PAYLOAD)            \
+#define CALLSITE_EMIT(TAG, PAYLOAD)            \
   do {                                      \
     if (skip) {                             \
       --skip;                               \
@@ -42,23 +42,23 @@ static size_t walk_public(PyThreadState *tstate, const locus_walk_request *req, 
   PyFrameObject *f = PyThreadState_GetFrame(tstate); /* new reference or NULL */
   while (f) {
     if (native) {
-      const void *marker = locus_marker_of_frame_object(f);
+      const void *marker = callsite_marker_of_frame_object(f);
       while (native && native->python_frame == marker) {
-        LOCUS_EMIT((uintptr_t)native->executable | 1u, native->state);
+        CALLSITE_EMIT((uintptr_t)native->executable | 1u, native->state);
         native = native->previous;
       }
     }
     /* PyFrame_GetCode returns a new reference; the frame keeps the code alive meanwhile. */
     PyCodeObject *code = PyFrame_GetCode(f);
     if (skip || n == req->capacity || !req->owned) Py_DECREF(code); /* else: the entry owns it */
-    LOCUS_EMIT(code, lasti_bytes(f));
+    CALLSITE_EMIT(code, lasti_bytes(f));
     PyFrameObject *back = PyFrame_GetBack(f);
     Py_DECREF(f);
     f = back;
   }
   for (; native; native = native->previous)
-    LOCUS_EMIT((uintptr_t)native->executable | 1u, native->state);
-#undef LOCUS_EMIT
+    CALLSITE_EMIT((uintptr_t)native->executable | 1u, native->state);
+#undef CALLSITE_EMIT
 done:
   Py_XDECREF(f);
   return n;
@@ -67,11 +67,11 @@ done:
 static const void *current_marker_public(PyThreadState *tstate) {
   PyFrameObject *f = PyThreadState_GetFrame(tstate);
   if (!f) return NULL;
-  const void *marker = locus_marker_of_frame_object(f);
+  const void *marker = callsite_marker_of_frame_object(f);
   /* Borrowed from here on: while it runs, the interpreter frame owns its frame object. */
   Py_DECREF(f);
   return marker;
 }
 
-const locus_layout locus_layout_public = {"public-api", PY_VERSION_HEX, walk_public,
+const callsite_layout callsite_layout_public = {"public-api", PY_VERSION_HEX, walk_public,
                                           current_marker_public};

@@ -9,8 +9,8 @@
  * Plain C and static inline: used by the layout walkers (C) and the Traceback object (C++).
  * Py_REF_DEBUG builds keep CPython's own per-reference accounting (_Py_RefTotal), so they
  * take the references one by one. */
-#ifndef LOCUS_LAYOUTS_REFCOUNT_RUNS_H
-#define LOCUS_LAYOUTS_REFCOUNT_RUNS_H
+#ifndef CALLSITE_LAYOUTS_REFCOUNT_RUNS_H
+#define CALLSITE_LAYOUTS_REFCOUNT_RUNS_H
 
 #include <Python.h>
 
@@ -19,33 +19,33 @@
 /* Immortal objects (PEP 683, 3.12+: statically allocated code objects among them) keep a
  * fixed refcount that must not be written; Py_INCREF/Py_DECREF skip them, and so do we. */
 #if PY_VERSION_HEX >= 0x030C0000
-#define LOCUS_IS_IMMORTAL(o) _Py_IsImmortal(o)
+#define CALLSITE_IS_IMMORTAL(o) _Py_IsImmortal(o)
 #else
-#define LOCUS_IS_IMMORTAL(o) 0
+#define CALLSITE_IS_IMMORTAL(o) 0
 #endif
 
-static inline void locus_incref_n(PyObject *o, Py_ssize_t n) {
+static inline void callsite_incref_n(PyObject *o, Py_ssize_t n) {
 #ifdef Py_REF_DEBUG
   while (n-- > 0) Py_INCREF(o);
 #else
-  if (!LOCUS_IS_IMMORTAL(o)) o->ob_refcnt += n;
+  if (!CALLSITE_IS_IMMORTAL(o)) o->ob_refcnt += n;
 #endif
 }
 
 /* Drops n >= 1 references; the object is deallocated (by Py_DECREF) if they were the last. */
-static inline void locus_decref_n(PyObject *o, Py_ssize_t n) {
+static inline void callsite_decref_n(PyObject *o, Py_ssize_t n) {
 #ifdef Py_REF_DEBUG
   while (n-- > 1) Py_DECREF(o);
 #else
   /* The caller owns n references, so the count stays >= 1 after dropping n - 1 of them. */
-  if (n > 1 && !LOCUS_IS_IMMORTAL(o)) o->ob_refcnt -= n - 1;
+  if (n > 1 && !CALLSITE_IS_IMMORTAL(o)) o->ob_refcnt -= n - 1;
 #endif
   Py_DECREF(o);
 }
 
 /* The end of the run of entries equal to *p (p < end). */
-static inline const locus_raw_frame *locus_run_end(const locus_raw_frame *p,
-                                                   const locus_raw_frame *end) {
+static inline const callsite_raw_frame *callsite_run_end(const callsite_raw_frame *p,
+                                                   const callsite_raw_frame *end) {
   const uintptr_t tagged = p->tagged;
   ++p;
   if (p == end || p->tagged != tagged) return p; /* a run of one: the common non-recursive case */
@@ -61,16 +61,16 @@ static inline const locus_raw_frame *locus_run_end(const locus_raw_frame *p,
 /* Takes (adjust > 0) or drops (adjust < 0) one reference per Python entry of frames[0..n),
  * one refcount write per run of equal code objects. Native entries (tagged & 1) are skipped
  * here: their executables are the native subsystem's to retain. */
-static inline void locus_adjust_code_refs(const locus_raw_frame *frames, size_t n, int adjust) {
-  const locus_raw_frame *p = frames, *const end = frames + n;
+static inline void callsite_adjust_code_refs(const callsite_raw_frame *frames, size_t n, int adjust) {
+  const callsite_raw_frame *p = frames, *const end = frames + n;
   while (p != end) {
-    const locus_raw_frame *run_end = locus_run_end(p, end);
+    const callsite_raw_frame *run_end = callsite_run_end(p, end);
     if (!(p->tagged & 1u)) {
       PyObject *code = (PyObject *)p->tagged;
       if (adjust > 0)
-        locus_incref_n(code, (Py_ssize_t)(run_end - p));
+        callsite_incref_n(code, (Py_ssize_t)(run_end - p));
       else
-        locus_decref_n(code, (Py_ssize_t)(run_end - p));
+        callsite_decref_n(code, (Py_ssize_t)(run_end - p));
     }
     p = run_end;
   }

@@ -5,19 +5,19 @@
 
 #include "layouts/layout.h"
 
-#if LOCUS_HAVE_LAYOUT
-extern const locus_layout locus_layout_compiled;
-const void *locus_layout_internal_marker_of(PyFrameObject *frame);
-const char *locus_layout_internal_version_refusal(void);
+#if CALLSITE_HAVE_LAYOUT
+extern const callsite_layout callsite_layout_compiled;
+const void *callsite_layout_internal_marker_of(PyFrameObject *frame);
+const char *callsite_layout_internal_version_refusal(void);
 
-const locus_layout *locus_layout_internal(void) { return &locus_layout_compiled; }
-const void *locus_marker_of_frame_object(PyFrameObject *frame) {
-  return locus_layout_internal_marker_of(frame);
+const callsite_layout *callsite_layout_internal(void) { return &callsite_layout_compiled; }
+const void *callsite_marker_of_frame_object(PyFrameObject *frame) {
+  return callsite_layout_internal_marker_of(frame);
 }
 #else
-const locus_layout *locus_layout_internal(void) { return NULL; }
+const callsite_layout *callsite_layout_internal(void) { return NULL; }
 /* Public-only builds: the public walk's own marker is the frame object. */
-const void *locus_marker_of_frame_object(PyFrameObject *frame) { return frame; }
+const void *callsite_marker_of_frame_object(PyFrameObject *frame) { return frame; }
 #endif
 
 /* Running major.minor; Py_GetVersion() starts "3.X.Y ..." on every version we support
@@ -28,12 +28,12 @@ static int running_minor(void) {
   return minor;
 }
 
-const char *locus_layout_internal_refusal(void) {
-#if !LOCUS_HAVE_LAYOUT
+const char *callsite_layout_internal_refusal(void) {
+#if !CALLSITE_HAVE_LAYOUT
   return "this build has no internal frame layout (untested CPython version or free-threaded)";
 #else
   if (running_minor() != PY_MINOR_VERSION)
     return "module compiled for another CPython minor version than the one running it";
-  return locus_layout_internal_version_refusal();
+  return callsite_layout_internal_version_refusal();
 #endif
 }

@@ -4,7 +4,7 @@
 #include "mlir/context_cache.h"
 #include "mlir/injector.h"
 
-namespace locus::mlir {
+namespace callsite::mlir {
 
 PyTypeObject *bindings_type = nullptr;
 
@@ -32,7 +32,7 @@ PyObject *attr_or_type_error(PyObject *owner, const char *name, const char *owne
   if (!v) {
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError,
-                 "locus.mlir: %.200s has no %s: not MLIR Python bindings (expected a module "
+                 "callsite.mlir: %.200s has no %s: not MLIR Python bindings (expected a module "
                  "like mlir.ir, iree.compiler.ir or jaxlib.mlir.ir)",
                  owner_name, name);
   }
@@ -69,7 +69,7 @@ PyObject *bindings_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     if (b->nameloc_type && !PyType_Check(b->nameloc_type)) Py_CLEAR(b->nameloc_type);
     ok = PyType_Check(b->context_type) && PyType_Check(b->opview_type) &&
          PyType_Check(b->operation_type);
-    if (!ok) PyErr_SetString(PyExc_TypeError, "locus.mlir: Context/OpView/Operation are not classes");
+    if (!ok) PyErr_SetString(PyExc_TypeError, "callsite.mlir: Context/OpView/Operation are not classes");
   }
   if (!ok) {
     Py_DECREF(self);
@@ -163,7 +163,7 @@ PyObject *get_installed(PyObject *self, void *) {
 }
 PyObject *get_refs(PyObject *self, void *) { return PyLong_FromLong(as_b(self)->refs_per_location); }
 PyObject *bindings_repr(PyObject *self) {
-  return PyUnicode_FromFormat("<locus MlirBindings for %R>", as_b(self)->ir);
+  return PyUnicode_FromFormat("<callsite MlirBindings for %R>", as_b(self)->ir);
 }
 
 PyMethodDef bindings_methods[] = {
@@ -181,7 +181,7 @@ PyGetSetDef bindings_getset[] = {
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyType_Slot bindings_slots[] = {
-    {Py_tp_doc, const_cast<char *>("MlirBindings(ir): MLIR Python bindings as locus uses them.")},
+    {Py_tp_doc, const_cast<char *>("MlirBindings(ir): MLIR Python bindings as callsite uses them.")},
     {Py_tp_new, reinterpret_cast<void *>(bindings_new)},
     {Py_tp_dealloc, reinterpret_cast<void *>(bindings_dealloc)},
     {Py_tp_repr, reinterpret_cast<void *>(bindings_repr)},
@@ -189,7 +189,7 @@ PyType_Slot bindings_slots[] = {
     {Py_tp_getset, bindings_getset},
     {0, nullptr}};
 
-PyType_Spec bindings_spec = {"locus.MlirBindings", int(sizeof(BindingsObject)), 0,
+PyType_Spec bindings_spec = {"callsite.MlirBindings", int(sizeof(BindingsObject)), 0,
                              Py_TPFLAGS_DEFAULT, bindings_slots};
 
 PyObject *current_of(PyObject *type) {
@@ -230,7 +230,7 @@ bool acquire_wrappers(BindingsObject *b) noexcept {
 
 bool release_wrappers(BindingsObject *b) noexcept {
   if (b->active_scopes == 0) {
-    PyErr_SetString(PyExc_RuntimeError, "locus.mlir: release() without acquire()");
+    PyErr_SetString(PyExc_RuntimeError, "callsite.mlir: release() without acquire()");
     return false;
   }
   if (--b->active_scopes > 0) return true;
@@ -239,4 +239,4 @@ bool release_wrappers(BindingsObject *b) noexcept {
   return ok;
 }
 
-}  // namespace locus::mlir
+}  // namespace callsite::mlir

@@ -1,11 +1,11 @@
 // mlir/bindings.h — one set of MLIR Python bindings (mlir.ir, iree.compiler.ir, jaxlib.mlir.ir…)
-// as locus uses it: the classes it builds locations with and the op builders it wraps.
+// as callsite uses it: the classes it builds locations with and the op builders it wraps.
 #pragma once
 #include <Python.h>
 
 #include <vector>
 
-namespace locus::mlir {
+namespace callsite::mlir {
 
 struct BindingsObject {
   PyObject_HEAD
@@ -43,4 +43,4 @@ BindingsObject *bindings_of_context(PyObject *ctx) noexcept;
 bool acquire_wrappers(BindingsObject *b) noexcept;
 bool release_wrappers(BindingsObject *b) noexcept;
 
-}  // namespace locus::mlir
+}  // namespace callsite::mlir

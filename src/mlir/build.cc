@@ -3,10 +3,10 @@
 
 #include <vector>
 
-#include "locus/symbolize.h"
+#include "callsite/symbolize.h"
 #include "capture/raw_frame_refs.h"
 
-namespace locus::mlir {
+namespace callsite::mlir {
 namespace {
 
 constexpr std::size_t kMaxWrapGroups = 1024;
@@ -162,4 +162,4 @@ bool init_build() noexcept {
   return kw_context && kw_child_context && str_name_str && str_child_loc && str_is_a_name;
 }
 
-}  // namespace locus::mlir
+}  // namespace callsite::mlir

@@ -3,10 +3,10 @@
 #pragma once
 #include <Python.h>
 
-#include "locus/frame.h"
+#include "callsite/frame.h"
 #include "mlir/context_cache.h"
 
-namespace locus::mlir {
+namespace callsite::mlir {
 
 /// The NameLoc of one frame, as MLIR's tracebackToLocation builds it: 3.11+
 /// NameLoc(co_qualname, FileLineColRange(file, line, col, end_line, end_col)); 3.10
@@ -29,4 +29,4 @@ PyObject *nameloc_wrap(ContextCache &cc, PyObject *current, PyObject *inner,
 /// Interns the keyword names used in calls; once at module init.
 bool init_build() noexcept;
 
-}  // namespace locus::mlir
+}  // namespace callsite::mlir

@@ -13,7 +13,7 @@
 
 #include "capture/raw_frame_refs.h"
 
-namespace locus::mlir {
+namespace callsite::mlir {
 namespace {
 
 std::vector<ContextCache *> caches;
@@ -44,7 +44,7 @@ PyObject *on_context_dead(PyObject *, PyObject *weakref) {
     }
   Py_RETURN_NONE;
 }
-PyMethodDef on_context_dead_def = {"_locus_mlir_context_dead", on_context_dead, METH_O, nullptr};
+PyMethodDef on_context_dead_def = {"_callsite_mlir_context_dead", on_context_dead, METH_O, nullptr};
 
 // gc.callbacks entry: sweep after every collection.
 PyObject *on_gc(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
@@ -53,7 +53,7 @@ PyObject *on_gc(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
     sweep();
   Py_RETURN_NONE;
 }
-PyMethodDef on_gc_def = {"_locus_mlir_sweep", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(on_gc)),
+PyMethodDef on_gc_def = {"_callsite_mlir_sweep", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(on_gc)),
                          METH_FASTCALL, nullptr};
 
 bool only_we_hold(const ContextCache *cc) {
@@ -255,9 +255,9 @@ bool init_context_caches() noexcept {
   return ok;
 }
 
-}  // namespace locus::mlir
+}  // namespace callsite::mlir
 
-namespace locus::mlir {
+namespace callsite::mlir {
 
 PyObject *cache_info(PyObject *ctx) noexcept {
   ContextCache *cc = nullptr;
@@ -273,4 +273,4 @@ PyObject *cache_info(PyObject *ctx) noexcept {
                        (unsigned long long)cc->misses, "entries", Py_ssize_t(cc->entries()));
 }
 
-}  // namespace locus::mlir
+}  // namespace callsite::mlir

@@ -7,10 +7,10 @@
 #include <memory>
 #include <unordered_map>
 
-#include "locus/frame.h"
+#include "callsite/frame.h"
 #include "mlir/bindings.h"
 
-namespace locus::mlir {
+namespace callsite::mlir {
 
 /// Frames stored as a cache key: owns a reference to each code object / executable.
 struct FrameSeq {
@@ -107,7 +107,7 @@ ContextCache *find_cache(PyObject *ctx) noexcept;
 /// seen and when the last auto_locations scope ends. Returns how many were dropped.
 std::size_t sweep() noexcept;
 
-/// Drops every cache (locus.mlir.clear_caches()).
+/// Drops every cache (callsite.mlir.clear_caches()).
 void clear_all_caches() noexcept;
 
 /// Number of live caches.
@@ -122,12 +122,12 @@ inline PyObject *own(ContextCache &cc, PyObject *loc) noexcept {
   return loc;
 }
 
-}  // namespace locus::mlir
+}  // namespace callsite::mlir
 
-namespace locus::mlir {
+namespace callsite::mlir {
 
 /// {"frames", "chains", "stacks", "wraps", "held", "hits", "misses", "entries"} for the cache
 /// of `ctx`, or None when it has none. New reference.
 PyObject *cache_info(PyObject *ctx) noexcept;
 
-}  // namespace locus::mlir
+}  // namespace callsite::mlir

@@ -17,7 +17,7 @@
 #include "mlir/locate.h"
 #include "mlir/settings.h"
 
-namespace locus::mlir {
+namespace callsite::mlir {
 namespace {
 
 PyTypeObject *method_type = nullptr, *function_type = nullptr;
@@ -173,7 +173,7 @@ PyObject *get_name(PyObject *op, void *) {
 }
 
 PyObject *injector_repr(PyObject *op) {
-  return PyUnicode_FromFormat("<locus.mlir location injector for %R>", as_inj(op)->original);
+  return PyUnicode_FromFormat("<callsite.mlir location injector for %R>", as_inj(op)->original);
 }
 
 PyMemberDef injector_members[] = {
@@ -204,11 +204,11 @@ PyType_Slot function_slots[] = {
 
 // Py_TPFLAGS_METHOD_DESCRIPTOR: `obj.__init__(...)` / super().__init__(...) call us with self
 // first instead of allocating a bound method (LOAD_METHOD, 3.12 LOAD_SUPER_ATTR).
-PyType_Spec method_spec = {"locus.mlir._MethodInjector", int(sizeof(InjectorObject)), 0,
+PyType_Spec method_spec = {"callsite.mlir._MethodInjector", int(sizeof(InjectorObject)), 0,
                            Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL |
                                Py_TPFLAGS_METHOD_DESCRIPTOR,
                            method_slots};
-PyType_Spec function_spec = {"locus.mlir._FunctionInjector", int(sizeof(InjectorObject)), 0,
+PyType_Spec function_spec = {"callsite.mlir._FunctionInjector", int(sizeof(InjectorObject)), 0,
                              Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, function_slots};
 
 }  // namespace
@@ -237,4 +237,4 @@ bool init_injectors() noexcept {
   return kw_only_loc && method_type && function_type && init_build() && init_settings();
 }
 
-}  // namespace locus::mlir
+}  // namespace callsite::mlir

@@ -5,7 +5,7 @@
 
 #include "mlir/bindings.h"
 
-namespace locus::mlir {
+namespace callsite::mlir {
 
 enum class InjectorKind {
   opview_init,  ///< OpView.__init__(self, name, ...): a method; only its build overload
@@ -21,4 +21,4 @@ bool is_injector(PyObject *obj) noexcept;
 
 bool init_injectors() noexcept;
 
-}  // namespace locus::mlir
+}  // namespace callsite::mlir

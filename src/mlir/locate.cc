@@ -5,12 +5,12 @@
 
 #include "capture/capture.h"
 #include "capture/fastcall_args.h"
-#include "locus/capture.h"
-#include "locus/filter.h"
+#include "callsite/capture.h"
+#include "callsite/filter.h"
 #include "mlir/build.h"
 #include "mlir/settings.h"
 
-namespace locus::mlir {
+namespace callsite::mlir {
 namespace {
 
 // Whole-stack entries per context before the sequence caches start over (a bound on memory
@@ -104,14 +104,14 @@ constexpr const char *kNames[] = {"filter", "skip", "context", "limit"};
 constexpr Py_ssize_t kAll = 4;
 
 // The bindings and current context to use: those of `context`, else the first bindings with
-// a current context (importing locus.mlir to detect bindings when none are registered yet).
+// a current context (importing callsite.mlir to detect bindings when none are registered yet).
 BindingsObject *resolve(PyObject *context, PyObject **ctx_out) {
   if (context && context != Py_None) {
     BindingsObject *b = bindings_of_context(context);
     if (!b) {
       PyErr_Format(PyExc_TypeError,
-                   "context must be an ir.Context of MLIR bindings known to locus.mlir, not "
-                   "%.200s (see locus.mlir.use())",
+                   "context must be an ir.Context of MLIR bindings known to callsite.mlir, not "
+                   "%.200s (see callsite.mlir.use())",
                    Py_TYPE(context)->tp_name);
       return nullptr;
     }
@@ -119,7 +119,7 @@ BindingsObject *resolve(PyObject *context, PyObject **ctx_out) {
     return b;
   }
   if (all_bindings().empty()) {
-    PyObject *module = PyImport_ImportModule("locus.mlir");
+    PyObject *module = PyImport_ImportModule("callsite.mlir");
     PyObject *r = module ? PyObject_CallMethod(module, "bindings", nullptr) : nullptr;
     Py_XDECREF(module);
     if (!r) return nullptr;
@@ -134,7 +134,7 @@ BindingsObject *resolve(PyObject *context, PyObject **ctx_out) {
     if (PyErr_Occurred()) return nullptr;
   }
   PyErr_SetString(PyExc_ValueError,
-                  "locus.mlir.location(): no current MLIR context (enter `with ir.Context():` "
+                  "callsite.mlir.location(): no current MLIR context (enter `with ir.Context():` "
                   "or pass context=)");
   return nullptr;
 }
@@ -152,7 +152,7 @@ PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
 
   PyObject *filter = slots[0] && slots[0] != Py_None ? slots[0] : nullptr;
   if (filter && !is_filter(filter)) {
-    PyErr_Format(PyExc_TypeError, "filter must be a locus.Filter or None, not %.200s",
+    PyErr_Format(PyExc_TypeError, "filter must be a callsite.Filter or None, not %.200s",
                  Py_TYPE(filter)->tp_name);
     return nullptr;
   }
@@ -172,4 +172,4 @@ PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
   return loc;
 }
 
-}  // namespace locus::mlir
+}  // namespace callsite::mlir

@@ -5,7 +5,7 @@
 #include "filter/filter_object.h"
 #include "mlir/context_cache.h"
 
-namespace locus::mlir {
+namespace callsite::mlir {
 
 /// The location MLIR's loc_tracebacks() would build for the calling thread's stack (after
 /// `skip` innermost frames): the kept frames of `filter`, at most `limit` of them (SIZE_MAX:
@@ -18,8 +18,8 @@ PyObject *stack_location(ContextCache &cc, detail::FilterObject *filter, std::si
 /// CallSiteLoc chain. New reference.
 PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m) noexcept;
 
-/// locus.mlir.location(filter=None, *, skip=0, context=None, limit=None) — METH_FASTCALL.
+/// callsite.mlir.location(filter=None, *, skip=0, context=None, limit=None) — METH_FASTCALL.
 PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
                       PyObject *kwnames) noexcept;
 
-}  // namespace locus::mlir
+}  // namespace callsite::mlir

@@ -4,9 +4,9 @@
 #include "mlir/settings.h"
 
 #include "capture/capture.h"
-#include "locus/filter.h"
+#include "callsite/filter.h"
 
-namespace locus::mlir {
+namespace callsite::mlir {
 
 PyTypeObject *settings_type = nullptr;
 PyObject *settings_var = nullptr;
@@ -26,7 +26,7 @@ PyObject *settings_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   if (filter == Py_None) filter = default_filter();
   if (!filter) return nullptr;
   if (!is_filter(filter)) {
-    PyErr_Format(PyExc_TypeError, "filter must be a locus.Filter or None, not %.200s",
+    PyErr_Format(PyExc_TypeError, "filter must be a callsite.Filter or None, not %.200s",
                  Py_TYPE(filter)->tp_name);
     return nullptr;
   }
@@ -73,7 +73,7 @@ PyObject *settings_repr(PyObject *self) {
 }
 
 PyGetSetDef settings_getset[] = {
-    {"filter", get_filter, nullptr, "locus.Filter", nullptr},
+    {"filter", get_filter, nullptr, "callsite.Filter", nullptr},
     {"limit", get_limit, nullptr, "int | None: frame limit (None: the filter's)", nullptr},
     {"use_traceback", get_use_traceback, nullptr, "bool: explicit loc= is replaced", nullptr},
     {"nameloc_wrap", get_nameloc_wrap, nullptr, "bool: wrap in Location.current's names", nullptr},
@@ -88,7 +88,7 @@ PyType_Slot settings_slots[] = {
     {Py_tp_getset, settings_getset},
     {0, nullptr}};
 
-PyType_Spec settings_spec = {"locus.MlirSettings", int(sizeof(SettingsObject)), 0,
+PyType_Spec settings_spec = {"callsite.MlirSettings", int(sizeof(SettingsObject)), 0,
                              Py_TPFLAGS_DEFAULT, settings_slots};
 
 }  // namespace
@@ -104,8 +104,8 @@ int current_settings(SettingsObject **out) noexcept {
 bool init_settings() noexcept {
   if (settings_type) return true;
   settings_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&settings_spec));
-  settings_var = PyContextVar_New("locus.mlir.settings", nullptr);
+  settings_var = PyContextVar_New("callsite.mlir.settings", nullptr);
   return settings_type && settings_var;
 }
 
-}  // namespace locus::mlir
+}  // namespace callsite::mlir

@@ -4,12 +4,12 @@
 
 #include <cstddef>
 
-namespace locus::mlir {
+namespace callsite::mlir {
 
 /// One auto_locations scope: immutable. `limit` SIZE_MAX = the filter's own limit.
 struct SettingsObject {
   PyObject_HEAD
-  PyObject *filter;    ///< a locus.Filter (strong)
+  PyObject *filter;    ///< a callsite.Filter (strong)
   std::size_t limit;
   bool use_traceback;  ///< on_explicit: replace an explicit loc= by the traceback
   bool nameloc_wrap;   ///< current_loc: wrap in the NameLoc names of Location.current
@@ -26,4 +26,4 @@ int current_settings(SettingsObject **out) noexcept;
 
 bool init_settings() noexcept;
 
-}  // namespace locus::mlir
+}  // namespace callsite::mlir

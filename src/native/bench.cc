@@ -5,12 +5,12 @@
 #include <chrono>
 #include <vector>
 
-#include "locus/api.h"
-#include "locus/capture.h"
+#include "callsite/api.h"
+#include "callsite/capture.h"
 #include "native/executable_object.h"
 #include "native/reify.h"
 
-namespace locus::native::bench {
+namespace callsite::native::bench {
 namespace {
 
 int reify_fixed(const Executable *, std::uintptr_t state, NativeLocation *out) noexcept {
@@ -37,7 +37,7 @@ double capture_at(std::size_t remaining, std::size_t iterations) {
   }
   const auto t0 = clock::now();
   for (std::size_t i = 0; i < iterations; ++i) {
-    PyObject *tb = locus::capture();
+    PyObject *tb = callsite::capture();
     if (!tb) return -1;
     Py_DECREF(tb);
   }
@@ -90,7 +90,7 @@ PyObject *reify_cost(PyObject *python_reifier, std::size_t states) noexcept {
     for (std::size_t s = 0; s < states; ++s) {
       FrameInfo info;
       const RawFrame raw{reinterpret_cast<std::uintptr_t>(e) | 1u, std::intptr_t(s)};
-      if (!locus::symbolize(raw, &info)) {
+      if (!callsite::symbolize(raw, &info)) {
         Py_DECREF(exe);
         return nullptr;
       }
@@ -101,4 +101,4 @@ PyObject *reify_cost(PyObject *python_reifier, std::size_t states) noexcept {
   return Py_BuildValue("(dd)", times[0], times[1]);
 }
 
-}  // namespace locus::native::bench
+}  // namespace callsite::native::bench

@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-namespace locus::native::bench {
+namespace callsite::native::bench {
 
 /// Wall-clock ns of `n` iterations of: an empty loop / NativeFrame push+pop / push, 4 ×
 /// set_state, pop. Each loop is its own noinline function so callgrind can count it alone.
@@ -12,7 +12,7 @@ double empty_loop(std::size_t n) noexcept;
 double push_pop_loop(std::size_t n) noexcept;
 double push_set_pop_loop(std::size_t n) noexcept;
 
-/// ns per locus::capture() (+ Py_DECREF) with `native` C++ frames pushed on top of the
+/// ns per callsite::capture() (+ Py_DECREF) with `native` C++ frames pushed on top of the
 /// caller's stack; -1 with an error set on failure. GIL held.
 double capture_with_native(std::size_t native, std::size_t iterations) noexcept;
 
@@ -20,4 +20,4 @@ double capture_with_native(std::size_t native, std::size_t iterations) noexcept;
 /// executable: C++ reifier when `python_reifier` is null, else that Python callable. GIL held.
 PyObject *reify_cost(PyObject *python_reifier, std::size_t states) noexcept;
 
-}  // namespace locus::native::bench
+}  // namespace callsite::native::bench

@@ -10,7 +10,7 @@
 #include "layouts/layout.h"
 #include "native/reify.h"
 
-namespace locus::native {
+namespace callsite::native {
 namespace {
 
 PyObject *code_cache = nullptr;  // {(filename, name): code}; lives for the process
@@ -125,7 +125,7 @@ void insert_traceback(PyObject *value, PyObject *tb, const void *marker,
   if (!tb || !PyTraceBack_Check(tb)) return;
   PyTracebackObject *after = nullptr;
   for (auto *t = reinterpret_cast<PyTracebackObject *>(tb); t; t = t->tb_next)
-    if (t->tb_frame && locus_marker_of_frame_object(t->tb_frame) == marker) {
+    if (t->tb_frame && callsite_marker_of_frame_object(t->tb_frame) == marker) {
       after = t;
       break;
     }
@@ -145,4 +145,4 @@ void insert_traceback(PyObject *value, PyObject *tb, const void *marker,
   Py_DECREF(entry);
 }
 
-}  // namespace locus::native
+}  // namespace callsite::native

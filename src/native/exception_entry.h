@@ -2,9 +2,9 @@
 #pragma once
 #include <Python.h>
 
-#include "locus/native_frame.h"
+#include "callsite/native_frame.h"
 
-namespace locus::native {
+namespace callsite::native {
 
 /// api->add_traceback: prepends an entry for (executable, state) to the traceback of the
 /// exception being raised — what PyTraceBack_Here does for a Python frame — so the entry
@@ -20,4 +20,4 @@ int add_traceback(const Executable *executable, std::uintptr_t state) noexcept;
 void insert_traceback(PyObject *value, PyObject *tb, const void *marker,
                       const Executable *executable, std::uintptr_t state) noexcept;
 
-}  // namespace locus::native
+}  // namespace callsite::native

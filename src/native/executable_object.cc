@@ -1,4 +1,4 @@
-// native/executable_object.cc — locus.native.Executable(name, reifier, *, kind="python"):
+// native/executable_object.cc — callsite.native.Executable(name, reifier, *, kind="python"):
 // an executable whose reifier is a Python callable (or, made through the C API, a C++ one).
 #include "native/executable_object.h"
 
@@ -8,7 +8,7 @@
 #include "native/reify.h"
 #include "render/frame_object.h"
 
-namespace locus::native {
+namespace callsite::native {
 
 PyTypeObject *executable_type = nullptr;
 
@@ -87,7 +87,7 @@ void exe_dealloc(PyObject *self) {
 }
 
 PyObject *exe_repr(PyObject *self) {
-  return PyUnicode_FromFormat("<locus.native.Executable %R kind=%R>", as_exe(self)->name,
+  return PyUnicode_FromFormat("<callsite.native.Executable %R kind=%R>", as_exe(self)->name,
                               as_exe(self)->kind);
 }
 
@@ -125,14 +125,14 @@ PyMethodDef exe_methods[] = {
      "frame(state=0) -> NativeFrame: a frame of this executable, pushed by `with` (or used "
      "as a decorator: one fresh frame per call)."},
     {"reify", exe_reify, METH_O,
-     "reify(state) -> locus.Frame: the location of `state`, through the reifier and cache."},
+     "reify(state) -> callsite.Frame: the location of `state`, through the reifier and cache."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyType_Slot exe_slots[] = {
     {Py_tp_doc, const_cast<char *>(
                     "Executable(name, reifier, *, kind='python')\n\n"
                     "One kind of native code (an interpreted function, a JIT kernel). "
-                    "reifier(state: int) returns a locus.native.Location (or a "
+                    "reifier(state: int) returns a callsite.native.Location (or a "
                     "(filename, lineno, ...) tuple, or None) and is called only when a frame "
                     "of this executable is symbolized; results are cached per state.")},
     {Py_tp_new, reinterpret_cast<void *>(exe_new)},
@@ -144,7 +144,7 @@ PyType_Slot exe_slots[] = {
     {Py_tp_methods, exe_methods},
     {0, nullptr}};
 
-PyType_Spec exe_spec = {"locus.native.Executable", int(sizeof(ExecutableObject)), 0,
+PyType_Spec exe_spec = {"callsite.native.Executable", int(sizeof(ExecutableObject)), 0,
                         Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, exe_slots};
 
 }  // namespace
@@ -175,11 +175,11 @@ PyObject *new_executable(const char *name, const char *kind, Reifier reify, void
 
 const Executable *executable_of(PyObject *obj) noexcept {
   if (!executable_type || !PyObject_TypeCheck(obj, executable_type)) {
-    PyErr_Format(PyExc_TypeError, "expected a locus.native.Executable, not %.200s",
+    PyErr_Format(PyExc_TypeError, "expected a callsite.native.Executable, not %.200s",
                  Py_TYPE(obj)->tp_name);
     return nullptr;
   }
   return &as_exe(obj)->exe;
 }
 
-}  // namespace locus::native
+}  // namespace callsite::native

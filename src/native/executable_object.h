@@ -1,10 +1,10 @@
-// native/executable_object.h — locus.native.Executable: an Executable owned by Python.
+// native/executable_object.h — callsite.native.Executable: an Executable owned by Python.
 #pragma once
 #include <Python.h>
 
-#include "locus/native_frame.h"
+#include "callsite/native_frame.h"
 
-namespace locus::native {
+namespace callsite::native {
 
 /// `exe.owner` is the object itself, so Tracebacks and frames keep it alive by refcount.
 struct ExecutableObject {
@@ -31,4 +31,4 @@ PyObject *new_executable(const char *name, const char *kind, Reifier reify, void
                          void (*free_user_data)(void *)) noexcept;
 const Executable *executable_of(PyObject *obj) noexcept;
 
-}  // namespace locus::native
+}  // namespace callsite::native

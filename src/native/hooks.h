@@ -2,10 +2,10 @@
 #pragma once
 #include <Python.h>
 
-#include "locus/frame.h"
-#include "locus/symbolize.h"
+#include "callsite/frame.h"
+#include "callsite/symbolize.h"
 
-namespace locus::native {
+namespace callsite::native {
 
 /// The calling thread's innermost native frame, or nullptr. Hot: read on every capture.
 const NativeLink *innermost() noexcept;
@@ -18,4 +18,4 @@ void release(const Executable *executable) noexcept;
 /// Reifies a native entry (lazily, cached per (executable, state)). False + Python error.
 bool symbolize(const RawFrame &frame, FrameInfo *out) noexcept;
 
-}  // namespace locus::native
+}  // namespace callsite::native

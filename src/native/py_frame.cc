@@ -1,4 +1,4 @@
-// native/py_frame.cc — locus.native.NativeFrame: the shadow-stack machinery driven from
+// native/py_frame.cc — callsite.native.NativeFrame: the shadow-stack machinery driven from
 // Python (`with exe.frame() as f: f.state = pc`), and its decorator form.
 #include "native/py_frame.h"
 
@@ -9,7 +9,7 @@
 #include "native/exception_entry.h"
 #include "native/shadow_stack.h"
 
-namespace locus::native {
+namespace callsite::native {
 
 PyTypeObject *native_frame_type = nullptr;
 PyTypeObject *framed_function_type = nullptr;
@@ -109,7 +109,7 @@ PyObject *nf_new(PyTypeObject *, PyObject *args, PyObject *kwargs) {
     return nullptr;
   if (!PyObject_TypeCheck(exe, executable_type))
     return PyErr_Format(PyExc_TypeError,
-                        "NativeFrame executable must be a locus.native.Executable, not %.200s",
+                        "NativeFrame executable must be a callsite.native.Executable, not %.200s",
                         Py_TYPE(exe)->tp_name);
   std::uintptr_t state = 0;
   if (state_obj && !parse_state(state_obj, &state)) return nullptr;
@@ -187,14 +187,14 @@ PyObject *nf_get_active(PyObject *self, void *) { return PyBool_FromLong(active(
 
 PyObject *nf_repr(PyObject *self) {
   PyNativeFrame *f = as_nf(self);
-  return PyUnicode_FromFormat("<locus.native.NativeFrame of %R state=%llu%s>",
+  return PyUnicode_FromFormat("<callsite.native.NativeFrame of %R state=%llu%s>",
                               f->executable->name, (unsigned long long)f->link.state,
                               active(f) ? " active" : "");
 }
 
 PyMemberDef nf_members[] = {
     {"executable", T_OBJECT, offsetof(PyNativeFrame, executable), READONLY,
-     "the locus.native.Executable"},
+     "the callsite.native.Executable"},
     {"__weaklistoffset__", T_PYSSIZET, offsetof(PyNativeFrame, weakrefs), READONLY, nullptr},
     {nullptr, 0, 0, 0, nullptr}};
 
@@ -221,7 +221,7 @@ PyType_Slot nf_slots[] = {
                     "A native frame driven from Python: `with` pushes it on this thread's "
                     "shadow stack (from a generator or coroutine it follows that frame "
                     "instead), `state` says where it is. Used as a decorator, every call of "
-                    "the function runs in a fresh frame (locus.native.current() returns it).")},
+                    "the function runs in a fresh frame (callsite.native.current() returns it).")},
     {Py_tp_new, reinterpret_cast<void *>(nf_new)},
     {Py_tp_dealloc, reinterpret_cast<void *>(nf_dealloc)},
     {Py_tp_traverse, reinterpret_cast<void *>(nf_traverse)},
@@ -232,7 +232,7 @@ PyType_Slot nf_slots[] = {
     {Py_tp_methods, nf_methods},
     {0, nullptr}};
 
-PyType_Spec nf_spec = {"locus.native.NativeFrame", int(sizeof(PyNativeFrame)), 0,
+PyType_Spec nf_spec = {"callsite.native.NativeFrame", int(sizeof(PyNativeFrame)), 0,
                        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, nf_slots};
 
 // --- the decorator's wrapper ---------------------------------------------------------------
@@ -308,7 +308,7 @@ PyObject *ff_descr_get(PyObject *self, PyObject *obj, PyObject *) {
 }
 
 PyObject *ff_repr(PyObject *self) {
-  return PyUnicode_FromFormat("<locus.native framed function %R of %R>", as_ff(self)->fn,
+  return PyUnicode_FromFormat("<callsite.native framed function %R of %R>", as_ff(self)->fn,
                               as_ff(self)->executable->name);
 }
 
@@ -337,7 +337,7 @@ PyType_Slot ff_slots[] = {
     {Py_tp_getset, ff_getset},
     {0, nullptr}};
 
-PyType_Spec ff_spec = {"locus.native.FramedFunction", int(sizeof(FramedFunction)), 0,
+PyType_Spec ff_spec = {"callsite.native.FramedFunction", int(sizeof(FramedFunction)), 0,
                        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
                        ff_slots};
 
@@ -412,4 +412,4 @@ PyObject *visible_stack() noexcept {
   return list;
 }
 
-}  // namespace locus::native
+}  // namespace callsite::native

@@ -1,11 +1,11 @@
-// native/py_frame.h — locus.native.NativeFrame (a frame pushed from Python) and the function
+// native/py_frame.h — callsite.native.NativeFrame (a frame pushed from Python) and the function
 // wrapper its decorator form returns.
 #pragma once
 #include <Python.h>
 
 #include "native/executable_object.h"
 
-namespace locus::native {
+namespace callsite::native {
 
 struct PyNativeFrame {
   PyObject_HEAD
@@ -26,12 +26,12 @@ PyObject *new_native_frame(ExecutableObject *executable, std::uintptr_t state) n
 /// A state argument: an int in [0, 2**64). False + TypeError/OverflowError.
 bool parse_state(PyObject *value, std::uintptr_t *out) noexcept;
 
-/// locus.native.current(): the innermost frame pushed from Python that is active in the
+/// callsite.native.current(): the innermost frame pushed from Python that is active in the
 /// calling code, or None. New reference.
 PyObject *current_python_frame() noexcept;
 
-/// locus.native.stack(): [(name, kind, state), ...] of every native frame a capture here
+/// callsite.native.stack(): [(name, kind, state), ...] of every native frame a capture here
 /// would see, innermost first. New reference.
 PyObject *visible_stack() noexcept;
 
-}  // namespace locus::native
+}  // namespace callsite::native

@@ -11,7 +11,7 @@
 #include "native/executable_object.h"
 #include "native/hooks.h"
 
-namespace locus::native {
+namespace callsite::native {
 
 PyObject *reification_warning = nullptr;
 
@@ -91,11 +91,11 @@ bool parse_str(PyObject *value, const char *field, bool optional, PyObject **out
   return true;
 }
 
-// The reifier's result: a locus.native.Location, i.e. a tuple (filename, lineno, name=None,
+// The reifier's result: a callsite.native.Location, i.e. a tuple (filename, lineno, name=None,
 // qualname=None, end_lineno=None, colno=None, end_colno=None, code=None); None: unknown.
 bool parse_python_result(PyObject *result, Reified *out, std::string *why) {
   if (!PyTuple_Check(result)) {
-    *why = std::string("expected a locus.native.Location or a (filename, lineno, ...) tuple, "
+    *why = std::string("expected a callsite.native.Location or a (filename, lineno, ...) tuple, "
                        "got ") + Py_TYPE(result)->tp_name;
     return false;
   }
@@ -208,7 +208,7 @@ bool fill_defaults(const Executable *exe, Reified *r) {
 bool init_reify() noexcept {
   if (!reification_warning)
     reification_warning = PyErr_NewExceptionWithDoc(
-        "locus.native.ReificationWarning",
+        "callsite.native.ReificationWarning",
         "A native frame's reifier raised or returned something that is not a location; the "
         "frame is shown as a placeholder. Reported once per executable.",
         PyExc_RuntimeWarning, nullptr);
@@ -248,7 +248,7 @@ const Reified *reify(const Executable *exe, std::uintptr_t state) noexcept {
         again.warned = true;
         PyObject *category = reification_warning ? reification_warning : PyExc_RuntimeWarning;
         if (PyErr_WarnFormat(category, 1,
-                             "locus.native: the reifier of %s executable '%s' failed for state "
+                             "callsite.native: the reifier of %s executable '%s' failed for state "
                              "%llu: %s; showing a placeholder frame (reported once per "
                              "executable)",
                              exe->kind ? exe->kind : "native", exe->name ? exe->name : "?",
@@ -302,4 +302,4 @@ bool symbolize(const RawFrame &frame, FrameInfo *out) noexcept {
   return true;
 }
 
-}  // namespace locus::native
+}  // namespace callsite::native

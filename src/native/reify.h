@@ -2,9 +2,9 @@
 #pragma once
 #include <Python.h>
 
-#include "locus/native_frame.h"
+#include "callsite/native_frame.h"
 
-namespace locus::native {
+namespace callsite::native {
 
 /// One reified native frame. Strong references; lives as long as its executable (static
 /// executables: for the process), so FrameInfo may borrow from it.
@@ -27,9 +27,9 @@ void forget(const Executable *executable) noexcept;
 /// {"executables", "entries", "hits", "misses"}: a new dict, or nullptr + error.
 PyObject *cache_info() noexcept;
 
-/// The warning category of reifier failures (locus.native.ReificationWarning); created by
+/// The warning category of reifier failures (callsite.native.ReificationWarning); created by
 /// init_reify(). Borrowed.
 extern PyObject *reification_warning;
 bool init_reify() noexcept;
 
-}  // namespace locus::native
+}  // namespace callsite::native

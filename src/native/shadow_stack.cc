@@ -12,7 +12,7 @@
 #include "capture/backend.h"
 #include "native/hooks.h"
 
-namespace locus::native {
+namespace callsite::native {
 namespace {
 
 // Trivially constructible and destructible, so access needs no TLS guard or destructor
@@ -64,7 +64,7 @@ const NativeLink *splice() noexcept {
   if (!f) PyErr_Clear();
   try {
     while (f) {
-      const void *marker = locus_marker_of_frame_object(f);
+      const void *marker = callsite_marker_of_frame_object(f);
       while (own && own->python_frame == marker) {
         out.push_back(*own);
         origin.push_back(own);
@@ -121,7 +121,7 @@ inline PyThreadState *attached_tstate() {
 #endif
   // No GIL: this thread's own (detached) state, whose frames cannot change meanwhile. The
   // public walk materialises frame objects, which needs the GIL: no marker then.
-  if (detail::active_layout == &locus_layout_public) return nullptr;
+  if (detail::active_layout == &callsite_layout_public) return nullptr;
   ts = PyGILState_GetThisThreadState();
   return ts ? detail::active_layout->current_marker(ts) : nullptr;
 }
@@ -169,13 +169,13 @@ void misordered_pop(ThreadStack *stack, NativeLink *link, int checked) noexcept 
   if (checked) {
     if (on_stack(stack, link))
       std::fprintf(stderr,
-                   "locus: native frame '%s' popped out of order: '%s' was pushed after it and "
+                   "callsite: native frame '%s' popped out of order: '%s' was pushed after it and "
                    "is still active (NativeFrames must be destroyed in reverse order of "
                    "construction)\n",
                    name_of(link), name_of(stack->head));
     else
       std::fprintf(stderr,
-                   "locus: native frame '%s' popped but it is not on this thread's stack "
+                   "callsite: native frame '%s' popped but it is not on this thread's stack "
                    "(popped twice, or on another thread than the one that pushed it)\n",
                    name_of(link));
     std::fflush(stderr);
@@ -185,9 +185,9 @@ void misordered_pop(ThreadStack *stack, NativeLink *link, int checked) noexcept 
 }
 
 bool in_suspendable_frame() noexcept {
-  locus_raw_frame top;
+  callsite_raw_frame top;
   int complete = 0;
-  const locus_walk_request req{&top, 1, 0, 1, nullptr};
+  const callsite_walk_request req{&top, 1, 0, 1, nullptr};
   if (detail::active_layout->walk(detail::current_tstate(), &req, &complete) != 1) return false;
   const int flags = reinterpret_cast<PyCodeObject *>(top.tagged)->co_flags;
   return flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE);
@@ -236,4 +236,4 @@ const NativeLink *origin_of(const NativeLink *visible) noexcept {
 
 const NativeLink *innermost() noexcept { return visible_innermost(); }
 
-}  // namespace locus::native
+}  // namespace callsite::native

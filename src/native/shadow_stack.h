@@ -5,9 +5,9 @@
 
 #include <vector>
 
-#include "locus/native_frame.h"
+#include "callsite/native_frame.h"
 
-namespace locus::native {
+namespace callsite::native {
 
 /// api->push: links `link` as the calling thread's innermost frame (no allocation, no GIL).
 ThreadStack *push(NativeLink *link, const Executable *executable, std::uintptr_t state) noexcept;
@@ -47,4 +47,4 @@ const NativeLink *origin_of(const NativeLink *visible) noexcept;
 /// (hooks.h innermost()). GIL held.
 const NativeLink *visible_innermost() noexcept;
 
-}  // namespace locus::native
+}  // namespace callsite::native

@@ -1,14 +1,14 @@
-// render/frame_object.cc — locus.Frame: a symbolized frame with FrameSummary's field names.
+// render/frame_object.cc — callsite.Frame: a symbolized frame with FrameSummary's field names.
 #include "render/frame_object.h"
 
 #include <structmember.h>
 
-#include "locus/symbolize.h"
+#include "callsite/symbolize.h"
 #include "native/hooks.h"
 #include "render/mlir_text.h"
 #include "render/stack_summary.h"
 
-namespace locus::detail {
+namespace callsite::detail {
 
 PyTypeObject *frame_type = nullptr;
 
@@ -43,13 +43,13 @@ void frame_dealloc(PyObject *self) {
   Py_DECREF(type);
 }
 
-#define LOCUS_INT_GETTER(field) \
+#define CALLSITE_INT_GETTER(field) \
   PyObject *get_##field(PyObject *self, void *) { return int_or_none(as_frame(self)->field); }
-LOCUS_INT_GETTER(lineno)
-LOCUS_INT_GETTER(end_lineno)
-LOCUS_INT_GETTER(colno)
-LOCUS_INT_GETTER(end_colno)
-#undef LOCUS_INT_GETTER
+CALLSITE_INT_GETTER(lineno)
+CALLSITE_INT_GETTER(end_lineno)
+CALLSITE_INT_GETTER(colno)
+CALLSITE_INT_GETTER(end_colno)
+#undef CALLSITE_INT_GETTER
 
 PyObject *get_kind(PyObject *self, void *) {
   return PyUnicode_FromString(as_frame(self)->raw.is_python() ? "python" : "native");
@@ -87,7 +87,7 @@ PyObject *frame_repr(PyObject *self) {
   PyObject *text = nullptr;
   if (l && el && c && ec)
     text = PyUnicode_FromFormat(
-        "<locus.Frame %s %R in %R, lineno=%S, end_lineno=%S, colno=%S, end_colno=%S>",
+        "<callsite.Frame %s %R in %R, lineno=%S, end_lineno=%S, colno=%S, end_colno=%S>",
         f->raw.is_python() ? "python" : "native", f->filename, f->qualname, l, el, c, ec);
   Py_XDECREF(l);
   Py_XDECREF(el);
@@ -141,7 +141,7 @@ PyMethodDef frame_methods[] = {
     {nullptr, nullptr, 0, nullptr}};
 
 PyType_Slot frame_slots[] = {
-    {Py_tp_doc, const_cast<char *>("One symbolized frame of a locus.Traceback.")},
+    {Py_tp_doc, const_cast<char *>("One symbolized frame of a callsite.Traceback.")},
     {Py_tp_dealloc, reinterpret_cast<void *>(frame_dealloc)},
     {Py_tp_repr, reinterpret_cast<void *>(frame_repr)},
     {Py_tp_str, reinterpret_cast<void *>(frame_str)},
@@ -152,7 +152,7 @@ PyType_Slot frame_slots[] = {
     {Py_tp_methods, frame_methods},
     {0, nullptr}};
 
-PyType_Spec frame_spec = {"locus.Frame", int(sizeof(FrameObject)), 0, Py_TPFLAGS_DEFAULT,
+PyType_Spec frame_spec = {"callsite.Frame", int(sizeof(FrameObject)), 0, Py_TPFLAGS_DEFAULT,
                           frame_slots};
 
 }  // namespace
@@ -185,4 +185,4 @@ PyObject *new_frame(const RawFrame &raw) noexcept {
 
 const RawFrame &frame_raw(PyObject *obj) noexcept { return as_frame(obj)->raw; }
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

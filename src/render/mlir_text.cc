@@ -3,14 +3,14 @@
 #include "render/mlir_text.h"
 
 #include "capture/traceback_object.h"
-#include "locus/filter.h"
-#include "locus/render.h"
-#include "locus/traceback.h"
+#include "callsite/filter.h"
+#include "callsite/render.h"
+#include "callsite/traceback.h"
 #include "render/frame_object.h"
 
 #include <vector>
 
-namespace locus {
+namespace callsite {
 namespace {
 
 // The UTF-8 of a str; lone surrogates (undecodable file names) as surrogateescape bytes.
@@ -29,7 +29,7 @@ bool utf8_of(PyObject *s, std::string &out, PyObject **holder) {
 
 bool append_quoted(std::string &out, PyObject *s) {
   if (!s || !PyUnicode_Check(s)) {
-    PyErr_SetString(PyExc_TypeError, "locus: frame name or filename is not a str");
+    PyErr_SetString(PyExc_TypeError, "callsite: frame name or filename is not a str");
     return false;
   }
   std::string bytes;
@@ -113,9 +113,9 @@ bool mlir_location_text(const RawFrame *frames, std::size_t n, std::string *out)
   return true;
 }
 
-}  // namespace locus
+}  // namespace callsite
 
-namespace locus::detail {
+namespace callsite::detail {
 
 PyObject *traceback_to_mlir(PyObject *traceback, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames) noexcept {
@@ -155,4 +155,4 @@ PyObject *frame_to_mlir(PyObject *frame) noexcept {
   return PyUnicode_FromStringAndSize(text.data(), Py_ssize_t(text.size()));
 }
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

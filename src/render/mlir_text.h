@@ -2,7 +2,7 @@
 #pragma once
 #include <Python.h>
 
-namespace locus::detail {
+namespace callsite::detail {
 
 /// `Traceback.to_mlir(filter=None)` and `Frame.to_mlir()`: the text MLIR prints for the
 /// location `loc_tracebacks()` would build. New reference (str) or nullptr with an error.
@@ -10,4 +10,4 @@ PyObject *traceback_to_mlir(PyObject *traceback, PyObject *const *args, Py_ssize
                             PyObject *kwnames) noexcept;
 PyObject *frame_to_mlir(PyObject *frame) noexcept;
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

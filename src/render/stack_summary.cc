@@ -1,10 +1,10 @@
 // render/stack_summary.cc — Traceback as the standard library's traceback objects, and as dicts.
 #include "render/stack_summary.h"
 
-#include "locus/symbolize.h"
-#include "locus/traceback.h"
+#include "callsite/symbolize.h"
+#include "callsite/traceback.h"
 
-namespace locus::detail {
+namespace callsite::detail {
 namespace {
 
 // traceback.FrameSummary / StackSummary, imported on first use (rendering is a cold path).
@@ -114,4 +114,4 @@ PyObject *traceback_to_list(PyObject *tb) noexcept {
   return list;
 }
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

@@ -2,7 +2,7 @@
 #pragma once
 #include <Python.h>
 
-namespace locus::detail {
+namespace callsite::detail {
 
 /// A traceback.StackSummary, outermost first, of FrameSummary objects whose fields equal
 /// what traceback.extract_stack reports, columns from co_positions(); lines looked up lazily.
@@ -14,7 +14,7 @@ PyObject *traceback_format(PyObject *traceback) noexcept;
 /// A list of per-frame dicts, innermost first (JSON-ready: str/int/None values only).
 PyObject *traceback_to_list(PyObject *traceback) noexcept;
 
-/// The dict of one locus.Frame.
+/// The dict of one callsite.Frame.
 PyObject *frame_to_dict(PyObject *frame) noexcept;
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

@@ -1,7 +1,7 @@
 // symbolize/code_info.cc — the per-code-object cache in co_extra, and line-table decoding.
 #include "symbolize/code_info.h"
 
-namespace locus::detail {
+namespace callsite::detail {
 namespace {
 
 Py_ssize_t extra_index = -1;
@@ -26,7 +26,7 @@ bool decode(PyCodeObject *code, std::vector<PositionRange> *out) {
   // co_linetable is a bytes object on every supported version (cpython/code.h).
   PyObject *table = code->co_linetable;
   if (!table || !PyBytes_Check(table)) {
-    PyErr_SetString(PyExc_SystemError, "locus: code object has no co_linetable bytes");
+    PyErr_SetString(PyExc_SystemError, "callsite: code object has no co_linetable bytes");
     return false;
   }
   *out = decode_linetable(reinterpret_cast<const std::uint8_t *>(PyBytes_AS_STRING(table)),
@@ -77,4 +77,4 @@ bool code_position(PyCodeObject *code, int lasti, Position *out) noexcept {
   return true;
 }
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

@@ -1,4 +1,4 @@
-// symbolize/code_info.h — everything locus caches about one code object, freed with it.
+// symbolize/code_info.h — everything callsite caches about one code object, freed with it.
 #pragma once
 #include <Python.h>
 
@@ -7,7 +7,7 @@
 
 #include "symbolize/linetable.h"
 
-namespace locus::detail {
+namespace callsite::detail {
 
 /// A cache another subsystem (filter decisions, MLIR locations) hangs on a code object; it is
 /// destroyed when the code object dies, which is how those caches learn a pointer is stale.
@@ -25,7 +25,7 @@ struct CodeInfo {
 };
 
 /// The CodeInfo of `code`, created on first use; nullptr (no Python error) when the
-/// interpreter has no co_extra index left for locus. GIL held.
+/// interpreter has no co_extra index left for callsite. GIL held.
 CodeInfo *code_info(PyCodeObject *code) noexcept;
 
 /// The position of `lasti` in `code`, through the CodeInfo cache (decoding it on first use),
@@ -36,4 +36,4 @@ bool code_position(PyCodeObject *code, int lasti, Position *out) noexcept;
 /// lookup decodes afresh — correct, slower).
 bool init_code_info() noexcept;
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

@@ -3,7 +3,7 @@
 
 #include "symbolize/code_info.h"
 
-namespace locus::detail {
+namespace callsite::detail {
 namespace {
 
 PyObject *int_or_none(int v) {
@@ -42,4 +42,4 @@ PyObject *debug_code_positions(PyObject *code) noexcept {
   return list;
 }
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

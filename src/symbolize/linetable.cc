@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace locus::detail {
+namespace callsite::detail {
 namespace {
 
 // 3.10 (Objects/lnotab_notes.txt): pairs (unsigned byte delta, signed line delta); a line
@@ -116,4 +116,4 @@ Position position_at(const std::vector<PositionRange> &ranges, int lasti) noexce
   return it->position;
 }
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

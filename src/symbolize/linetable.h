@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace locus::detail {
+namespace callsite::detail {
 
 /// Source positions of one instruction; -1 stands for None (as co_positions() yields it).
 struct Position {
@@ -32,4 +32,4 @@ std::vector<PositionRange> decode_linetable(const std::uint8_t *table, std::size
 /// table) is all -1, as CPython's PyCode_Addr2Line reports -1 there.
 Position position_at(const std::vector<PositionRange> &ranges, int lasti) noexcept;
 
-}  // namespace locus::detail
+}  // namespace callsite::detail

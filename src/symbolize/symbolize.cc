@@ -1,11 +1,11 @@
 // symbolize/symbolize.cc — RawFrame → FrameInfo: names from the code object, positions from
 // the per-code cache, native frames through their reifier.
-#include "locus/symbolize.h"
+#include "callsite/symbolize.h"
 
 #include "native/hooks.h"
 #include "symbolize/code_info.h"
 
-namespace locus {
+namespace callsite {
 
 bool symbolize(const RawFrame &frame, FrameInfo *out) noexcept {
   if (!frame.is_python()) return native::symbolize(frame, out);
@@ -28,4 +28,4 @@ bool symbolize(const RawFrame &frame, FrameInfo *out) noexcept {
   return true;
 }
 
-}  // namespace locus
+}  // namespace callsite

@@ -3,7 +3,7 @@
 #include <Python.h>
 #include <frameobject.h>
 
-namespace locus::tracking::detail {
+namespace callsite::tracking::detail {
 
 // Borrowed results: the profile function runs while these frames execute, and a running frame
 // keeps its code object and its caller's frame object alive.
@@ -30,4 +30,4 @@ inline PyFrameObject *frame_back(PyFrameObject *f) noexcept {
 inline int frame_lasti(PyFrameObject *f) noexcept { return PyFrame_GetLasti(f); }
 #endif
 
-}  // namespace locus::tracking::detail
+}  // namespace callsite::tracking::detail

@@ -4,11 +4,11 @@
 
 #include <cstddef>
 
-namespace locus::tracking {
+namespace callsite::tracking {
 
 /// capture(source="window"): the calling thread's window of recent call sites as a
 /// Traceback, most recent first, after `skip`, at most `limit` entries, through `filter`
 /// (nullptr or None: unfiltered). Raises RuntimeError when tracking is disabled.
 PyObject *window_traceback(std::size_t skip, std::size_t limit, PyObject *filter) noexcept;
 
-}  // namespace locus::tracking
+}  // namespace callsite::tracking

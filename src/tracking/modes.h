@@ -6,10 +6,10 @@
 
 #include "filter/filter_object.h"
 #include "filter/hooks.h"
-#include "locus/tracking.h"
+#include "callsite/tracking.h"
 #include "tracking/ring.h"
 
-namespace locus::tracking::detail {
+namespace callsite::tracking::detail {
 
 // --- shared state (state.cc); GIL-protected -------------------------------------------------
 extern Mode active_mode;
@@ -35,8 +35,8 @@ inline bool record_keeps(PyCodeObject *code) noexcept {
 /// The recording filter's rule stamp (changes with every rule change; 0 without a filter).
 /// Read from the Filter object itself: filter/hooks.h has no accessor for it.
 inline std::uint64_t record_filter_stamp() noexcept {
-  return record_filter && locus::detail::is_filter_object(record_filter)
-             ? locus::detail::as_filter(record_filter)->stamp
+  return record_filter && callsite::detail::is_filter_object(record_filter)
+             ? callsite::detail::as_filter(record_filter)->stamp
              : 0;
 }
 
@@ -49,7 +49,7 @@ bool start() noexcept;
 bool stop() noexcept;
 /// The calling thread's ring, or nullptr when the thread is not covered.
 Ring *ring_of(PyThreadState *tstate) noexcept;
-/// Whether `tstate` currently runs locus's profile function.
+/// Whether `tstate` currently runs callsite's profile function.
 bool installed_on(PyThreadState *tstate) noexcept;
 }  // namespace profile
 
@@ -69,4 +69,4 @@ Ring *ring_of(PyThreadState *tstate) noexcept;
 void drop_rings() noexcept;
 }  // namespace monitoring
 
-}  // namespace locus::tracking::detail
+}  // namespace callsite::tracking::detail

@@ -1,12 +1,12 @@
 // tracking/monitoring.cc — monitoring mode: sys.monitoring CALL events with a C callback (3.12+).
 #include "tracking/modes.h"
 
-namespace locus::tracking::detail::monitoring {
+namespace callsite::tracking::detail::monitoring {
 
 #if PY_VERSION_HEX >= 0x030C0000 && !defined(Py_GIL_DISABLED)
 namespace {
 
-constexpr const char *kToolName = "locus.tracking";
+constexpr const char *kToolName = "callsite.tracking";
 // 0 debugger, 1 coverage, 2 profiler and 5 optimizer are sys.monitoring's conventional ids
 // (cProfile takes 2 on 3.12+, coverage.py's sysmon core takes 1): stay off them by default.
 constexpr int kDefaultIds[] = {4, 3};
@@ -87,11 +87,11 @@ PyObject *on_call(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
 
 PyMethodDef on_call_def = {
     "_tracking_on_call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(on_call)),
-    METH_FASTCALL, "locus.tracking's sys.monitoring CALL callback."};
+    METH_FASTCALL, "callsite.tracking's sys.monitoring CALL callback."};
 
 bool init_objects(PyObject *mon) {
   if (!callback && !(callback = PyCFunction_NewEx(&on_call_def, nullptr, nullptr))) return false;
-  if (!dict_key && !(dict_key = PyUnicode_InternFromString("locus.tracking.window"))) return false;
+  if (!dict_key && !(dict_key = PyUnicode_InternFromString("callsite.tracking.window"))) return false;
   if (!disable_obj && !(disable_obj = PyObject_GetAttrString(mon, "DISABLE"))) return false;
   if (!call_event) {
     PyObject *events = PyObject_GetAttrString(mon, "events");
@@ -115,7 +115,7 @@ bool call(PyObject *mon, const char *name, const char *format, Args... args) {
   return res != nullptr;
 }
 
-// Takes `id` for locus, or explains who holds it. -1: error set; 0: taken (message appended
+// Takes `id` for callsite, or explains who holds it. -1: error set; 0: taken (message appended
 // to `taken`); 1: ours.
 int claim(PyObject *mon, int id, PyObject *taken) {
   PyObject *name = holder(mon, id);
@@ -168,7 +168,7 @@ bool start(int requested) noexcept {
     Py_XDECREF(sep);
     if (why)
       PyErr_Format(PyExc_RuntimeError,
-                   "locus.tracking cannot take a sys.monitoring tool id: %U%s", why,
+                   "callsite.tracking cannot take a sys.monitoring tool id: %U%s", why,
                    requested >= 0 ? "" : " (pass tool_id=N to use another id, 0-5)");
     Py_XDECREF(why);
   }
@@ -250,4 +250,4 @@ void drop_rings() noexcept {}
 
 #endif
 
-}  // namespace locus::tracking::detail::monitoring
+}  // namespace callsite::tracking::detail::monitoring

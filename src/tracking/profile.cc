@@ -9,7 +9,7 @@ extern "C" PyAPI_FUNC(int) _PyEval_SetProfile(PyThreadState *tstate, Py_tracefun
                                               PyObject *arg);
 #endif
 
-namespace locus::tracking::detail::profile {
+namespace callsite::tracking::detail::profile {
 namespace {
 
 PyObject *thread_hook = nullptr;           // our threading.setprofile() hook (a builtin)
@@ -81,7 +81,7 @@ int event_code(PyObject *name) {
 // threading hook, which ours displaced, so that one is chained), then records that event.
 PyObject *thread_start(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 3 || !PyFrame_Check(args[0]) || !PyUnicode_Check(args[1])) {
-    PyErr_SetString(PyExc_TypeError, "locus thread hook expects (frame, event, arg)");
+    PyErr_SetString(PyExc_TypeError, "callsite thread hook expects (frame, event, arg)");
     return nullptr;
   }
   PyThreadState *tstate = current_tstate();
@@ -106,7 +106,7 @@ PyObject *thread_start(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
 PyMethodDef thread_start_def = {
     "_tracking_thread_start",
     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(thread_start)), METH_FASTCALL,
-    "locus.tracking's threading.setprofile() hook: installs the C profile function on a new "
+    "callsite.tracking's threading.setprofile() hook: installs the C profile function on a new "
     "thread."};
 
 PyObject *threading_call(const char *name, PyObject *arg) {
@@ -208,8 +208,8 @@ bool stop() noexcept {
   // records (active_mode is off) and only forwards.
   for (Ring *r = first_ring(); r; r = r->next) clear(r);
   if (!ok && !PyErr_Occurred())
-    PyErr_SetString(PyExc_RuntimeError, "locus.tracking: could not restore a profile function");
+    PyErr_SetString(PyExc_RuntimeError, "callsite.tracking: could not restore a profile function");
   return ok;
 }
 
-}  // namespace locus::tracking::detail::profile
+}  // namespace callsite::tracking::detail::profile

@@ -1,14 +1,14 @@
-// tracking/query.cc — reading a window: as a locus.Traceback, as CallSites, through a Filter.
+// tracking/query.cc — reading a window: as a callsite.Traceback, as CallSites, through a Filter.
 #include <vector>
 
 #include "capture/capture.h"
-#include "locus/traceback.h"
+#include "callsite/traceback.h"
 #include "render/frame_object.h"
 #include "tracking/hooks.h"
 #include "tracking/modes.h"
 #include "tracking/state.h"
 
-namespace locus::tracking::detail {
+namespace callsite::tracking::detail {
 
 PyTypeObject *call_site_type = nullptr;
 
@@ -18,11 +18,11 @@ PyStructSequence_Field call_site_fields[] = {
     {"code", "the caller's code object"},
     {"offset", "instruction offset (bytes) of the call in the caller, as frame.f_lasti"},
     {"callee", "the callee's code object, or None (C callables, types)"},
-    {"site", "the call site as a locus.Frame (filename, lineno, colno, ...)"},
+    {"site", "the call site as a callsite.Frame (filename, lineno, colno, ...)"},
     {nullptr, nullptr}};
 
 PyStructSequence_Desc call_site_desc = {
-    "locus.tracking.CallSite",
+    "callsite.tracking.CallSite",
     "One recorded call: where it was made (code, offset, site) and what it called (callee).",
     call_site_fields, 4};
 
@@ -30,7 +30,7 @@ PyStructSequence_Desc call_site_desc = {
 Ring *ring_for_query(const char *what) {
   if (active_mode == Mode::off) {
     PyErr_Format(PyExc_RuntimeError,
-                 "%s needs call tracking, which is off: call locus.tracking.enable() first", what);
+                 "%s needs call tracking, which is off: call callsite.tracking.enable() first", what);
     return nullptr;
   }
   PyThreadState *ts = current_tstate();
@@ -40,7 +40,7 @@ Ring *ring_for_query(const char *what) {
                  active_mode == Mode::profile
                      ? "%s: this thread is not tracked (profile mode covers the threads that "
                        "existed at enable() and those started through threading since; "
-                       "another profiler may have replaced locus's with sys.setprofile)"
+                       "another profiler may have replaced callsite's with sys.setprofile)"
                      : "%s: this thread has no window yet",
                  what);
   return r;
@@ -83,7 +83,7 @@ PyObject *new_call_site(const Entry &e) {
   PyObject *item = PyStructSequence_New(call_site_type);
   if (!item) return nullptr;
   const RawFrame raw{reinterpret_cast<std::uintptr_t>(e.code), e.offset};
-  PyObject *site = locus::detail::new_frame(raw);
+  PyObject *site = callsite::detail::new_frame(raw);
   PyObject *offset = PyLong_FromSsize_t(e.offset);
   if (!site || !offset) {
     Py_XDECREF(site);
@@ -163,10 +163,10 @@ PyObject *window_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
     slots[slot] = args[nargs + k];
   }
   size_t skip = 0, limit = SIZE_MAX;
-  if (slots[0] && !locus::detail::parse_count(slots[0], "skip", 0, &skip)) return nullptr;
-  if (slots[1] && !locus::detail::parse_count(slots[1], "limit", SIZE_MAX, &limit)) return nullptr;
+  if (slots[0] && !callsite::detail::parse_count(slots[0], "skip", 0, &skip)) return nullptr;
+  if (slots[1] && !callsite::detail::parse_count(slots[1], "limit", SIZE_MAX, &limit)) return nullptr;
   PyObject *filter = slots[2] == Py_None ? nullptr : slots[2];
-  Ring *r = ring_for_query("locus.tracking.window()");
+  Ring *r = ring_for_query("callsite.tracking.window()");
   if (!r) return nullptr;
   return with_copy(r, skip, filter ? SIZE_MAX : limit, [&](const Entry *e, std::size_t n) {
     return as_call_sites(e, n, limit, filter);
@@ -179,7 +179,7 @@ PyObject *last_py(PyObject *, PyObject *const *args, Py_ssize_t nargs) noexcept 
     return nullptr;
   }
   PyObject *filter = nargs == 1 && args[0] != Py_None ? args[0] : nullptr;
-  Ring *r = ring_for_query("locus.tracking.last()");
+  Ring *r = ring_for_query("callsite.tracking.last()");
   if (!r) return nullptr;
   for (std::uint32_t i = 0; i < r->count; ++i) {
     const Entry &e = r->entries[(r->head + r->capacity - 1 - i) % r->capacity];
@@ -191,15 +191,15 @@ PyObject *last_py(PyObject *, PyObject *const *args, Py_ssize_t nargs) noexcept 
       if (k < 0) return nullptr;
       if (!k) continue;
     }
-    return locus::detail::new_frame(RawFrame{reinterpret_cast<std::uintptr_t>(code), e.offset});
+    return callsite::detail::new_frame(RawFrame{reinterpret_cast<std::uintptr_t>(code), e.offset});
   }
   if (filter && filter::filter_limit(filter) == SIZE_MAX && PyErr_Occurred()) return nullptr;
   Py_RETURN_NONE;
 }
 
-}  // namespace locus::tracking::detail
+}  // namespace callsite::tracking::detail
 
-namespace locus::tracking {
+namespace callsite::tracking {
 
 using namespace detail;
 
@@ -213,7 +213,7 @@ PyObject *window_traceback(std::size_t skip, std::size_t limit, PyObject *filter
 }
 
 std::ptrdiff_t window(CallSite *out, std::size_t capacity, std::size_t skip) noexcept {
-  Ring *r = ring_for_query("locus::tracking::window()");
+  Ring *r = ring_for_query("callsite::tracking::window()");
   if (!r) return -1;
   std::size_t n = 0;
   for (std::size_t i = skip; i < r->count && n < capacity; ++i, ++n) {
@@ -223,4 +223,4 @@ std::ptrdiff_t window(CallSite *out, std::size_t capacity, std::size_t skip) noe
   return std::ptrdiff_t(n);
 }
 
-}  // namespace locus::tracking
+}  // namespace callsite::tracking

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-namespace locus::tracking::detail {
+namespace callsite::tracking::detail {
 
 PyThreadState *cache_tstate = nullptr;
 Ring *cache_ring = nullptr;
@@ -53,7 +53,7 @@ void ring_dealloc(PyObject *self) {
 
 PyObject *ring_repr(PyObject *self) {
   Ring *r = reinterpret_cast<Ring *>(self);
-  return PyUnicode_FromFormat("<locus tracking window of thread %llu: %u/%u entries>",
+  return PyUnicode_FromFormat("<callsite tracking window of thread %llu: %u/%u entries>",
                               (unsigned long long)r->tstate_id, r->count, r->capacity);
 }
 
@@ -63,7 +63,7 @@ PyType_Slot ring_slots[] = {
     {Py_tp_repr, reinterpret_cast<void *>(ring_repr)},
     {0, nullptr}};
 
-PyType_Spec ring_spec = {"locus._TrackingWindow", int(sizeof(Ring)), 0, Py_TPFLAGS_DEFAULT,
+PyType_Spec ring_spec = {"callsite._TrackingWindow", int(sizeof(Ring)), 0, Py_TPFLAGS_DEFAULT,
                          ring_slots};
 
 }  // namespace
@@ -166,4 +166,4 @@ Ring *find_ring(PyThreadState *tstate) noexcept {
   return nullptr;
 }
 
-}  // namespace locus::tracking::detail
+}  // namespace callsite::tracking::detail

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace locus::tracking::detail {
+namespace callsite::tracking::detail {
 
 /// One recorded call: caller code object + offset (bytes) of the call instruction, and the
 /// callee's code object when the callee is a Python function. Both are owned references.
@@ -97,4 +97,4 @@ inline void push(Ring *r, PyCodeObject *code, std::intptr_t offset, PyCodeObject
   if (old_callee != callee) Py_XDECREF(old_callee);
 }
 
-}  // namespace locus::tracking::detail
+}  // namespace callsite::tracking::detail

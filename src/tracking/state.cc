@@ -3,7 +3,7 @@
 
 #include "tracking/modes.h"
 
-namespace locus::tracking::detail {
+namespace callsite::tracking::detail {
 
 Mode active_mode = Mode::off;
 std::uint32_t window_size = 8;
@@ -38,7 +38,7 @@ bool validate(const Settings &s) {
   }
   const char *why = nullptr;
   if (!available(s.mode, &why)) {
-    PyErr_Format(PyExc_RuntimeError, "locus.tracking mode '%s' is unavailable: %s",
+    PyErr_Format(PyExc_RuntimeError, "callsite.tracking mode '%s' is unavailable: %s",
                  mode_name(s.mode), why);
     return false;
   }
@@ -67,9 +67,9 @@ bool resize_all(std::uint32_t capacity) {
 }
 
 }  // namespace
-}  // namespace locus::tracking::detail
+}  // namespace callsite::tracking::detail
 
-namespace locus::tracking {
+namespace callsite::tracking {
 
 using namespace detail;
 
@@ -141,4 +141,4 @@ void clear() noexcept {
   if (Ring *r = find_ring(current_tstate())) detail::clear(r);
 }
 
-}  // namespace locus::tracking
+}  // namespace callsite::tracking

@@ -1,15 +1,15 @@
-// tracking/state.h — what the bindings read and call beyond the public API (locus/tracking.h).
+// tracking/state.h — what the bindings read and call beyond the public API (callsite/tracking.h).
 #pragma once
 #include <Python.h>
 
 #include <cstddef>
 #include <cstdint>
 
-#include "locus/tracking.h"
+#include "callsite/tracking.h"
 
-namespace locus::tracking::detail {
+namespace callsite::tracking::detail {
 
-/// A snapshot for locus.tracking.status().
+/// A snapshot for callsite.tracking.status().
 struct Status {
   Mode mode;
   std::size_t window;
@@ -27,16 +27,16 @@ bool init() noexcept;
 /// "off", "profile", "monitoring".
 const char *mode_name(Mode mode) noexcept;
 
-/// locus.tracking.window(skip=0, limit=None, *, filter=None) -> list[CallSite]:
+/// callsite.tracking.window(skip=0, limit=None, *, filter=None) -> list[CallSite]:
 /// METH_FASTCALL|METH_KEYWORDS, registered raw (it is a query path).
 PyObject *window_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                     PyObject *kwnames) noexcept;
 
-/// locus.tracking.last(filter=None) -> Frame | None: the most recent call site (the first
-/// kept by `filter`) as a locus.Frame. METH_FASTCALL, positional: the seed's query, cheapest.
+/// callsite.tracking.last(filter=None) -> Frame | None: the most recent call site (the first
+/// kept by `filter`) as a callsite.Frame. METH_FASTCALL, positional: the seed's query, cheapest.
 PyObject *last_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs) noexcept;
 
-/// The locus.tracking.CallSite type (a struct sequence).
+/// The callsite.tracking.CallSite type (a struct sequence).
 extern PyTypeObject *call_site_type;
 
-}  // namespace locus::tracking::detail
+}  // namespace callsite::tracking::detail

@@ -6,9 +6,9 @@
 
 #include "capture/backend.h"
 #include "capture/traceback_object.h"
-#include "locus/capture.h"
-#include "locus/symbolize.h"
-#include "locus/traceback.h"
+#include "callsite/capture.h"
+#include "callsite/symbolize.h"
+#include "callsite/traceback.h"
 #include "render/frame_object.h"
 #include "symbolize/code_info.h"
 
@@ -17,20 +17,20 @@ namespace {
 class Capture : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    ASSERT_TRUE(locus::detail::traceback_type || locus::detail::init_traceback_type());
-    ASSERT_TRUE(locus::detail::frame_type || locus::detail::init_frame_type());
-    ASSERT_TRUE(locus::detail::init_code_info());
+    ASSERT_TRUE(callsite::detail::traceback_type || callsite::detail::init_traceback_type());
+    ASSERT_TRUE(callsite::detail::frame_type || callsite::detail::init_frame_type());
+    ASSERT_TRUE(callsite::detail::init_code_info());
   }
 };
 
 // What a Python function calling into C sees: records capture_raw with a tiny buffer.
 std::size_t g_needed = 0;
-std::vector<locus::RawFrame> g_seen;
+std::vector<callsite::RawFrame> g_seen;
 PyObject *probe(PyObject *, PyObject *) {
-  locus::RawFrame small[2];
-  g_needed = locus::capture_raw(small, 2);
+  callsite::RawFrame small[2];
+  g_needed = callsite::capture_raw(small, 2);
   g_seen.assign(small, small + std::min<std::size_t>(g_needed, 2));
-  return locus::capture();
+  return callsite::capture();
 }
 PyMethodDef probe_def = {"probe", probe, METH_NOARGS, nullptr};
 
@@ -56,14 +56,14 @@ PyObject *run_nested(int depth) {
 }
 
 TEST_F(Capture, NoPythonFrameGivesAnEmptyTraceback) {
-  for (auto backend : {locus::Backend::internal, locus::Backend::public_api}) {
-    if (!locus::set_backend(backend)) continue;  // a build without a layout
-    locus::RawFrame buf[4];
-    EXPECT_EQ(locus::capture_raw(buf, 4), 0u);
-    PyObject *tb = locus::capture();
+  for (auto backend : {callsite::Backend::internal, callsite::Backend::public_api}) {
+    if (!callsite::set_backend(backend)) continue;  // a build without a layout
+    callsite::RawFrame buf[4];
+    EXPECT_EQ(callsite::capture_raw(buf, 4), 0u);
+    PyObject *tb = callsite::capture();
     ASSERT_NE(tb, nullptr);
-    EXPECT_TRUE(locus::is_traceback(tb));
-    EXPECT_EQ(locus::traceback_size(tb), 0u);
+    EXPECT_TRUE(callsite::is_traceback(tb));
+    EXPECT_EQ(callsite::traceback_size(tb), 0u);
     Py_DECREF(tb);
   }
 }
@@ -73,31 +73,31 @@ TEST_F(Capture, RawReportsTheNeededSizeWhenTheBufferIsSmall) {
   ASSERT_NE(tb, nullptr);
   EXPECT_EQ(g_needed, 7u);
   ASSERT_EQ(g_seen.size(), 2u);
-  EXPECT_EQ(locus::traceback_size(tb), 7u);
-  EXPECT_EQ(g_seen[0], locus::traceback_frames(tb)[0]);
-  EXPECT_EQ(g_seen[1], locus::traceback_frames(tb)[1]);
-  locus::FrameInfo info;
-  ASSERT_TRUE(locus::symbolize(locus::traceback_frames(tb)[0], &info));
+  EXPECT_EQ(callsite::traceback_size(tb), 7u);
+  EXPECT_EQ(g_seen[0], callsite::traceback_frames(tb)[0]);
+  EXPECT_EQ(g_seen[1], callsite::traceback_frames(tb)[1]);
+  callsite::FrameInfo info;
+  ASSERT_TRUE(callsite::symbolize(callsite::traceback_frames(tb)[0], &info));
   EXPECT_STREQ(PyUnicode_AsUTF8(info.filename), "<nested>");
   EXPECT_STREQ(PyUnicode_AsUTF8(info.name), "f");
   EXPECT_EQ(info.lineno, 2);
-  ASSERT_TRUE(locus::symbolize(locus::traceback_frames(tb)[6], &info));
+  ASSERT_TRUE(callsite::symbolize(callsite::traceback_frames(tb)[6], &info));
   EXPECT_EQ(info.lineno, 3);
   Py_DECREF(tb);
 }
 
 TEST_F(Capture, BackendsAgreeFrameForFrame) {
-  if (!locus::set_backend(locus::Backend::internal)) GTEST_SKIP() << "no internal layout";
+  if (!callsite::set_backend(callsite::Backend::internal)) GTEST_SKIP() << "no internal layout";
   PyObject *internal = run_nested(40);
-  locus::set_backend(locus::Backend::public_api);
+  callsite::set_backend(callsite::Backend::public_api);
   PyObject *public_api = run_nested(40);
-  locus::set_backend(locus::Backend::internal);
+  callsite::set_backend(callsite::Backend::internal);
   ASSERT_TRUE(internal && public_api);
-  ASSERT_EQ(locus::traceback_size(internal), locus::traceback_size(public_api));
+  ASSERT_EQ(callsite::traceback_size(internal), callsite::traceback_size(public_api));
   // Different code objects (compiled twice) but the same offsets.
-  for (std::size_t i = 0; i < locus::traceback_size(internal); ++i)
-    EXPECT_EQ(locus::traceback_frames(internal)[i].payload,
-              locus::traceback_frames(public_api)[i].payload);
+  for (std::size_t i = 0; i < callsite::traceback_size(internal); ++i)
+    EXPECT_EQ(callsite::traceback_frames(internal)[i].payload,
+              callsite::traceback_frames(public_api)[i].payload);
   Py_DECREF(internal);
   Py_DECREF(public_api);
 }
@@ -105,9 +105,9 @@ TEST_F(Capture, BackendsAgreeFrameForFrame) {
 TEST_F(Capture, MakeTracebackOwnsItsCodeObjects) {
   PyObject *tb = run_nested(1);
   ASSERT_NE(tb, nullptr);
-  auto *code = static_cast<PyObject *>(locus::traceback_frames(tb)[0].code());
+  auto *code = static_cast<PyObject *>(callsite::traceback_frames(tb)[0].code());
   const Py_ssize_t before = Py_REFCNT(code);
-  PyObject *copy = locus::make_traceback(locus::traceback_frames(tb), 2);
+  PyObject *copy = callsite::make_traceback(callsite::traceback_frames(tb), 2);
   EXPECT_EQ(Py_REFCNT(code), before + 2);  // frames 0 and 1 are both f
   Py_DECREF(copy);
   EXPECT_EQ(Py_REFCNT(code), before);

@@ -9,9 +9,9 @@
 #include "capture/traceback_object.h"
 #include "filter/filter_object.h"
 #include "filter/hooks.h"
-#include "locus/filter.h"
-#include "locus/render.h"
-#include "locus/traceback.h"
+#include "callsite/filter.h"
+#include "callsite/render.h"
+#include "callsite/traceback.h"
 #include "render/frame_object.h"
 #include "symbolize/code_info.h"
 
@@ -20,10 +20,10 @@ namespace {
 class Filter : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    ASSERT_TRUE(locus::detail::traceback_type || locus::detail::init_traceback_type());
-    ASSERT_TRUE(locus::detail::frame_type || locus::detail::init_frame_type());
-    ASSERT_TRUE(locus::detail::init_code_info());
-    ASSERT_NE(locus::detail::init_filter_type(), nullptr);
+    ASSERT_TRUE(callsite::detail::traceback_type || callsite::detail::init_traceback_type());
+    ASSERT_TRUE(callsite::detail::frame_type || callsite::detail::init_frame_type());
+    ASSERT_TRUE(callsite::detail::init_code_info());
+    ASSERT_NE(callsite::detail::init_filter_type(), nullptr);
   }
   void TearDown() override {
     EXPECT_FALSE(PyErr_Occurred());
@@ -38,7 +38,7 @@ PyObject *code_in(const char *filename) {
   return code;
 }
 
-// locus.Filter(exclude=[...], include=[...], limit=..., default_exclusions=False).
+// callsite.Filter(exclude=[...], include=[...], limit=..., default_exclusions=False).
 PyObject *make_filter(std::vector<const char *> exclude, std::vector<const char *> include = {},
                       long limit = -1) {
   PyObject *ex = PyList_New(0), *in = PyList_New(0);
@@ -48,7 +48,7 @@ PyObject *make_filter(std::vector<const char *> exclude, std::vector<const char 
                                    "default_exclusions", Py_False);
   if (limit >= 0) PyDict_SetItemString(kwargs, "limit", PyLong_FromLong(limit));
   PyObject *args = PyTuple_New(0);
-  PyObject *f = PyObject_Call(reinterpret_cast<PyObject *>(locus::detail::filter_type), args, kwargs);
+  PyObject *f = PyObject_Call(reinterpret_cast<PyObject *>(callsite::detail::filter_type), args, kwargs);
   Py_DECREF(args);
   Py_DECREF(kwargs);
   Py_DECREF(ex);
@@ -57,7 +57,7 @@ PyObject *make_filter(std::vector<const char *> exclude, std::vector<const char 
   return f;
 }
 
-locus::RawFrame raw(PyObject *code, int lasti = 0) {
+callsite::RawFrame raw(PyObject *code, int lasti = 0) {
   return {reinterpret_cast<std::uintptr_t>(code), lasti};
 }
 
@@ -66,12 +66,12 @@ TEST_F(Filter, IncludeWinsElseNoExcludeMatch) {
   PyObject *lib = code_in("/lib/other.py"), *kept = code_in("/lib/keep_me.py"),
            *user = code_in("/src/user.py");
   auto as_code = [](PyObject *c) { return reinterpret_cast<PyCodeObject *>(c); };
-  EXPECT_EQ(locus::filter_keeps(f, as_code(lib)), 0);
-  EXPECT_EQ(locus::filter_keeps(f, as_code(kept)), 1);
-  EXPECT_EQ(locus::filter_keeps(f, as_code(user)), 1);
+  EXPECT_EQ(callsite::filter_keeps(f, as_code(lib)), 0);
+  EXPECT_EQ(callsite::filter_keeps(f, as_code(kept)), 1);
+  EXPECT_EQ(callsite::filter_keeps(f, as_code(user)), 1);
   // The hook the tracked windows call gives the same answers.
-  EXPECT_EQ(locus::filter::keeps(f, as_code(lib)), 0);
-  EXPECT_EQ(locus::filter::keeps(f, as_code(user)), 1);
+  EXPECT_EQ(callsite::filter::keeps(f, as_code(lib)), 0);
+  EXPECT_EQ(callsite::filter::keeps(f, as_code(user)), 1);
   for (PyObject *o : {f, lib, kept, user}) Py_DECREF(o);
 }
 
@@ -79,16 +79,16 @@ TEST_F(Filter, DecisionIsCachedOnTheCodeObjectAndInvalidatedByRuleChanges) {
   PyObject *f = make_filter({});
   PyObject *code = code_in("/proj/mod.py");
   auto *c = reinterpret_cast<PyCodeObject *>(code);
-  EXPECT_EQ(locus::filter_keeps(f, c), 1);
-  locus::detail::CodeInfo *info = locus::detail::code_info(c);
+  EXPECT_EQ(callsite::filter_keeps(f, c), 1);
+  callsite::detail::CodeInfo *info = callsite::detail::code_info(c);
   ASSERT_NE(info, nullptr);
   ASSERT_TRUE(info->filter);  // the decision now lives with the code object
-  const auto stamp = locus::detail::as_filter(f)->stamp;
+  const auto stamp = callsite::detail::as_filter(f)->stamp;
   PyObject *r = PyObject_CallMethod(f, "add_exclude", "s", "mod\\.py$");
   ASSERT_NE(r, nullptr);
   Py_DECREF(r);
-  EXPECT_NE(locus::detail::as_filter(f)->stamp, stamp);
-  EXPECT_EQ(locus::filter_keeps(f, c), 0);  // the cached "keep" was not reused
+  EXPECT_NE(callsite::detail::as_filter(f)->stamp, stamp);
+  EXPECT_EQ(callsite::filter_keeps(f, c), 0);  // the cached "keep" was not reused
   Py_DECREF(f);
   Py_DECREF(code);
 }
@@ -96,18 +96,18 @@ TEST_F(Filter, DecisionIsCachedOnTheCodeObjectAndInvalidatedByRuleChanges) {
 TEST_F(Filter, LimitCountsKeptFramesAndTheWalkGoesPastDroppedOnes) {
   PyObject *f = make_filter({"drop"}, {}, 2);
   PyObject *drop = code_in("/x/drop.py"), *keep = code_in("/x/keep.py");
-  const locus::RawFrame frames[] = {raw(drop, 2), raw(drop, 4), raw(keep, 6), raw(drop, 8),
+  const callsite::RawFrame frames[] = {raw(drop, 2), raw(drop, 4), raw(keep, 6), raw(drop, 8),
                                     raw(keep, 10), raw(keep, 12)};
-  locus::RawFrame out[6];
-  EXPECT_EQ(locus::filter_frames(f, frames, 6, out), 2u);
+  callsite::RawFrame out[6];
+  EXPECT_EQ(callsite::filter_frames(f, frames, 6, out), 2u);
   EXPECT_EQ(out[0], frames[2]);
   EXPECT_EQ(out[1], frames[4]);
-  EXPECT_EQ(locus::filter_frames(f, frames, 6, out, 1), 1u);  // the smaller limit wins
-  EXPECT_EQ(locus::filter::filter_limit(f), 2u);
-  PyObject *tb = locus::filter::filtered_traceback(f, frames, 6, SIZE_MAX);
+  EXPECT_EQ(callsite::filter_frames(f, frames, 6, out, 1), 1u);  // the smaller limit wins
+  EXPECT_EQ(callsite::filter::filter_limit(f), 2u);
+  PyObject *tb = callsite::filter::filtered_traceback(f, frames, 6, SIZE_MAX);
   ASSERT_NE(tb, nullptr);
-  ASSERT_EQ(locus::traceback_size(tb), 2u);
-  EXPECT_EQ(locus::traceback_frames(tb)[1], frames[4]);
+  ASSERT_EQ(callsite::traceback_size(tb), 2u);
+  EXPECT_EQ(callsite::traceback_frames(tb)[1], frames[4]);
   const Py_ssize_t refs = Py_REFCNT(keep);
   Py_DECREF(tb);  // the Traceback owned one reference per kept frame
   EXPECT_EQ(Py_REFCNT(keep), refs - 2);
@@ -116,36 +116,36 @@ TEST_F(Filter, LimitCountsKeptFramesAndTheWalkGoesPastDroppedOnes) {
 
 TEST_F(Filter, NotAFilterIsATypeError) {
   PyObject *code = code_in("/x/a.py");
-  EXPECT_EQ(locus::filter::keeps(Py_None, reinterpret_cast<PyCodeObject *>(code)), -1);
+  EXPECT_EQ(callsite::filter::keeps(Py_None, reinterpret_cast<PyCodeObject *>(code)), -1);
   EXPECT_TRUE(PyErr_ExceptionMatches(PyExc_TypeError));
   PyErr_Clear();
-  EXPECT_EQ(locus::filter::filter_limit(code), SIZE_MAX);
+  EXPECT_EQ(callsite::filter::filter_limit(code), SIZE_MAX);
   EXPECT_TRUE(PyErr_ExceptionMatches(PyExc_TypeError));
   PyErr_Clear();
-  const locus::RawFrame frames[] = {raw(code)};
-  EXPECT_EQ(locus::filter::filtered_traceback(code, frames, 1, SIZE_MAX), nullptr);
+  const callsite::RawFrame frames[] = {raw(code)};
+  EXPECT_EQ(callsite::filter::filtered_traceback(code, frames, 1, SIZE_MAX), nullptr);
   EXPECT_TRUE(PyErr_ExceptionMatches(PyExc_TypeError));
   PyErr_Clear();
-  EXPECT_FALSE(locus::is_filter(code));
+  EXPECT_FALSE(callsite::is_filter(code));
   Py_DECREF(code);
 }
 
 TEST_F(Filter, DefaultFilterExcludesGeneratedOpModules) {
-  PyObject *f = locus::default_filter();
+  PyObject *f = callsite::default_filter();
   ASSERT_NE(f, nullptr);
-  EXPECT_TRUE(locus::is_filter(f));
+  EXPECT_TRUE(callsite::is_filter(f));
   PyObject *gen = code_in("/site/mlir/dialects/_arith_ops_gen.py");
   PyObject *hand = code_in("/site/mlir/dialects/arith.py");
-  EXPECT_EQ(locus::filter_keeps(f, reinterpret_cast<PyCodeObject *>(gen)), 0);
-  EXPECT_EQ(locus::filter_keeps(f, reinterpret_cast<PyCodeObject *>(hand)), 1);
-  EXPECT_EQ(locus::filter::filter_limit(f), 10u);
+  EXPECT_EQ(callsite::filter_keeps(f, reinterpret_cast<PyCodeObject *>(gen)), 0);
+  EXPECT_EQ(callsite::filter_keeps(f, reinterpret_cast<PyCodeObject *>(hand)), 1);
+  EXPECT_EQ(callsite::filter::filter_limit(f), 10u);
   Py_DECREF(gen);
   Py_DECREF(hand);
 }
 
 std::string escaped(const std::string &s) {
   std::string out;
-  locus::append_mlir_escaped(out, s.data(), s.size());
+  callsite::append_mlir_escaped(out, s.data(), s.size());
   return out;
 }
 
@@ -162,37 +162,37 @@ TEST(MlirText, EscapingIsLlvmPrintEscapedString) {
 TEST_F(Filter, LocationTextShapes) {
   PyObject *code = Py_CompileString("def f():\n    return 1\n", "/p/m.py", Py_file_input);
   ASSERT_NE(code, nullptr);
-  const locus::RawFrame frames[] = {raw(code, 0), raw(code, 2)};
+  const callsite::RawFrame frames[] = {raw(code, 0), raw(code, 2)};
   std::string text;
-  ASSERT_TRUE(locus::mlir_location_text(frames, 0, &text));
+  ASSERT_TRUE(callsite::mlir_location_text(frames, 0, &text));
   EXPECT_EQ(text, "loc(unknown)");
-  ASSERT_TRUE(locus::mlir_location_text(frames, 1, &text));
+  ASSERT_TRUE(callsite::mlir_location_text(frames, 1, &text));
   EXPECT_EQ(text.rfind("loc(\"<module>\"(\"/p/m.py\":", 0), 0u) << text;
   EXPECT_EQ(text.find("callsite"), std::string::npos);
-  ASSERT_TRUE(locus::mlir_location_text(frames, 2, &text));
+  ASSERT_TRUE(callsite::mlir_location_text(frames, 2, &text));
   EXPECT_EQ(text.rfind("loc(callsite(\"<module>\"(\"/p/m.py\":", 0), 0u) << text;
   EXPECT_NE(text.find(" at \"<module>\"(\"/p/m.py\":"), std::string::npos) << text;
   EXPECT_EQ(text.substr(text.size() - 3), ")))");
 
-  locus::FrameInfo info;
+  callsite::FrameInfo info;
   info.filename = PyUnicode_FromString("f.py");
   info.name = info.qualname = PyUnicode_FromString("q");
   info.lineno = 3, info.end_lineno = 3, info.colno = 4, info.end_colno = 4;
   std::string one;
-  ASSERT_TRUE(locus::append_mlir_frame(one, info));
+  ASSERT_TRUE(callsite::append_mlir_frame(one, info));
 #if PY_VERSION_HEX >= 0x030B0000
   EXPECT_EQ(one, "\"q\"(\"f.py\":3:4)");  // an empty range prints as a point
   info.end_colno = 9;
   one.clear();
-  ASSERT_TRUE(locus::append_mlir_frame(one, info));
+  ASSERT_TRUE(callsite::append_mlir_frame(one, info));
   EXPECT_EQ(one, "\"q\"(\"f.py\":3:4 to :9)");
   info.end_lineno = 5;
   one.clear();
-  ASSERT_TRUE(locus::append_mlir_frame(one, info));
+  ASSERT_TRUE(callsite::append_mlir_frame(one, info));
   EXPECT_EQ(one, "\"q\"(\"f.py\":3:4 to 5:9)");
   info.colno = info.end_colno = -1, info.end_lineno = 3;
   one.clear();
-  ASSERT_TRUE(locus::append_mlir_frame(one, info));
+  ASSERT_TRUE(callsite::append_mlir_frame(one, info));
   EXPECT_EQ(one, "\"q\"(\"f.py\":3:4294967295)");  // MLIR gets -1 as unsigned
 #else
   EXPECT_EQ(one, "\"q\"(\"f.py\":3:0)");  // 3.10: FileLineColLoc(file, line, 0)

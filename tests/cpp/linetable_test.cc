@@ -6,10 +6,10 @@
 
 #include "symbolize/linetable.h"
 
-using locus::detail::decode_linetable;
-using locus::detail::LinetableFormat;
-using locus::detail::Position;
-using locus::detail::position_at;
+using callsite::detail::decode_linetable;
+using callsite::detail::LinetableFormat;
+using callsite::detail::Position;
+using callsite::detail::position_at;
 
 namespace {
 

@@ -1,4 +1,4 @@
-// tests/cpp/native_test.cc — locus::NativeFrame from C++: the shadow stack (order, out-of-order
+// tests/cpp/native_test.cc — callsite::NativeFrame from C++: the shadow stack (order, out-of-order
 // pops in both modes, threads with and without a Python thread state), interleaving with real
 // Python frames, C++ reifiers (laziness, cache, failures) and traceback entries.
 #include <gtest/gtest.h>
@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "capture/traceback_object.h"
-#include "locus/api.h"
-#include "locus/capture.h"
-#include "locus/native_frame.h"
+#include "callsite/api.h"
+#include "callsite/capture.h"
+#include "callsite/native_frame.h"
 #include "native/reify.h"
 #include "native/shadow_stack.h"
 #include "render/frame_object.h"
@@ -18,11 +18,11 @@
 
 namespace {
 
-namespace nv = locus::native;
+namespace nv = callsite::native;
 
 int g_reified = 0;
-int reify_line(const locus::Executable *, std::uintptr_t state,
-               locus::NativeLocation *out) noexcept {
+int reify_line(const callsite::Executable *, std::uintptr_t state,
+               callsite::NativeLocation *out) noexcept {
   ++g_reified;
   out->filename = "cpp.dsl";
   out->lineno = out->end_lineno = int(state);
@@ -30,24 +30,24 @@ int reify_line(const locus::Executable *, std::uintptr_t state,
   out->end_colno = 4;
   return 0;
 }
-int reify_fail(const locus::Executable *, std::uintptr_t, locus::NativeLocation *) noexcept {
+int reify_fail(const callsite::Executable *, std::uintptr_t, callsite::NativeLocation *) noexcept {
   return -1;
 }
-int reify_no_file(const locus::Executable *, std::uintptr_t, locus::NativeLocation *) noexcept {
+int reify_no_file(const callsite::Executable *, std::uintptr_t, callsite::NativeLocation *) noexcept {
   return 0;
 }
 
-const locus::Executable kA{"a", "jit", &reify_line};
-const locus::Executable kB{"b", "jit", &reify_line};
-const locus::Executable kFail{"fail", "jit", &reify_fail};
-const locus::Executable kNoFile{"nofile", "jit", &reify_no_file};
+const callsite::Executable kA{"a", "jit", &reify_line};
+const callsite::Executable kB{"b", "jit", &reify_line};
+const callsite::Executable kFail{"fail", "jit", &reify_fail};
+const callsite::Executable kNoFile{"nofile", "jit", &reify_no_file};
 
 class Native : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    ASSERT_TRUE(locus::detail::traceback_type || locus::detail::init_traceback_type());
-    ASSERT_TRUE(locus::detail::frame_type || locus::detail::init_frame_type());
-    locus::detail::init_code_info();
+    ASSERT_TRUE(callsite::detail::traceback_type || callsite::detail::init_traceback_type());
+    ASSERT_TRUE(callsite::detail::frame_type || callsite::detail::init_frame_type());
+    callsite::detail::init_code_info();
     ASSERT_TRUE(nv::init_reify());
   }
   void SetUp() override { ASSERT_EQ(nv::this_thread()->head, nullptr); }
@@ -58,20 +58,20 @@ class Native : public ::testing::Test {
   }
 };
 
-TEST_F(Native, TableIsInstalledInsideLocus) {
-  ASSERT_NE(locus::detail::native_api, nullptr);
-  EXPECT_EQ(locus::detail::native_api->version, unsigned(LOCUS_NATIVE_API_VERSION));
-  EXPECT_EQ(locus::detail::native_api->size, sizeof(locus::NativeAPI));
-  EXPECT_TRUE(locus::api::available());
+TEST_F(Native, TableIsInstalledInsideCallsite) {
+  ASSERT_NE(callsite::detail::native_api, nullptr);
+  EXPECT_EQ(callsite::detail::native_api->version, unsigned(CALLSITE_NATIVE_API_VERSION));
+  EXPECT_EQ(callsite::detail::native_api->size, sizeof(callsite::NativeAPI));
+  EXPECT_TRUE(callsite::api::available());
 }
 
 TEST_F(Native, PushPopIsAStack) {
   {
-    locus::NativeFrame a(kA, 1);
-    const locus::NativeLink *head = nv::this_thread()->head;
+    callsite::NativeFrame a(kA, 1);
+    const callsite::NativeLink *head = nv::this_thread()->head;
     EXPECT_EQ(head, &a.link());
     {
-      locus::NativeFrame b(kB, 2);
+      callsite::NativeFrame b(kB, 2);
       EXPECT_EQ(nv::this_thread()->head, &b.link());
       EXPECT_EQ(b.link().previous, &a.link());
       EXPECT_EQ(b.link().python_frame, nullptr);  // no Python frame runs here
@@ -86,11 +86,11 @@ TEST_F(Native, PushPopIsAStack) {
 }
 
 // Raw links through the table, so the test means the same in Debug and Release builds
-// (NativeFrame's destructor would apply LOCUS_NATIVE_CHECKS of this build).
+// (NativeFrame's destructor would apply CALLSITE_NATIVE_CHECKS of this build).
 TEST_F(Native, OutOfOrderPopUnlinksWhenUnchecked) {
-  const locus::NativeAPI *api = locus::detail::native_api;
-  locus::NativeLink a, b, c;
-  locus::ThreadStack *stack = api->push(&a, &kA, 1);
+  const callsite::NativeAPI *api = callsite::detail::native_api;
+  callsite::NativeLink a, b, c;
+  callsite::ThreadStack *stack = api->push(&a, &kA, 1);
   ASSERT_EQ(api->push(&b, &kB, 2), stack);
   ASSERT_EQ(api->push(&c, &kA, 3), stack);
   api->misordered_pop(stack, &b, /*checked=*/0);
@@ -101,19 +101,19 @@ TEST_F(Native, OutOfOrderPopUnlinksWhenUnchecked) {
   api->misordered_pop(stack, &a, 0);  // the outermost, under a live frame
   EXPECT_EQ(c.previous, nullptr);
   EXPECT_EQ(stack->head, &c);
-  stack->head = const_cast<locus::NativeLink *>(c.previous);  // the inline, in-order pop
+  stack->head = const_cast<callsite::NativeLink *>(c.previous);  // the inline, in-order pop
   EXPECT_EQ(stack->head, nullptr);
 }
 
 void pop_outer_checked() {
-  locus::NativeFrame a(kA, 1);
-  locus::NativeFrame b(kB, 2);
-  locus::detail::native_api->misordered_pop(nv::this_thread(),
-                                            const_cast<locus::NativeLink *>(&a.link()), 1);
+  callsite::NativeFrame a(kA, 1);
+  callsite::NativeFrame b(kB, 2);
+  callsite::detail::native_api->misordered_pop(nv::this_thread(),
+                                            const_cast<callsite::NativeLink *>(&a.link()), 1);
 }
 void pop_stray_checked() {
-  locus::NativeLink stray{nullptr, nullptr, &kB, 0};
-  locus::detail::native_api->misordered_pop(nv::this_thread(), &stray, 1);
+  callsite::NativeLink stray{nullptr, nullptr, &kB, 0};
+  callsite::detail::native_api->misordered_pop(nv::this_thread(), &stray, 1);
 }
 
 TEST_F(Native, OutOfOrderPopAbortsWhenChecked) {
@@ -123,15 +123,15 @@ TEST_F(Native, OutOfOrderPopAbortsWhenChecked) {
 }
 
 TEST_F(Native, ThreadsHaveTheirOwnStacks) {
-  locus::NativeFrame mine(kA, 1);
-  std::vector<const locus::NativeLink *> seen;
+  callsite::NativeFrame mine(kA, 1);
+  std::vector<const callsite::NativeLink *> seen;
   // No Python thread state on this thread, no GIL: push/pop still work, with no marker.
   Py_BEGIN_ALLOW_THREADS;
   std::thread t([&] {
-    locus::NativeFrame theirs(kB, 2);
+    callsite::NativeFrame theirs(kB, 2);
     seen.push_back(nv::this_thread()->head);
     seen.push_back(theirs.link().previous);
-    seen.push_back(static_cast<const locus::NativeLink *>(theirs.link().python_frame));
+    seen.push_back(static_cast<const callsite::NativeLink *>(theirs.link().python_frame));
   });
   t.join();
   Py_END_ALLOW_THREADS;
@@ -144,17 +144,17 @@ TEST_F(Native, ThreadsHaveTheirOwnStacks) {
 
 // probe(cb): a native frame of kA around a call back into Python.
 PyObject *probe(PyObject *, PyObject *cb) {
-  locus::NativeFrame frame(kA, 33);
+  callsite::NativeFrame frame(kA, 33);
   PyObject *r = PyObject_CallNoArgs(cb);
   if (!r) return frame.add_traceback();
   return r;
 }
 PyMethodDef probe_def = {"probe", probe, METH_O, nullptr};
 
-std::vector<locus::RawFrame> g_raw;
+std::vector<callsite::RawFrame> g_raw;
 PyObject *record(PyObject *, PyObject *) {
-  locus::RawFrame buf[16];
-  const std::size_t n = locus::capture_raw(buf, 16);
+  callsite::RawFrame buf[16];
+  const std::size_t n = callsite::capture_raw(buf, 16);
   g_raw.assign(buf, buf + std::min<std::size_t>(n, 16));
   Py_RETURN_NONE;
 }
@@ -174,8 +174,8 @@ PyObject *run(const char *source) {
 }
 
 TEST_F(Native, InterleavesWithPythonFrames) {
-  for (auto backend : {locus::Backend::internal, locus::Backend::public_api}) {
-    if (!locus::set_backend(backend)) continue;
+  for (auto backend : {callsite::Backend::internal, callsite::Backend::public_api}) {
+    if (!callsite::set_backend(backend)) continue;
     g_raw.clear();
     PyObject *done = run("def inner():\n    record()\n"
                          "def outer():\n    probe(inner)\n"
@@ -197,12 +197,12 @@ TEST_F(Native, InterleavesWithPythonFrames) {
 
 TEST_F(Native, ReifierRunsOnceThenTheCacheAnswers) {
   const int before = g_reified;
-  const locus::RawFrame raw{reinterpret_cast<std::uintptr_t>(&kB) | 1u, 12345};
-  locus::FrameInfo info, again;
-  ASSERT_TRUE(locus::symbolize(raw, &info));
-  ASSERT_TRUE(locus::symbolize(raw, &again));
+  const callsite::RawFrame raw{reinterpret_cast<std::uintptr_t>(&kB) | 1u, 12345};
+  callsite::FrameInfo info, again;
+  ASSERT_TRUE(callsite::symbolize(raw, &info));
+  ASSERT_TRUE(callsite::symbolize(raw, &again));
   EXPECT_EQ(g_reified, before + 1);
-  EXPECT_EQ(info.kind, locus::FrameKind::native);
+  EXPECT_EQ(info.kind, callsite::FrameKind::native);
   EXPECT_STREQ(PyUnicode_AsUTF8(info.filename), "cpp.dsl");
   EXPECT_STREQ(PyUnicode_AsUTF8(info.name), "b");  // defaulted to the executable's name
   EXPECT_EQ(info.qualname, info.name);
@@ -218,10 +218,10 @@ TEST_F(Native, FailingReifiersGiveAPlaceholder) {
   ASSERT_NE(warnings, nullptr);
   PyObject *r = PyObject_CallMethod(warnings, "simplefilter", "s", "ignore");
   Py_XDECREF(r);
-  for (const locus::Executable *exe : {&kFail, &kNoFile}) {
-    const locus::RawFrame raw{reinterpret_cast<std::uintptr_t>(exe) | 1u, 1};
-    locus::FrameInfo info;
-    ASSERT_TRUE(locus::symbolize(raw, &info));
+  for (const callsite::Executable *exe : {&kFail, &kNoFile}) {
+    const callsite::RawFrame raw{reinterpret_cast<std::uintptr_t>(exe) | 1u, 1};
+    callsite::FrameInfo info;
+    ASSERT_TRUE(callsite::symbolize(raw, &info));
     EXPECT_EQ(PyUnicode_CompareWithASCIIString(
                   info.filename, exe == &kFail ? "<jit:fail>" : "<jit:nofile>"),
               0);
@@ -233,9 +233,9 @@ TEST_F(Native, FailingReifiersGiveAPlaceholder) {
 }
 
 TEST_F(Native, AddTracebackPrependsAnEntry) {
-  EXPECT_EQ(locus::detail::native_api->add_traceback(&kA, 5), -1);  // nothing raised
+  EXPECT_EQ(callsite::detail::native_api->add_traceback(&kA, 5), -1);  // nothing raised
   PyErr_SetString(PyExc_ValueError, "boom");
-  ASSERT_EQ(locus::detail::native_api->add_traceback(&kA, 5), 0);
+  ASSERT_EQ(callsite::detail::native_api->add_traceback(&kA, 5), 0);
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
   ASSERT_NE(tb, nullptr);
@@ -262,16 +262,16 @@ TEST_F(Native, ExceptionThroughANativeFrameFromPython) {
   Py_DECREF(done);
 }
 
-TEST_F(Native, NoLocusMeansANoOpFrame) {
-  const locus::NativeAPI *saved = locus::detail::native_api;
-  locus::detail::native_api = nullptr;
+TEST_F(Native, NoCallsiteMeansANoOpFrame) {
+  const callsite::NativeAPI *saved = callsite::detail::native_api;
+  callsite::detail::native_api = nullptr;
   {
-    locus::NativeFrame frame(kA, 1);
+    callsite::NativeFrame frame(kA, 1);
     frame.set_state(2);
     EXPECT_EQ(nv::this_thread()->head, nullptr);
     EXPECT_EQ(frame.add_traceback(), nullptr);
   }
-  locus::detail::native_api = saved;
+  callsite::detail::native_api = saved;
 }
 
 }  // namespace

@@ -16,21 +16,21 @@ PyObject *fresh_code(const char *name) {
   return Py_CompileString(src.c_str(), name, Py_file_input);
 }
 
-locus_raw_frame py(PyObject *code, intptr_t lasti = 0) {
+callsite_raw_frame py(PyObject *code, intptr_t lasti = 0) {
   return {reinterpret_cast<uintptr_t>(code), lasti};
 }
 // Native entries are tagged pointers the refcount helpers must never dereference.
-locus_raw_frame native(uintptr_t fake) { return {fake | 1u, 0}; }
+callsite_raw_frame native(uintptr_t fake) { return {fake | 1u, 0}; }
 
 // Takes then drops the entries' references; checks each code object gained exactly its count
 // of entries in between and is back where it started after.
-void expect_counts_up_and_back(const std::vector<locus_raw_frame> &frames, PyObject *a,
+void expect_counts_up_and_back(const std::vector<callsite_raw_frame> &frames, PyObject *a,
                                Py_ssize_t entries_a, PyObject *b, Py_ssize_t entries_b) {
   const Py_ssize_t ra = Py_REFCNT(a), rb = Py_REFCNT(b);
-  locus_adjust_code_refs(frames.data(), frames.size(), +1);
+  callsite_adjust_code_refs(frames.data(), frames.size(), +1);
   EXPECT_EQ(Py_REFCNT(a), ra + entries_a);
   EXPECT_EQ(Py_REFCNT(b), rb + entries_b);
-  locus_adjust_code_refs(frames.data(), frames.size(), -1);
+  callsite_adjust_code_refs(frames.data(), frames.size(), -1);
   EXPECT_EQ(Py_REFCNT(a), ra);
   EXPECT_EQ(Py_REFCNT(b), rb);
 }
@@ -39,11 +39,11 @@ TEST(RefcountRuns, CountsEveryPythonEntryAcrossRunsAndNativeEntries) {
   PyGILState_STATE g = PyGILState_Ensure();
   PyObject *a = fresh_code("run_a"), *b = fresh_code("run_b");
   ASSERT_TRUE(a && b);
-  const std::vector<locus_raw_frame> frames = {
+  const std::vector<callsite_raw_frame> frames = {
       py(a), py(a, 2), native(0x1000), native(0x1000), py(a), py(b), py(b, 4), py(a), native(0x2000)};
   expect_counts_up_and_back(frames, a, 4, b, 2);
   const Py_ssize_t ra = Py_REFCNT(a);
-  locus_adjust_code_refs(frames.data(), 0, +1);  // empty: nothing touched
+  callsite_adjust_code_refs(frames.data(), 0, +1);  // empty: nothing touched
   EXPECT_EQ(Py_REFCNT(a), ra);
   Py_DECREF(a);
   Py_DECREF(b);
@@ -56,7 +56,7 @@ TEST(RefcountRuns, LongRunsOfEveryLengthAroundTheFourEntryBlocks) {
   PyGILState_STATE g = PyGILState_Ensure();
   PyObject *a = fresh_code("block_a"), *b = fresh_code("block_b");
   ASSERT_TRUE(a && b);
-  std::vector<locus_raw_frame> frames;
+  std::vector<callsite_raw_frame> frames;
   Py_ssize_t want_a = 0, want_b = 0;
   for (int len = 1; len <= 13; ++len) {
     PyObject *code = len % 2 ? a : b;
@@ -74,13 +74,13 @@ TEST(RefcountRuns, ARunHoldingTheLastReferencesFreesTheObjectOnce) {
   PyGILState_STATE g = PyGILState_Ensure();
   PyObject *code = fresh_code("run_last");
   ASSERT_TRUE(code);
-  const std::vector<locus_raw_frame> frames(5, py(code));
-  locus_adjust_code_refs(frames.data(), frames.size(), +1);
+  const std::vector<callsite_raw_frame> frames(5, py(code));
+  callsite_adjust_code_refs(frames.data(), frames.size(), +1);
   ASSERT_EQ(Py_REFCNT(code), 6);
   Py_DECREF(code);  // the entries now hold the only 5 references
   ASSERT_EQ(Py_REFCNT(code), 5);
   // Drops 4 with one write, then Py_DECREF deallocates; ASan reports any later touch.
-  locus_adjust_code_refs(frames.data(), frames.size(), -1);
+  callsite_adjust_code_refs(frames.data(), frames.size(), -1);
   PyGILState_Release(g);
 }
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "capture/traceback_object.h"
-#include "locus/tracking.h"
+#include "callsite/tracking.h"
 #include "render/frame_object.h"
 #include "symbolize/code_info.h"
 #include "tracking/ring.h"
@@ -15,15 +15,15 @@
 
 namespace {
 
-namespace tr = locus::tracking;
+namespace tr = callsite::tracking;
 using tr::detail::Ring;
 
 class Tracking : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    ASSERT_TRUE(locus::detail::traceback_type || locus::detail::init_traceback_type());
-    ASSERT_TRUE(locus::detail::frame_type || locus::detail::init_frame_type());
-    ASSERT_TRUE(locus::detail::init_code_info());
+    ASSERT_TRUE(callsite::detail::traceback_type || callsite::detail::init_traceback_type());
+    ASSERT_TRUE(callsite::detail::frame_type || callsite::detail::init_frame_type());
+    ASSERT_TRUE(callsite::detail::init_code_info());
     ASSERT_TRUE(tr::detail::init());
   }
   void TearDown() override {

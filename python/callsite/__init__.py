@@ -1,9 +1,9 @@
-"""locus — where in the user's Python code am I?
+"""callsite — where in the user's Python code am I?
 
 Fast capture of the Python call stack as raw (code, instruction offset) frames, symbolized
 lazily into file/line/column ranges, rendered as MLIR locations, traceback objects or dicts.
 """
-from ._locus import (
+from ._callsite import (
     Filter,
     Frame,
     Traceback,
@@ -14,8 +14,8 @@ from ._locus import (
     set_backend,
 )
 
-from . import tracking  # noqa: E402  (locus.tracking: tracked call windows, issue 5)
-from . import native  # noqa: E402  (locus.native: native and JIT frames, issue 6)
+from . import tracking  # noqa: E402  (callsite.tracking: tracked call windows, issue 5)
+from . import native  # noqa: E402  (callsite.native: native and JIT frames, issue 6)
 
 __all__ = [
     "Filter",

@@ -1,4 +1,4 @@
-# Stubs for the locus._locus extension. Each subsystem keeps its own section.
+# Stubs for the callsite._callsite extension. Each subsystem keeps its own section.
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from re import Pattern
 from traceback import StackSummary
@@ -112,7 +112,7 @@ from contextvars import ContextVar
 from types import ModuleType
 
 class MlirBindings:
-    """One `ir` module of MLIR Python bindings as locus uses it (one object per module)."""
+    """One `ir` module of MLIR Python bindings as callsite uses it (one object per module)."""
     def __new__(cls, ir: ModuleType) -> MlirBindings: ...
     @property
     def ir(self) -> ModuleType: ...
@@ -159,7 +159,7 @@ def mlir_cache_info(context: Any) -> dict[str, int] | None: ...
 
 # --- tracking (issue 5) --------------------------------------------------------------------
 class CallSite(tuple[CodeType, int, CodeType | None, Frame]):
-    """One recorded call (locus.tracking.window()): where it was made and what it called."""
+    """One recorded call (callsite.tracking.window()): where it was made and what it called."""
     @property
     def code(self) -> CodeType: ...
     @property
@@ -188,10 +188,10 @@ def tracking_last(filter: Filter | None = None, /) -> Frame | None: ...
 
 
 # --- native (issue 6) ----------------------------------------------------------------------
-_C_API: Any  # PyCapsule "locus._locus._C_API": the C++ function table (include/locus/api.h)
+_C_API: Any  # PyCapsule "callsite._callsite._C_API": the C++ function table (include/callsite/api.h)
 
 class _NativeModule:
-    """locus._locus.native, re-exported by locus.native."""
+    """callsite._callsite.native, re-exported by callsite.native."""
 
     class Executable:
         """One kind of native code; reifier(state) -> Location | tuple | None, called lazily."""

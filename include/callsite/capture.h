@@ -1,12 +1,12 @@
-// locus/capture.h — capture the calling thread's stack as raw (code, lasti) frames.
+// callsite/capture.h — capture the calling thread's stack as raw (code, lasti) frames.
 #pragma once
 #include <Python.h>
 
 #include <cstddef>
 
-#include "locus/frame.h"
+#include "callsite/frame.h"
 
-namespace locus {
+namespace callsite {
 
 /// Which walk produces the frames.
 enum class Backend {
@@ -21,7 +21,7 @@ enum class Backend {
 /// `out` was too small (the first `capacity` entries are written). GIL held.
 std::size_t capture_raw(RawFrame *out, std::size_t capacity, std::size_t skip = 0) noexcept;
 
-/// Captures into a new `locus.Traceback` (a new reference, owning its code objects), at most
+/// Captures into a new `callsite.Traceback` (a new reference, owning its code objects), at most
 /// `limit` frames (SIZE_MAX: no limit). Returns nullptr with a Python error set on failure.
 PyObject *capture(std::size_t skip = 0, std::size_t limit = SIZE_MAX) noexcept;
 
@@ -29,4 +29,4 @@ PyObject *capture(std::size_t skip = 0, std::size_t limit = SIZE_MAX) noexcept;
 Backend backend() noexcept;
 bool set_backend(Backend which, const char **why_not = nullptr) noexcept;
 
-}  // namespace locus
+}  // namespace callsite

@@ -1,14 +1,14 @@
-// locus/render.h — frames as MLIR prints the locations that loc_tracebacks() builds.
+// callsite/render.h — frames as MLIR prints the locations that loc_tracebacks() builds.
 #pragma once
 #include <Python.h>
 
 #include <cstddef>
 #include <string>
 
-#include "locus/frame.h"
-#include "locus/symbolize.h"
+#include "callsite/frame.h"
+#include "callsite/symbolize.h"
 
-namespace locus {
+namespace callsite {
 
 /// Appends `s` (UTF-8) escaped as MLIR's printEscapedString does (llvm/Support): `\\` for a
 /// backslash, printable ASCII except `"` as is, every other byte as `\XX` (upper-case hex).
@@ -25,4 +25,4 @@ bool append_mlir_frame(std::string &out, const FrameInfo &info) noexcept;
 /// `str(op.location)` prints for an op built under loc_tracebacks(). False with an error.
 bool mlir_location_text(const RawFrame *frames, std::size_t n, std::string *out) noexcept;
 
-}  // namespace locus
+}  // namespace callsite

@@ -1,9 +1,9 @@
-// locus/frame.h — the raw captured frame: 16 bytes, POD, no strings, no frame objects.
+// callsite/frame.h — the raw captured frame: 16 bytes, POD, no strings, no frame objects.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
-namespace locus {
+namespace callsite {
 
 struct Executable;  // native_frame.h
 
@@ -38,7 +38,7 @@ struct RawFrame {
 };
 static_assert(sizeof(RawFrame) == 16, "RawFrame is two machine words");
 
-/// A native frame as the stack walker sees it: the head of every `locus::NativeFrame`,
+/// A native frame as the stack walker sees it: the head of every `callsite::NativeFrame`,
 /// linked per thread, innermost first. `python_frame` is the interpreter frame that was
 /// current when it was pushed (an opaque marker; see src/layouts/layout.h).
 struct NativeLink {
@@ -48,4 +48,4 @@ struct NativeLink {
   std::uintptr_t state;
 };
 
-}  // namespace locus
+}  // namespace callsite

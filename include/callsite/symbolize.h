@@ -1,10 +1,10 @@
-// locus/symbolize.h — from a raw frame to file, name, line and column range (cached).
+// callsite/symbolize.h — from a raw frame to file, name, line and column range (cached).
 #pragma once
 #include <Python.h>
 
-#include "locus/frame.h"
+#include "callsite/frame.h"
 
-namespace locus {
+namespace callsite {
 
 /// A symbolized frame, with `traceback.FrameSummary`'s field names. Positions are as
 /// `code.co_positions()` gives them (columns 0-based, end exclusive); -1 stands for None.
@@ -23,4 +23,4 @@ struct FrameInfo {
 /// a repeat costs a lookup. Returns false with a Python error set on failure. GIL held.
 bool symbolize(const RawFrame &frame, FrameInfo *out) noexcept;
 
-}  // namespace locus
+}  // namespace callsite

@@ -2,33 +2,33 @@
 
 Instead of walking the stack when a location is wanted, keep the last N call sites of every
 thread, updated on each call by a C-level hook: sys.monitoring CALL events (3.12+) or the
-C profile function (every version). Off by default. Read the window as a locus.Traceback
-with ``locus.capture(source="window", filter=...)`` or as CallSite entries with window().
+C profile function (every version). Off by default. Read the window as a callsite.Traceback
+with ``callsite.capture(source="window", filter=...)`` or as CallSite entries with window().
 
-    with locus.tracking.enable(window=8):
+    with callsite.tracking.enable(window=8):
         ...
-        site = locus.capture(source="window", filter=my_filter, limit=1)
+        site = callsite.capture(source="window", filter=my_filter, limit=1)
 """
 from __future__ import annotations
 
 import atexit as _atexit
 
-from . import _locus
+from . import _callsite
 
 __all__ = ["CallSite", "available_modes", "clear", "disable", "enable", "last", "refresh", "status",
            "window"]
 
-CallSite = _locus.CallSite
+CallSite = _callsite.CallSite
 #: window(skip=0, limit=None, *, filter=None) -> list[CallSite]: the calling thread's window,
 #: most recent first (entry 0 is the call of window() itself).
-window = _locus.tracking_window
+window = _callsite.tracking_window
 #: last(filter=None, /) -> Frame | None: the most recent call site the filter keeps (the seed's
 #: "most recent entry not inside excluded files"); entry 0 is the call of last() itself, so
 #: pass a filter that drops the calling file, or record with one (enable(filter=...)).
-last = _locus.tracking_last
-clear = _locus.tracking_clear
-refresh = _locus.tracking_refresh
-status = _locus.tracking_status
+last = _callsite.tracking_last
+clear = _callsite.tracking_clear
+refresh = _callsite.tracking_refresh
+status = _callsite.tracking_status
 
 _atexit_registered = False
 
@@ -47,27 +47,27 @@ class _Session:
     def __exit__(self, *exc: object) -> None:
         p = self._previous
         if p["enabled"]:
-            _locus.tracking_enable(p["mode"], p["window"], p["filter"], p["tool_id"])
+            _callsite.tracking_enable(p["mode"], p["window"], p["filter"], p["tool_id"])
         else:
-            _locus.tracking_disable()
+            _callsite.tracking_disable()
 
     def __repr__(self) -> str:
-        return f"<locus.tracking session, restores {self._previous['mode'] or 'off'} on exit>"
+        return f"<callsite.tracking session, restores {self._previous['mode'] or 'off'} on exit>"
 
 
 def enable(mode: str = "auto", window: int = 8, *, filter=None, tool_id: int | None = None) -> _Session:
     """Starts recording the last `window` call sites of every thread.
 
     mode: "monitoring" (sys.monitoring CALL events, 3.12+), "profile" (the C profile
-    function) or "auto" (monitoring where available). filter: a locus.Filter; call sites in
+    function) or "auto" (monitoring where available). filter: a callsite.Filter; call sites in
     code it drops are not recorded (and, with monitoring, switched off for good: call
     refresh() after changing its rules). tool_id: the sys.monitoring tool id (default: 4,
     else 3). Calling enable() again reconfigures; the result is a context manager that
     restores the previous settings on exit.
     """
     global _atexit_registered
-    previous = _locus.tracking_status()
-    _locus.tracking_enable(mode, window, filter, tool_id)
+    previous = _callsite.tracking_status()
+    _callsite.tracking_enable(mode, window, filter, tool_id)
     if not _atexit_registered:
         # Hooks left installed would fire during interpreter teardown.
         _atexit.register(_disable_at_exit)
@@ -77,16 +77,16 @@ def enable(mode: str = "auto", window: int = 8, *, filter=None, tool_id: int | N
 
 def disable() -> None:
     """Removes every hook (no callback runs afterwards) and empties every window."""
-    _locus.tracking_disable()
+    _callsite.tracking_disable()
 
 
 def available_modes() -> dict[str, str | None]:
     """{mode: None when usable here, else why not}, plus the mode "auto" picks."""
-    modes = _locus.tracking_available_modes()
-    modes["auto"] = _locus.tracking_auto_mode()
+    modes = _callsite.tracking_available_modes()
+    modes["auto"] = _callsite.tracking_auto_mode()
     return modes
 
 
 def _disable_at_exit() -> None:
-    if _locus.tracking_status()["enabled"]:
-        _locus.tracking_disable()
+    if _callsite.tracking_status()["enabled"]:
+        _callsite.tracking_disable()

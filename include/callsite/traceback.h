@@ -1,14 +1,14 @@
-// locus/traceback.h — locus.Traceback: raw frames stored inline in one variable-size object.
+// callsite/traceback.h — callsite.Traceback: raw frames stored inline in one variable-size object.
 #pragma once
 #include <Python.h>
 
 #include <cstddef>
 
-#include "locus/frame.h"
+#include "callsite/frame.h"
 
-namespace locus {
+namespace callsite {
 
-/// True if `obj` is a locus.Traceback.
+/// True if `obj` is a callsite.Traceback.
 bool is_traceback(PyObject *obj) noexcept;
 
 /// Number of frames and a pointer to them (innermost first); `tb` must be a Traceback.
@@ -19,4 +19,4 @@ const RawFrame *traceback_frames(PyObject *tb) noexcept;
 /// executables). Returns a new reference, or nullptr with a Python error set.
 PyObject *make_traceback(const RawFrame *frames, std::size_t n) noexcept;
 
-}  // namespace locus
+}  // namespace callsite

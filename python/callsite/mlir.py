@@ -1,7 +1,7 @@
-"""locus.mlir — the user's source location on every op built through MLIR's Python bindings.
+"""callsite.mlir — the user's source location on every op built through MLIR's Python bindings.
 
-    import locus.mlir
-    with ir.Context(), ir.Location.unknown(), locus.mlir.auto_locations():
+    import callsite.mlir
+    with ir.Context(), ir.Location.unknown(), callsite.mlir.auto_locations():
         ...  # every op built without loc= gets the caller's stack as MLIR's loc_tracebacks() would
 
 Works with any distribution of the bindings (``mlir.ir``, ``iree.compiler.ir``,
@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-from . import _locus
-from ._locus import Filter, MlirBindings, MlirSettings
+from . import _callsite
+from ._callsite import Filter, MlirBindings, MlirSettings
 
 __all__ = [
     "CANDIDATES",
@@ -39,12 +39,12 @@ CANDIDATES = ("mlir.ir", "iree.compiler.ir", "jaxlib.mlir.ir")
 #: MLIR's PyGlobals::TracebackLoc::kMaxFrames: loc_tracebacks(max_depth=) is clamped to it.
 MAX_DEPTH = 512
 
-location = _locus.mlir_location
+location = _callsite.mlir_location
 _by_module: dict[int, MlirBindings] = {}
 
 
 def use(ir: ModuleType | str) -> MlirBindings:
-    """The bindings of an ``ir`` module (or its dotted name), registered for locus."""
+    """The bindings of an ``ir`` module (or its dotted name), registered for callsite."""
     if isinstance(ir, str):
         ir = importlib.import_module(ir)
     found = _by_module.get(id(ir))
@@ -70,7 +70,7 @@ def bindings(ir: ModuleType | str | None = None) -> list[MlirBindings]:
             return [use(name)]
         except ImportError as e:
             errors.append(f"{name}: {e}")
-    raise ImportError("locus.mlir: no MLIR Python bindings found (pip install iree-base-compiler, "
+    raise ImportError("callsite.mlir: no MLIR Python bindings found (pip install iree-base-compiler, "
                       "or pass the ir module): " + "; ".join(errors))
 
 
@@ -93,7 +93,7 @@ def auto_locations(
 ) -> Iterator[MlirSettings]:
     """Ops built in this scope without ``loc=`` get the caller's stack as their location.
 
-    filter: which frames count (default Filter.default(): no generated *_ops_gen.py, no locus);
+    filter: which frames count (default Filter.default(): no generated *_ops_gen.py, no callsite);
     limit: at most this many kept frames (default: the filter's). on_explicit: "use_explicit"
     keeps an explicit loc=, "use_traceback" replaces it. current_loc: "fallback" ignores an
     enclosing ``with Location``, "nameloc_wrap" wraps the result in its NameLoc names. The
@@ -106,20 +106,20 @@ def auto_locations(
         nameloc_wrap=_action(current_loc, ("fallback", "nameloc_wrap"), "current_loc"),
     )
     acquired = []
-    token = _locus.mlir_settings.set(settings)
+    token = _callsite.mlir_settings.set(settings)
     try:
         for b in bindings(ir):
             b.acquire()
             acquired.append(b)
         yield settings
     finally:
-        _locus.mlir_settings.reset(token)
+        _callsite.mlir_settings.reset(token)
         for b in acquired:
             b.release()
 
 
 def _enclosing_limit() -> int:
-    current = _locus.mlir_settings.get(None)
+    current = _callsite.mlir_settings.get(None)
     if isinstance(current, MlirSettings):
         return current.limit if current.limit is not None else current.filter.limit
     return Filter.default().limit
@@ -165,9 +165,9 @@ def register_traceback_file_exclusion(filename: str) -> None:
 
 def cache_info(context: Any) -> dict[str, int] | None:
     """Sizes and hit counts of `context`'s location cache (None: it has none)."""
-    return _locus.mlir_cache_info(context)
+    return _callsite.mlir_cache_info(context)
 
 
 def clear_caches() -> None:
     """Drops every cached location (of every context)."""
-    _locus.mlir_clear_caches()
+    _callsite.mlir_clear_caches()

@@ -1,18 +1,18 @@
-// locus/filter.h — which frames are the user's: include/exclude rules on co_filename (MLIR's).
+// callsite/filter.h — which frames are the user's: include/exclude rules on co_filename (MLIR's).
 #pragma once
 #include <Python.h>
 
 #include <cstddef>
 
-#include "locus/frame.h"
+#include "callsite/frame.h"
 
-namespace locus {
+namespace callsite {
 
-/// True if `obj` is a locus.Filter.
+/// True if `obj` is a callsite.Filter.
 bool is_filter(PyObject *obj) noexcept;
 
 /// The process-wide default Filter (borrowed): excludes generated `*_ops_gen.py` modules and
-/// locus's own files, limit 10 — what MLIR's loc_tracebacks() has in effect by default.
+/// callsite's own files, limit 10 — what MLIR's loc_tracebacks() has in effect by default.
 PyObject *default_filter() noexcept;
 
 /// Whether `filter` keeps frames of `code`: a frame is kept when its co_filename matches an
@@ -28,4 +28,4 @@ int filter_keeps(PyObject *filter, PyCodeObject *code) noexcept;
 std::size_t filter_frames(PyObject *filter, const RawFrame *frames, std::size_t n,
                           RawFrame *out, std::size_t limit = SIZE_MAX) noexcept;
 
-}  // namespace locus
+}  // namespace callsite

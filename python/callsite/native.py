@@ -1,11 +1,11 @@
-"""locus.native — native and JIT frames, reified only when someone asks.
+"""callsite.native — native and JIT frames, reified only when someone asks.
 
 An interpreter, compiler or JIT pushes lightweight frames (an executable + an integer state)
-that appear, in call order, in every ``locus.capture()`` and in Python exception tracebacks.
+that appear, in call order, in every ``callsite.capture()`` and in Python exception tracebacks.
 The executable's reifier turns a state into a source location only when a frame is
 symbolized; results are cached per (executable, state).
 
-    from locus import native
+    from callsite import native
 
     def where(pc):                       # called lazily, once per pc
         op = program.ops[pc]
@@ -17,15 +17,15 @@ symbolized; results are cached per (executable, state).
             frame.state = pc             # cheap: a store
             run(op)                      # captures/tracebacks in here show the DSL line
 
-C++ code uses the same shadow stack through ``locus/native_frame.h`` and ``locus/api.h``
-(``python -m locus._cmake --cmake-dir`` prints the CMake package directory).
+C++ code uses the same shadow stack through ``callsite/native_frame.h`` and ``callsite/api.h``
+(``python -m callsite._cmake --cmake-dir`` prints the CMake package directory).
 """
 from __future__ import annotations
 
 from types import CodeType
 from typing import NamedTuple
 
-from ._locus import native as _n
+from ._callsite import native as _n
 
 Executable = _n.Executable
 NativeFrame = _n.NativeFrame
@@ -81,12 +81,12 @@ end
 
 
 def _demo(out=None) -> None:
-    """The native-frames part of ``python -m locus demo``: the calc interpreter of
-    examples/interp/ (C++, built into locus) calling back into Python."""
+    """The native-frames part of ``python -m callsite demo``: the calc interpreter of
+    examples/interp/ (C++, built into callsite) calling back into Python."""
     import sys
     import traceback
 
-    from ._locus import capture
+    from ._callsite import capture
 
     write = (out or sys.stdout).write
     captured = []
@@ -105,7 +105,7 @@ def _demo(out=None) -> None:
     write("native frames: a calc program interpreted in C++ (examples/interp/demo.calc)\n")
     for i, line in enumerate(_DEMO_PROGRAM.splitlines(), 1):
         write(f"  {i:3} | {line}\n")
-    write("\nlocus.capture() in the Python callback scale(), innermost first:\n")
+    write("\ncallsite.capture() in the Python callback scale(), innermost first:\n")
     program.call("total", 2)
     for f in captured[0]:
         write(f"  [{f.kind:6}] {f}\n")

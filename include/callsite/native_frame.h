@@ -1,37 +1,37 @@
-// locus/native_frame.h — lightweight native/JIT frames: pushed cheaply, reified only on demand.
+// callsite/native_frame.h — lightweight native/JIT frames: pushed cheaply, reified only on demand.
 //
 // A compiler, interpreter or JIT written in C++ describes each kind of code it runs with a
-// static `locus::Executable` (name, kind, reifier) and pushes a `locus::NativeFrame` for each
+// static `callsite::Executable` (name, kind, reifier) and pushes a `callsite::NativeFrame` for each
 // activation, with an opaque state (program counter, IR op id) it updates as it runs. The
-// frames appear, in call order, in every `locus.capture()` and (through `add_traceback()`) in
+// frames appear, in call order, in every `callsite.capture()` and (through `add_traceback()`) in
 // Python exception tracebacks. The reifier turns (executable, state) into a source location
 // only when someone symbolizes the frame; the result is cached per (executable, state).
 //
-// The same header serves the _locus module itself and OTHER extension modules: the shadow
-// stack lives in _locus, reached through the function table below (see locus/api.h for how an
-// extension obtains it: `locus::api::import()` once at module init).
+// The same header serves the _callsite module itself and OTHER extension modules: the shadow
+// stack lives in _callsite, reached through the function table below (see callsite/api.h for how an
+// extension obtains it: `callsite::api::import()` once at module init).
 #pragma once
 #include <Python.h>
 
 #include <cstddef>
 #include <cstdint>
 
-#include "locus/frame.h"
-#include "locus/symbolize.h"
+#include "callsite/frame.h"
+#include "callsite/symbolize.h"
 
 /// Out-of-order pops abort with a message when 1 (default in builds without NDEBUG, as
 /// assert() does); when 0 the frame is unlinked wherever it is and the stack stays valid.
-#ifndef LOCUS_NATIVE_CHECKS
+#ifndef CALLSITE_NATIVE_CHECKS
 #ifdef NDEBUG
-#define LOCUS_NATIVE_CHECKS 0
+#define CALLSITE_NATIVE_CHECKS 0
 #else
-#define LOCUS_NATIVE_CHECKS 1
+#define CALLSITE_NATIVE_CHECKS 1
 #endif
 #endif
 
-namespace locus {
+namespace callsite {
 
-/// What a reifier produces. Strings are UTF-8 and copied by locus before the reifier's next
+/// What a reifier produces. Strings are UTF-8 and copied by callsite before the reifier's next
 /// call (they may point into the reifier's own buffers). -1 stands for "unknown".
 struct NativeLocation {
   const char *filename = nullptr;  ///< required: the DSL/JIT source file (or "<generated>")
@@ -42,31 +42,31 @@ struct NativeLocation {
 };
 
 /// Turns (executable, state) into a location. Returns 0 on success, -1 on failure (with or
-/// without a Python error set): locus then warns once per executable and shows a placeholder.
+/// without a Python error set): callsite then warns once per executable and shows a placeholder.
 /// Called with the GIL held, lazily, at most once per (executable, state) while cached.
 using Reifier = int (*)(const struct Executable *executable, std::uintptr_t state,
                         NativeLocation *out) noexcept;
 
 /// One kind of native code. Usually a `static const` (nothing to manage); executables created
-/// at run time should be made by locus (`api::new_executable`), which refcounts them through
+/// at run time should be made by callsite (`api::new_executable`), which refcounts them through
 /// `owner` so Tracebacks holding their frames keep them (and `user_data`) alive.
 struct Executable {
   const char *name;              ///< UTF-8, e.g. the kernel or interpreted function name
   const char *kind;              ///< UTF-8, e.g. "jit", "interpreter"
   Reifier reify;                 ///< may be nullptr: frames then show a placeholder
   void *user_data = nullptr;     ///< for the reifier
-  PyObject *owner = nullptr;     ///< set by locus for executables it owns; nullptr if static
+  PyObject *owner = nullptr;     ///< set by callsite for executables it owns; nullptr if static
 };
 
-/// A thread's shadow stack: the innermost frame. Further fields are private to _locus.
+/// A thread's shadow stack: the innermost frame. Further fields are private to _callsite.
 struct ThreadStack {
   NativeLink *head;
 };
 
-/// The function table exported by _locus as the capsule `locus._locus._C_API` (api.h).
+/// The function table exported by _callsite as the capsule `callsite._callsite._C_API` (api.h).
 /// Append only; `size` tells a consumer which fields its provider has.
 struct NativeAPI {
-  std::uint32_t version;  ///< LOCUS_NATIVE_API_VERSION of the provider
+  std::uint32_t version;  ///< CALLSITE_NATIVE_API_VERSION of the provider
   std::uint32_t size;     ///< sizeof(NativeAPI) of the provider
   /// Fills `link` (previous, current Python frame marker, executable, state), links it as
   /// this thread's innermost frame and returns the thread's stack. No allocation, no GIL.
@@ -77,39 +77,39 @@ struct NativeAPI {
   void (*misordered_pop)(ThreadStack *stack, NativeLink *link, int checked) noexcept;
   /// This thread's innermost frame (what a capture sees). GIL held.
   const NativeLink *(*innermost)() noexcept;
-  /// locus::capture: a new locus.Traceback, or nullptr + error. GIL held.
+  /// callsite::capture: a new callsite.Traceback, or nullptr + error. GIL held.
   PyObject *(*capture)(std::size_t skip, std::size_t limit) noexcept;
-  /// locus::capture_raw: borrowed entries; returns the count the stack had. GIL held.
+  /// callsite::capture_raw: borrowed entries; returns the count the stack had. GIL held.
   std::size_t (*capture_raw)(RawFrame *out, std::size_t capacity, std::size_t skip) noexcept;
-  /// locus::symbolize (Python and native entries). 0, or -1 + error. GIL held.
+  /// callsite::symbolize (Python and native entries). 0, or -1 + error. GIL held.
   int (*symbolize)(const RawFrame *frame, FrameInfo *out) noexcept;
   /// Prepends an entry for (executable, state) to the traceback of the exception being
   /// raised, as CPython's PyTraceBack_Here does for a Python frame. Never loses the original
   /// exception; returns 0, or -1 if no exception is set. GIL held.
   int (*add_traceback)(const Executable *executable, std::uintptr_t state) noexcept;
-  /// A locus.native.Executable owning a C++ reifier: new reference, or nullptr + error.
+  /// A callsite.native.Executable owning a C++ reifier: new reference, or nullptr + error.
   /// `free_user_data(user_data)` runs when the executable dies (may be nullptr).
   PyObject *(*new_executable)(const char *name, const char *kind, Reifier reify,
                               void *user_data, void (*free_user_data)(void *)) noexcept;
-  /// The Executable inside a locus.native.Executable, or nullptr + TypeError.
+  /// The Executable inside a callsite.native.Executable, or nullptr + TypeError.
   const Executable *(*executable_of)(PyObject *obj) noexcept;
 };
 
-#define LOCUS_NATIVE_API_VERSION 1
+#define CALLSITE_NATIVE_API_VERSION 1
 
 namespace detail {
-/// The table in use: set by _locus when it loads, by `api::import()` in other extensions.
+/// The table in use: set by _callsite when it loads, by `api::import()` in other extensions.
 inline const NativeAPI *native_api = nullptr;
 }  // namespace detail
 
 /// An active native frame (RAII): pushed by the constructor, popped by the destructor, on the
 /// calling thread; create it on the C++ stack of the activation it describes. Frames must be
-/// popped in reverse order of pushing (see LOCUS_NATIVE_CHECKS) and on the pushing thread.
+/// popped in reverse order of pushing (see CALLSITE_NATIVE_CHECKS) and on the pushing thread.
 class NativeFrame {
  public:
   explicit NativeFrame(const Executable &executable, std::uintptr_t state = 0) noexcept {
     const NativeAPI *api = detail::native_api;
-    stack_ = api ? api->push(&link_, &executable, state) : nullptr;  // no locus: a no-op frame
+    stack_ = api ? api->push(&link_, &executable, state) : nullptr;  // no callsite: a no-op frame
     if (!stack_) link_ = NativeLink{nullptr, nullptr, &executable, state};
   }
   ~NativeFrame() { pop(); }
@@ -137,7 +137,7 @@ class NativeFrame {
     if (stack_->head == &link_)
       stack_->head = const_cast<NativeLink *>(link_.previous);
     else
-      detail::native_api->misordered_pop(stack_, &link_, LOCUS_NATIVE_CHECKS);
+      detail::native_api->misordered_pop(stack_, &link_, CALLSITE_NATIVE_CHECKS);
     stack_ = nullptr;
   }
 
@@ -146,4 +146,4 @@ class NativeFrame {
   ThreadStack *stack_;
 };
 
-}  // namespace locus
+}  // namespace callsite

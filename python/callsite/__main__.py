@@ -1,4 +1,4 @@
-"""`python -m locus demo [SECTION ...]`: runs locus's demos (every section by default).
+"""`python -m callsite demo [SECTION ...]`: runs callsite's demos (every section by default).
 
 A section is a function taking the output stream; add one to SECTIONS. The demos live in the
 source tree's examples/ directory (see examples_dir()).
@@ -13,24 +13,24 @@ from pathlib import Path
 
 
 def examples_dir() -> Path:
-    """examples/ of the locus checkout: $LOCUS_EXAMPLES, else next to the package (an
+    """examples/ of the callsite checkout: $CALLSITE_EXAMPLES, else next to the package (an
     installed copy or a development build linking to the sources), else the checkout that
     holds the virtual environment (scripts/setup.sh puts it in .venv/py3.X)."""
     here = Path(__file__).resolve().parent
     prefix = Path(sys.prefix).resolve()
-    candidates = [os.environ.get("LOCUS_EXAMPLES"), here / "examples"]
+    candidates = [os.environ.get("CALLSITE_EXAMPLES"), here / "examples"]
     candidates += [p / "examples" for p in (here.parents[1:2] + prefix.parents[1:2])]
     for c in candidates:
         if c and (Path(c) / "dsl" / "demo.py").is_file():
             return Path(c)
-    raise SystemExit("locus demo: examples/ not found; run it from a locus checkout "
-                     "(scripts/demo.sh) or set LOCUS_EXAMPLES=/path/to/locus/examples")
+    raise SystemExit("callsite demo: examples/ not found; run it from a callsite checkout "
+                     "(scripts/demo.sh) or set CALLSITE_EXAMPLES=/path/to/callsite/examples")
 
 
 def load_example(name: str):
-    """examples/<name>/ imported as the package `locus_examples_<name>`."""
+    """examples/<name>/ imported as the package `callsite_examples_<name>`."""
     path = examples_dir() / name
-    package = f"locus_examples_{name}"
+    package = f"callsite_examples_{name}"
     if package in sys.modules:
         return sys.modules[package]
     spec = importlib.util.spec_from_file_location(package, path / "__init__.py",
@@ -44,12 +44,12 @@ def load_example(name: str):
 def dsl_section(out) -> int:
     """The DSL demo: real MLIR with source locations (examples/dsl)."""
     load_example("dsl")
-    return importlib.import_module("locus_examples_dsl.demo").main(out)
+    return importlib.import_module("callsite_examples_dsl.demo").main(out)
 
 
 def native_section(out) -> int:
     """Native frames: a C++ interpreter's frames between the Python frames (examples/interp)."""
-    from . import native  # issue 6; the interpreter is compiled into locus
+    from . import native  # issue 6; the interpreter is compiled into callsite
 
     native._demo(out)
     return 0
@@ -59,7 +59,7 @@ SECTIONS = {"dsl": dsl_section, "native": native_section}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m locus")
+    parser = argparse.ArgumentParser(prog="python -m callsite")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run the demos")
     demo.add_argument("sections", nargs="*", metavar="SECTION",
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown section {unknown[0]!r} (choose from {', '.join(SECTIONS)})")
     status = 0
     for name in args.sections or list(SECTIONS):
-        print(f"\n##### locus demo: {name} — {SECTIONS[name].__doc__.splitlines()[0]}\n")
+        print(f"\n##### callsite demo: {name} — {SECTIONS[name].__doc__.splitlines()[0]}\n")
         status |= SECTIONS[name](sys.stdout) or 0
     return status
 

@@ -1,49 +1,49 @@
-// locus/api.h — header-only access to the _locus module from OTHER extension modules.
+// callsite/api.h — header-only access to the _callsite module from OTHER extension modules.
 //
-// The shadow stack of native frames must be the one _locus walks, so another extension
-// cannot link its own copy: it fetches _locus's function table from the capsule
-// `locus._locus._C_API` (as NumPy's import_array() does) and calls through it.
+// The shadow stack of native frames must be the one _callsite walks, so another extension
+// cannot link its own copy: it fetches _callsite's function table from the capsule
+// `callsite._callsite._C_API` (as NumPy's import_array() does) and calls through it.
 //
 //   PyMODINIT_FUNC PyInit_myjit() {
-//     if (!locus::api::import()) return nullptr;   // ImportError/RuntimeError set
+//     if (!callsite::api::import()) return nullptr;   // ImportError/RuntimeError set
 //     ...
 //   }
-//   static const locus::Executable kKernel{"matmul", "jit", &reify_matmul};
+//   static const callsite::Executable kKernel{"matmul", "jit", &reify_matmul};
 //   PyObject *run(...) {
-//     locus::NativeFrame frame(kKernel, /*state=*/0);
+//     callsite::NativeFrame frame(kKernel, /*state=*/0);
 //     frame.set_state(pc);                               // cheap, as often as needed
 //     if (!call_back_into_python()) return frame.add_traceback();
 //   }
 #pragma once
 #include <Python.h>
 
-#include "locus/native_frame.h"
+#include "callsite/native_frame.h"
 
-namespace locus::api {
+namespace callsite::api {
 
-inline constexpr const char *kCapsuleName = "locus._locus._C_API";
+inline constexpr const char *kCapsuleName = "callsite._callsite._C_API";
 
-/// Imports locus._locus and installs its function table for this extension module. Call once
+/// Imports callsite._callsite and installs its function table for this extension module. Call once
 /// (e.g. in PyInit_); repeat calls are cheap. False with a Python error on failure.
 inline bool import() noexcept {
   if (detail::native_api) return true;
   auto *table = static_cast<const NativeAPI *>(PyCapsule_Import(kCapsuleName, 0));
   if (!table) return false;
-  if (table->version != LOCUS_NATIVE_API_VERSION || table->size < sizeof(NativeAPI)) {
+  if (table->version != CALLSITE_NATIVE_API_VERSION || table->size < sizeof(NativeAPI)) {
     PyErr_Format(PyExc_RuntimeError,
-                 "locus C API version mismatch: this module was built for version %d "
-                 "(table size %zu), the installed locus provides version %u (size %u)",
-                 LOCUS_NATIVE_API_VERSION, sizeof(NativeAPI), table->version, table->size);
+                 "callsite C API version mismatch: this module was built for version %d "
+                 "(table size %zu), the installed callsite provides version %u (size %u)",
+                 CALLSITE_NATIVE_API_VERSION, sizeof(NativeAPI), table->version, table->size);
     return false;
   }
   detail::native_api = table;
   return true;
 }
 
-/// True once import() has succeeded (or inside _locus itself).
+/// True once import() has succeeded (or inside _callsite itself).
 inline bool available() noexcept { return detail::native_api != nullptr; }
 
-/// The calling thread's stack as a new locus.Traceback, innermost first. GIL held.
+/// The calling thread's stack as a new callsite.Traceback, innermost first. GIL held.
 inline PyObject *capture(std::size_t skip = 0, std::size_t limit = SIZE_MAX) noexcept {
   return detail::native_api->capture(skip, limit);
 }
@@ -76,9 +76,9 @@ inline PyObject *new_executable(const char *name, const char *kind, Reifier reif
   return detail::native_api->new_executable(name, kind, reify, user_data, free_user_data);
 }
 
-/// The Executable of a locus.native.Executable object, or nullptr + TypeError.
+/// The Executable of a callsite.native.Executable object, or nullptr + TypeError.
 inline const Executable *executable_of(PyObject *obj) noexcept {
   return detail::native_api->executable_of(obj);
 }
 
-}  // namespace locus::api
+}  // namespace callsite::api

@@ -1,13 +1,13 @@
-// locus/tracking.h — tracked call windows: a per-thread ring of the last N call sites.
+// callsite/tracking.h — tracked call windows: a per-thread ring of the last N call sites.
 #pragma once
 #include <Python.h>
 
 #include <cstddef>
 #include <cstdint>
 
-#include "locus/frame.h"
+#include "callsite/frame.h"
 
-namespace locus::tracking {
+namespace callsite::tracking {
 
 /// How call events reach the window.
 enum class Mode : std::uint8_t {
@@ -16,7 +16,7 @@ enum class Mode : std::uint8_t {
   monitoring = 2,  ///< sys.monitoring CALL events with a C callback (3.12+)
 };
 
-/// What enable() installs. `filter` (a locus.Filter or nullptr) is a recording filter: call
+/// What enable() installs. `filter` (a callsite.Filter or nullptr) is a recording filter: call
 /// sites in code it drops are never recorded, and in monitoring mode are switched off with
 /// sys.monitoring.DISABLE. `tool_id` -1 picks a free non-conventional id (4, then 3).
 struct Settings {
@@ -65,4 +65,4 @@ std::ptrdiff_t window(CallSite *out, std::size_t capacity, std::size_t skip = 0)
 /// Clears the calling thread's window (releasing its code objects). GIL held.
 void clear() noexcept;
 
-}  // namespace locus::tracking
+}  // namespace callsite::tracking
