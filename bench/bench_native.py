@@ -28,7 +28,11 @@ import time
 
 import callsite
 from callsite import native
-from callsite._callsite import native as _n
+try:  # the C++ loops live in the test-only module (CALLSITE_TESTING=ON builds)
+    from callsite import _callsite_testing as _t
+except ImportError as e:
+    raise SystemExit(f"bench_native needs callsite._callsite_testing (build with "
+                     f"CALLSITE_TESTING=ON, as scripts/setup.sh does): {e}")
 
 clock = time.perf_counter_ns
 
@@ -64,11 +68,11 @@ def table(header, rows):
 
 # --- 1. C++ push+pop -------------------------------------------------------------------------
 
-CG_CHILD = "import sys\nfrom callsite._callsite import native as n\nn.{fn}(int(sys.argv[1]))\n"
+CG_CHILD = "import sys\nfrom callsite import _callsite_testing as t\nt.{fn}(int(sys.argv[1]))\n"
 
 
 def callgrind_per_iteration(fn, n1, n2):
-    """Instructions per iteration of _n.<fn>, or None + a reason."""
+    """Instructions per iteration of _t.<fn>, or None + a reason."""
     if not shutil.which("valgrind"):
         return None, "valgrind not found"
     counts = []
@@ -87,10 +91,10 @@ def callgrind_per_iteration(fn, n1, n2):
 def bench_push_pop(args):
     n = 200_000 if args.quick else 5_000_000
     rows, results = [], {}
-    for label, fn in (("empty C++ loop (baseline)", "_bench_empty"),
-                      ("NativeFrame push+pop", "_bench_push_pop"),
-                      ("push + 4 x set_state + pop", "_bench_push_set_pop")):
-        ns = best(lambda: getattr(_n, fn)(n), args.repeats) / n
+    for label, fn in (("empty C++ loop (baseline)", "bench_empty"),
+                      ("NativeFrame push+pop", "bench_push_pop"),
+                      ("push + 4 x set_state + pop", "bench_push_set_pop")):
+        ns = best(lambda: getattr(_t, fn)(n), args.repeats) / n
         ir, why = (None, "--no-callgrind") if args.no_callgrind else \
             callgrind_per_iteration(fn, 100_000, 300_000)
         results[fn] = ns
@@ -186,7 +190,7 @@ def recurse(k, fn):
 
 def bench_capture(args):
     iters = 5_000 if args.quick else 100_000
-    cost = {k: best(lambda k=k: _n._bench_capture(k, iters) * 1000, args.repeats) / 1000
+    cost = {k: best(lambda k=k: _t.bench_capture(k, iters) * 1000, args.repeats) / 1000
             for k in (0, 10, 50)}
     capture = callsite.capture
 
@@ -218,7 +222,7 @@ def bench_reify(args):
     rows = []
     for label, reifier in (("C++ reifier", None),
                            ("Python reifier", lambda s: native.Location("bench.dsl", s + 1, colno=0))):
-        pairs = [_n._bench_reify(reifier, states) for _ in range(args.repeats)]
+        pairs = [_t.bench_reify(reifier, states) for _ in range(args.repeats)]
         cold, warm = min(p[0] for p in pairs), min(p[1] for p in pairs)
         rows.append([label, f"{cold:.0f}", f"{warm:.1f}", f"{cold / warm:.0f}x"])
     # A Python frame's symbolization, warm, through the same Frame-less C path is not exposed;

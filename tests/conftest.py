@@ -1,4 +1,5 @@
-"""tests/conftest.py — shared pytest set-up: import-path guard, report header, backend fixture."""
+"""tests/conftest.py — shared pytest set-up: import-path guard, report header, backend and
+test-hook fixtures."""
 from __future__ import annotations
 
 import contextlib
@@ -58,6 +59,14 @@ def callsite_backend(request):
     """Runs the test once per capture backend."""
     with using_backend(request.param) as name:
         yield name
+
+
+@pytest.fixture(scope="session")
+def callsite_testing():
+    """callsite._callsite_testing: the test hooks, built only in test builds
+    (CALLSITE_TESTING=ON, as scripts/setup.sh does); the test is skipped without them."""
+    return pytest.importorskip("callsite._callsite_testing",
+                               reason="a build without CALLSITE_TESTING=ON has no test hooks")
 
 
 @pytest.fixture

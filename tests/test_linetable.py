@@ -5,7 +5,6 @@ import types
 import pytest
 
 import callsite
-from callsite import _callsite
 
 
 def all_code_objects(limit_modules=None):
@@ -44,16 +43,16 @@ def expected_positions(code):
     return [(line, None, None, None) for line in lines]
 
 
-def test_every_reachable_code_object_decodes_like_cpython():
+def test_every_reachable_code_object_decodes_like_cpython(callsite_testing):
     import asyncio, dataclasses, email.parser, json, typing, unittest  # noqa: F401  more code
     checked = 0
     for code in all_code_objects():
-        assert _callsite._code_positions(code) == expected_positions(code), code
+        assert callsite_testing.code_positions(code) == expected_positions(code), code
         checked += 1
     assert checked > 500
 
 
-def test_generated_sources_with_long_lines_and_far_columns():
+def test_generated_sources_with_long_lines_and_far_columns(callsite_testing):
     # Columns past 127 and line jumps > 2 take the long entry form (code 14) on 3.11+.
     pad = " " * 200
     src = (
@@ -65,12 +64,12 @@ def test_generated_sources_with_long_lines_and_far_columns():
     )
     code = compile(src, "<gen>", "exec")
     for c in [code, *[k for k in code.co_consts if isinstance(k, types.CodeType)]]:
-        assert _callsite._code_positions(c) == expected_positions(c)
+        assert callsite_testing.code_positions(c) == expected_positions(c)
 
 
-def test_rejects_non_code():
+def test_rejects_non_code(callsite_testing):
     with pytest.raises(TypeError, match="expected a code object"):
-        _callsite._code_positions("nope")
+        callsite_testing.code_positions("nope")
 
 
 def test_frame_fields_match_co_positions_at_the_capture_point():
@@ -78,7 +77,8 @@ def test_frame_fields_match_co_positions_at_the_capture_point():
         return callsite.capture()[0], sys._getframe()
 
     frame, pyframe = here()
-    assert frame.lineno == pyframe.f_lineno or frame.code is pyframe.f_code
+    assert frame.code is pyframe.f_code
+    assert frame.lineno == pyframe.f_lineno
     if sys.version_info >= (3, 11):
         lasti = frame.lasti
         assert (frame.lineno, frame.end_lineno, frame.colno, frame.end_colno) == list(

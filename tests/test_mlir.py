@@ -13,7 +13,7 @@ import pytest
 
 import callsite
 import callsite.mlir
-import test_mlir_support as H
+import mlir_support as H
 
 
 @pytest.fixture(params=H.CANDIDATES)

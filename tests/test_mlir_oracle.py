@@ -10,7 +10,7 @@ import pytest
 
 import callsite
 import callsite.mlir
-import test_mlir_support as H
+import mlir_support as H
 
 PROGRAM = '''
 def leaf(ir, f, **kw):

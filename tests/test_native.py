@@ -10,6 +10,7 @@ import pytest
 
 import callsite
 from callsite import native
+from callsite.callsite_calc import Program as CalcProgram
 
 
 def where(tag):
@@ -43,7 +44,7 @@ def test_no_native_frames_by_default():
 
 
 def test_nested_python_native_python_native():
-    program = native._CalcProgram("fn k(x)\n  return host(x)\nend\n", "k.calc",
+    program = CalcProgram("fn k(x)\n  return host(x)\nend\n", "k.calc",
                                   {"host": lambda x: level3()})
     seen = {}
 

@@ -8,6 +8,7 @@ import warnings
 import pytest
 
 from callsite import native
+from callsite.callsite_calc import Program as CalcProgram
 
 DSL_SOURCE = "op0 = load x\nop1 = mul op0, 2\nop2 = call helper(op1)\n"
 
@@ -196,7 +197,7 @@ def test_calc_interpreter_traceback(tmp_path):
     def cb(v):
         raise LookupError(v)
 
-    program = native._CalcProgram(source, str(path), {"cb": cb})
+    program = CalcProgram(source, str(path), {"cb": cb})
     e = caught(program.call, "top", 1)
     assert isinstance(e, LookupError) and e.args == (4.0,)
     got = entries(e)
@@ -207,7 +208,7 @@ def test_calc_interpreter_traceback(tmp_path):
 
 
 def test_calc_error_raised_by_the_interpreter():
-    program = native._CalcProgram("fn f(x)\n  let y = 1\n  return x / (y - 1)\nend\n", "<div>")
+    program = CalcProgram("fn f(x)\n  let y = 1\n  return x / (y - 1)\nend\n", "<div>")
     e = caught(program.call, "f", 3)
     assert isinstance(e, ZeroDivisionError)
     assert entries(e)[-1] == ("<div>", 3, "f")

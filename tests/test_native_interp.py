@@ -8,6 +8,7 @@ import pytest
 
 import callsite
 from callsite import native
+from callsite.callsite_calc import Program as CalcProgram
 
 SOURCE = """\
 fn area(w, h)
@@ -42,7 +43,7 @@ def span_of(text, lineno):
 
 
 def program(**host):
-    return native._CalcProgram(SOURCE, "prog.calc", host)
+    return CalcProgram(SOURCE, "prog.calc", host)
 
 
 def natives(tb):
@@ -124,11 +125,11 @@ def test_threads_interpret_independently():
 
 def test_errors():
     with pytest.raises(SyntaxError, match=r"bad.calc: line 3: expected 'end', found 'end of file'"):
-        native._CalcProgram("fn f(x)\n  return x\n", "bad.calc")
+        CalcProgram("fn f(x)\n  return x\n", "bad.calc")
     with pytest.raises(NameError, match="'nope' is not defined"):
-        native._CalcProgram("fn f(x)\n  return nope(x)\nend\n").call("f", 1)
+        CalcProgram("fn f(x)\n  return nope(x)\nend\n").call("f", 1)
     with pytest.raises(RecursionError):
-        native._CalcProgram("fn f(x)\n  return f(x)\nend\n").call("f", 1)
+        CalcProgram("fn f(x)\n  return f(x)\nend\n").call("f", 1)
     assert native.stack() == []
     with pytest.raises(TypeError, match="host must be a mapping"):
-        native._CalcProgram(SOURCE, "p.calc", 3)
+        CalcProgram(SOURCE, "p.calc", 3)

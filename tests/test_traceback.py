@@ -7,24 +7,11 @@ import pytest
 
 import callsite
 
-BACKENDS = ["internal", "public"]
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    previous = callsite.get_backend()
-    if request.param == "internal" and callsite.internal_backend_refusal():
-        pytest.skip(f"internal backend unavailable: {callsite.internal_backend_refusal()}")
-    callsite.set_backend(request.param)
-    yield request.param
-    callsite.set_backend(previous)
-
-
 def two_captures():
     return [callsite.capture() for _ in range(2)]  # same call site twice
 
 
-def test_equal_and_hash_for_the_same_call_site(backend):
+def test_equal_and_hash_for_the_same_call_site(callsite_backend):
     a, b = two_captures()
     assert a == b and hash(a) == hash(b)
     assert not (a != b)
@@ -35,7 +22,7 @@ def test_equal_and_hash_for_the_same_call_site(backend):
     assert a[frames_of_helper].code is c[0].code and a[frames_of_helper] != c[0]
 
 
-def test_len_index_slice(backend):
+def test_len_index_slice(callsite_backend):
     tb = callsite.capture()
     assert len(tb) == len(traceback.extract_stack())
     assert tb[0].name == "test_len_index_slice"
@@ -50,7 +37,7 @@ def test_len_index_slice(backend):
     assert list(tb) == list(tb.frames)
 
 
-def test_skip_and_limit(backend):
+def test_skip_and_limit(callsite_backend):
     full = callsite.capture()
     assert callsite.capture(skip=1).raw() == full.raw()[1:]
     assert callsite.capture(1, 2).raw() == full.raw()[1:3]
@@ -89,7 +76,7 @@ def test_set_backend_rejects_unknown_names():
         callsite.set_backend("fast")
 
 
-def test_frame_fields_and_rendering(backend):
+def test_frame_fields_and_rendering(callsite_backend):
     frame = callsite.capture()[0]
     expected = traceback.extract_stack(sys._getframe(), limit=1)[-1]
     assert frame.kind == "python"
@@ -105,7 +92,7 @@ def test_frame_fields_and_rendering(backend):
     assert "callsite.Frame python" in repr(frame)
 
 
-def test_repr_reads_like_a_traceback(backend):
+def test_repr_reads_like_a_traceback(callsite_backend):
     tb = callsite.capture(limit=2)
     text = repr(tb)
     assert text.startswith("<callsite.Traceback of 2 frames, innermost first:")
@@ -113,7 +100,7 @@ def test_repr_reads_like_a_traceback(backend):
     assert repr(callsite.capture(limit=0)) == "<callsite.Traceback of 0 frames, innermost first>"
 
 
-def test_stack_summary_matches_extract_stack(backend):
+def test_stack_summary_matches_extract_stack(callsite_backend):
     tb, expected = callsite.capture(), traceback.extract_stack()
     summary = tb.as_stack_summary()
     assert isinstance(summary, traceback.StackSummary)
@@ -130,14 +117,14 @@ def test_stack_summary_matches_extract_stack(backend):
     assert "tb, expected = callsite.capture(), traceback.extract_stack()" in lines[-1]
 
 
-def test_to_list_is_json_ready(backend):
+def test_to_list_is_json_ready(callsite_backend):
     tb = callsite.capture()
     rows = tb.to_list()
     assert [r["lineno"] for r in rows] == [f.lineno for f in tb]
     json.dumps(rows)
 
 
-def test_from_frame_equals_capture(backend):
+def test_from_frame_equals_capture(callsite_backend):
     tb, frame = callsite.capture(), sys._getframe()
     via_frame = callsite.Traceback.from_frame(frame)
     assert via_frame[1:] == tb[1:]
@@ -169,7 +156,7 @@ def test_from_traceback_matches_extract_tb():
         callsite.Traceback.from_traceback(None)
 
 
-def test_capture_inside_except_and_finally(backend):
+def test_capture_inside_except_and_finally(callsite_backend):
     try:
         raise ValueError
     except ValueError:
@@ -180,7 +167,7 @@ def test_capture_inside_except_and_finally(backend):
     assert inside[1:] == in_finally[1:]
 
 
-def test_deep_stack_beyond_the_stack_buffer(backend):
+def test_deep_stack_beyond_the_stack_buffer(callsite_backend):
     def recurse(n):
         return callsite.capture() if n == 0 else recurse(n - 1)
 
@@ -197,7 +184,7 @@ def test_deep_stack_beyond_the_stack_buffer(backend):
     assert len(limited) == len(callsite.capture()) + 701
 
 
-def test_frames_and_slices_keep_code_alive(backend):
+def test_frames_and_slices_keep_code_alive(callsite_backend):
     namespace = {"callsite": callsite}
     exec("def doomed():\n    return callsite.capture()\n", namespace)
     tb = namespace["doomed"]()

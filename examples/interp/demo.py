@@ -1,6 +1,7 @@
 """examples/interp/demo.py — run program.calc with Python callbacks and show where callsite
 says we are. Uses the standalone callsite_calc module if built (see CMakeLists.txt), else the
-copy compiled into callsite (`python -m callsite demo` shows the same)."""
+copy the callsite package installs as callsite.callsite_calc (`python -m callsite demo` shows
+the same)."""
 import pathlib
 import traceback
 
@@ -9,7 +10,7 @@ import callsite
 try:
     from callsite_calc import Program
 except ImportError:
-    Program = callsite.native._CalcProgram
+    from callsite.callsite_calc import Program
 
 source = pathlib.Path(__file__).with_name("program.calc")
 

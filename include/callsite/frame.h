@@ -1,5 +1,8 @@
-// callsite/frame.h — the raw captured frame: 16 bytes, POD, no strings, no frame objects.
+// callsite/frame.h — the raw captured frame (16 bytes, POD, no strings, no frame objects) and
+// the symbolized frame a consumer gets for it.
 #pragma once
+#include <Python.h>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -46,6 +49,19 @@ struct NativeLink {
   const void *python_frame;
   const Executable *executable;
   std::uintptr_t state;
+};
+
+/// A symbolized frame, with `traceback.FrameSummary`'s field names. Positions are as
+/// `code.co_positions()` gives them (columns 0-based, end exclusive); -1 stands for None.
+/// The objects are borrowed from the code object (or the native reification cache) and live
+/// as long as the Traceback or frame that holds the raw frame.
+struct FrameInfo {
+  FrameKind kind = FrameKind::python;
+  PyObject *filename = nullptr;  ///< str
+  PyObject *name = nullptr;      ///< str: co_name
+  PyObject *qualname = nullptr;  ///< str: co_qualname (co_name on 3.10)
+  PyObject *code = nullptr;      ///< the code object; for native frames the reified one or null
+  int lineno = -1, end_lineno = -1, colno = -1, end_colno = -1;
 };
 
 }  // namespace callsite

@@ -17,7 +17,6 @@
 #include <cstdint>
 
 #include "callsite/frame.h"
-#include "callsite/symbolize.h"
 
 /// Out-of-order pops abort with a message when 1 (default in builds without NDEBUG, as
 /// assert() does); when 0 the frame is unlinked wherever it is and the stack stays valid.

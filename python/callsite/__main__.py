@@ -49,7 +49,7 @@ def dsl_section(out) -> int:
 
 def native_section(out) -> int:
     """Native frames: a C++ interpreter's frames between the Python frames (examples/interp)."""
-    from . import native  # issue 6; the interpreter is compiled into callsite
+    from . import native  # the interpreter is the callsite.callsite_calc extension
 
     native._demo(out)
     return 0

@@ -34,7 +34,6 @@ ReificationWarning = _n.ReificationWarning
 current = _n.current
 stack = _n.stack
 cache_info = _n.cache_info
-_CalcProgram = _n._CalcProgram  # the examples/interp/ interpreter, built in (demo, tests)
 
 
 class Location(NamedTuple):
@@ -101,7 +100,9 @@ def _demo(out=None) -> None:
             raise ValueError(f"total {total} is over budget")
         return total
 
-    program = _n._CalcProgram(_DEMO_PROGRAM, "demo.calc", {"scale": scale, "check": check})
+    from .callsite_calc import Program  # the examples/interp/ interpreter, its own extension
+
+    program = Program(_DEMO_PROGRAM, "demo.calc", {"scale": scale, "check": check})
     write("native frames: a calc program interpreted in C++ (examples/interp/demo.calc)\n")
     for i, line in enumerate(_DEMO_PROGRAM.splitlines(), 1):
         write(f"  {i:3} | {line}\n")

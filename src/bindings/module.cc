@@ -2,13 +2,15 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 
-#include "bindings/init.h"
+#include "bindings/submodules.h"
 #include "capture/backend.h"
 #include "capture/capture.h"
 #include "capture/traceback_object.h"
-#include "render/frame_object.h"
-#include "symbolize/code_info.h"
-#include "symbolize/debug.h"
+#include "filter/filter_object.h"
+#include "layouts/layout.h"
+#include "python/capture_entry.h"
+#include "python/frame_object.h"
+#include "python/init.h"
 
 namespace nb = nanobind;
 
@@ -42,14 +44,11 @@ void set_backend_by_name(const std::string &name) {
 }  // namespace
 
 NB_MODULE(_callsite, m) {
-  if (!callsite::detail::init_traceback_type() || !callsite::detail::init_frame_type())
+  if (!callsite::python::init_types() || !callsite::detail::init_backend())
     throw nb::python_error();
   m.attr("Traceback") = nb::handle(reinterpret_cast<PyObject *>(callsite::detail::traceback_type));
   m.attr("Frame") = nb::handle(reinterpret_cast<PyObject *>(callsite::detail::frame_type));
-  if (!callsite::detail::init_code_info())
-    PyErr_WarnEx(PyExc_RuntimeWarning,
-                 "callsite: no co_extra index left; line tables will be decoded on every use", 1);
-  if (!callsite::detail::init_backend()) throw nb::python_error();
+  m.attr("Filter") = nb::handle(reinterpret_cast<PyObject *>(callsite::detail::filter_type));
 
   PyObject *capture = PyCFunction_NewEx(&capture_def, nullptr, m.attr("__name__").ptr());
   if (!capture) throw nb::python_error();
@@ -65,13 +64,8 @@ NB_MODULE(_callsite, m) {
         return why ? nb::object(nb::str(why)) : nb::none();
       },
       "Why the internal walk is unavailable, or None.");
-  m.def(
-      "_code_positions",
-      [](nb::handle code) { return nb::steal(callsite::detail::debug_code_positions(code.ptr())); },
-      nb::arg("code"), "Decoded positions per code unit (tests compare with co_positions()).");
   m.attr("layout_name") = callsite_layout_internal() ? callsite_layout_internal()->name : "none";
 
-  callsite::bindings::init_filter(m);
   callsite::bindings::init_mlir(m);
   callsite::bindings::init_tracking(m);
   callsite::bindings::init_native(m);

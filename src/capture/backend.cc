@@ -4,11 +4,11 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "native/hooks.h"
+#include "capture/capture.h"
+#include "core/compat.h"
+#include "layouts/active.h"
 
 namespace callsite::detail {
-
-const callsite_layout *active_layout = &callsite_layout_public;
 
 namespace {
 
@@ -22,7 +22,7 @@ bool self_check(const callsite_layout *internal) {
   callsite_raw_frame a[kCap], b[kCap];
   callsite_walk_request ra{a, kCap, 0, SIZE_MAX, nullptr}, rb{b, kCap, 0, SIZE_MAX, nullptr};
   int ca = 0, cb = 0;
-  PyThreadState *ts = current_tstate();
+  PyThreadState *ts = compat::current_tstate();
   const size_t na = internal->walk(ts, &ra, &ca);
   const size_t nb = callsite_layout_public.walk(ts, &rb, &cb);
   return ca && cb && na == nb && na > 0 && std::memcmp(a, b, na * sizeof(a[0])) == 0 &&
@@ -31,35 +31,29 @@ bool self_check(const callsite_layout *internal) {
 
 }  // namespace
 
-PyThreadState *current_tstate() noexcept {
-#if PY_VERSION_HEX >= 0x030D0000
-  return PyThreadState_GetUnchecked();
-#else
-  return _PyThreadState_UncheckedGet();
-#endif
-}
-
 const char *internal_refusal() noexcept { return refusal; }
 
 bool init_backend() noexcept {
   const callsite_layout *internal = callsite_layout_internal();
   refusal = callsite_layout_internal_refusal();
-  // Lets the tests drive the refusal path a mismatched interpreter would take.
+#if CALLSITE_TESTING
+  // Test builds only: lets the tests drive the refusal path a mismatched interpreter takes.
   if (const char *forced = std::getenv("CALLSITE_TEST_REFUSE_LAYOUT"); forced && *forced && internal)
     refusal = forced;
+#endif
   if (!refusal && !self_check(internal))
     refusal = "the internal frame walk disagreed with the public C API at start-up";
   if (refusal) {
-    active_layout = &callsite_layout_public;
+    callsite_active_layout = &callsite_layout_public;
     if (internal &&  // a build without a layout is a known configuration, not a surprise
         PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
                          "callsite: using the public C API frame walk: %s", refusal) < 0)
       return false;
     return true;
   }
-  active_layout = internal;
+  callsite_active_layout = internal;
   const char *env = std::getenv("CALLSITE_BACKEND");
-  if (env && std::strcmp(env, "public") == 0) active_layout = &callsite_layout_public;
+  if (env && std::strcmp(env, "public") == 0) callsite_active_layout = &callsite_layout_public;
   return true;
 }
 
@@ -68,12 +62,12 @@ bool init_backend() noexcept {
 namespace callsite {
 
 Backend backend() noexcept {
-  return detail::active_layout == &callsite_layout_public ? Backend::public_api : Backend::internal;
+  return callsite_active_layout == &callsite_layout_public ? Backend::public_api : Backend::internal;
 }
 
 bool set_backend(Backend which, const char **why_not) noexcept {
   if (which == Backend::public_api) {
-    detail::active_layout = &callsite_layout_public;
+    callsite_active_layout = &callsite_layout_public;
     return true;
   }
   const callsite_layout *internal = callsite_layout_internal();
@@ -82,7 +76,7 @@ bool set_backend(Backend which, const char **why_not) noexcept {
     if (why_not) *why_not = refused;
     return false;
   }
-  detail::active_layout = internal;
+  callsite_active_layout = internal;
   return true;
 }
 

@@ -1,12 +1,8 @@
-// capture/backend.h — which layout walks the stack, chosen once at import, switchable.
+// capture/backend.h — which layout walks the stack (layouts/active.h), chosen once at import,
+// switchable.
 #pragma once
-#include "layouts/layout.h"
-#include "callsite/capture.h"
 
 namespace callsite::detail {
-
-/// The layout in use. Hot: read on every capture.
-extern const callsite_layout *active_layout;
 
 /// Picks the backend at module init: the internal layout unless it is refused (other minor
 /// version, _Py_DebugOffsets mismatch, failed self-check) or CALLSITE_BACKEND=public. A refusal
@@ -15,8 +11,5 @@ bool init_backend() noexcept;
 
 /// Why the internal layout is unavailable, or nullptr.
 const char *internal_refusal() noexcept;
-
-/// The calling thread's state (GIL held), without the fatal-error check of PyThreadState_Get.
-PyThreadState *current_tstate() noexcept;
 
 }  // namespace callsite::detail

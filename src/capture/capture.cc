@@ -7,15 +7,12 @@
 #include <cstring>
 #include <vector>
 
-#include "capture/backend.h"
-#include "capture/fastcall_args.h"
-#include "capture/raw_frame_refs.h"
 #include "capture/traceback_object.h"
 #include "capture/traceback_pool.h"
-#include "filter/hooks.h"
-#include "callsite/capture.h"
-#include "native/hooks.h"
-#include "tracking/hooks.h"
+#include "core/compat.h"
+#include "core/frame_refs.h"
+#include "layouts/active.h"
+#include "native/shadow_stack.h"
 
 static_assert(sizeof(callsite::RawFrame) == sizeof(callsite_raw_frame) &&
                   offsetof(callsite_raw_frame, payload) == offsetof(callsite::RawFrame, payload),
@@ -35,7 +32,7 @@ inline std::size_t walk_from(const NativeLink *native, RawFrame *out, std::size_
                              std::size_t skip, std::size_t limit, bool owned, int *complete) {
   const callsite_walk_request req{reinterpret_cast<callsite_raw_frame *>(out), capacity, skip, limit,
                                reinterpret_cast<const callsite_native_link *>(native), owned};
-  return detail::active_layout->walk(detail::current_tstate(), &req, complete);
+  return callsite_active_layout->walk(compat::current_tstate(), &req, complete);
 }
 
 inline std::size_t walk(RawFrame *out, std::size_t capacity, std::size_t skip, std::size_t limit,
@@ -133,71 +130,3 @@ PyObject *capture(std::size_t skip, std::size_t limit) noexcept {
 }
 
 }  // namespace callsite
-
-namespace callsite::detail {
-
-bool parse_count(PyObject *value, const char *what, size_t none_value, size_t *out) noexcept {
-  if (value == Py_None) {
-    *out = none_value;
-    return true;
-  }
-  if (!PyLong_Check(value) || PyBool_Check(value)) {
-    PyErr_Format(PyExc_TypeError, "%s must be an int or None, not %.200s", what,
-                 Py_TYPE(value)->tp_name);
-    return false;
-  }
-  const Py_ssize_t v = PyLong_AsSsize_t(value);
-  if (v == -1 && PyErr_Occurred()) return false;
-  if (v < 0) {
-    PyErr_Format(PyExc_ValueError, "%s must be >= 0, got %zd", what, v);
-    return false;
-  }
-  *out = size_t(v);
-  return true;
-}
-
-namespace {
-
-// Positional-or-keyword: skip, limit; keyword-only: filter, source.
-constexpr const char *kNames[] = {"skip", "limit", "filter", "source"};
-constexpr Py_ssize_t kPositional = 2, kAll = 4;
-
-}  // namespace
-
-PyObject *capture_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
-                     PyObject *kwnames) noexcept {
-  if (nargs == 0 && !kwnames) return callsite::capture(0, SIZE_MAX);  // the common call
-
-  PyObject *slots[kAll] = {nullptr, nullptr, nullptr, nullptr};
-  if (!bind_fastcall_args("capture", kNames, kAll, kPositional, args, nargs, kwnames, slots))
-    return nullptr;
-  size_t skip = 0, limit = SIZE_MAX;
-  if (slots[0] && !parse_count(slots[0], "skip", 0, &skip)) return nullptr;
-  if (slots[1] && !parse_count(slots[1], "limit", SIZE_MAX, &limit)) return nullptr;
-  PyObject *filter = slots[2] == Py_None ? nullptr : slots[2];
-
-  bool window = false;
-  if (PyObject *source = slots[3]; source && source != Py_None) {
-    if (!PyUnicode_Check(source)) {
-      PyErr_Format(PyExc_TypeError, "source must be 'walk' or 'window', not %.200s",
-                   Py_TYPE(source)->tp_name);
-      return nullptr;
-    }
-    window = PyUnicode_CompareWithASCIIString(source, "window") == 0;
-    if (!window && PyUnicode_CompareWithASCIIString(source, "walk") != 0) {
-      PyErr_Format(PyExc_ValueError, "source must be 'walk' or 'window', not %R", source);
-      return nullptr;
-    }
-  }
-  if (window) return tracking::window_traceback(skip, limit, filter);
-  if (!filter) return callsite::capture(skip, limit);
-
-  // Filtered: the limit counts kept frames, so walk everything and let the filter stop.
-  RawFrame small[kStackBuffer];
-  std::vector<RawFrame> big;
-  size_t n = 0;
-  const RawFrame *frames = walk_any_depth(small, big, skip, SIZE_MAX, false, &n);
-  return filter::filtered_traceback(filter, frames, n, limit);
-}
-
-}  // namespace callsite::detail

@@ -1,15 +1,60 @@
-// capture/capture.h — the Python entry point of capture().
+// capture/capture.h — capture the calling thread's stack as raw (code, lasti) frames.
 #pragma once
 #include <Python.h>
 
-namespace callsite::detail {
+#include <cstddef>
+#include <vector>
 
-/// callsite.capture(skip=0, limit=None, *, filter=None, source="walk") — METH_FASTCALL|KEYWORDS.
-PyObject *capture_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                     PyObject *kwnames) noexcept;
+#include "callsite/frame.h"
 
-/// Parses a non-negative count argument: None → `none_value`; bool is rejected like any
-/// non-int. False with TypeError/ValueError naming `what`.
-bool parse_count(PyObject *value, const char *what, size_t none_value, size_t *out) noexcept;
+namespace callsite {
 
-}  // namespace callsite::detail
+/// Which walk produces the frames.
+enum class Backend {
+  internal,  ///< CPython's interpreter frames read directly (per-version layout)
+  public_api ///< PyThreadState_GetFrame / PyFrame_GetBack; always available
+};
+
+/// Captures the calling thread's stack into `out` (innermost first), at most `capacity`
+/// entries after dropping `skip` innermost frames; Python and native frames interleaved in
+/// call order. Touches no refcount: the entries are borrowed and valid only while the frames
+/// run. Returns the number of entries the stack had room for: a result > `capacity` means
+/// `out` was too small (the first `capacity` entries are written). GIL held.
+std::size_t capture_raw(RawFrame *out, std::size_t capacity, std::size_t skip = 0) noexcept;
+
+/// Captures into a new `callsite.Traceback` (a new reference, owning its code objects), at most
+/// `limit` frames (SIZE_MAX: no limit). Returns nullptr with a Python error set on failure.
+PyObject *capture(std::size_t skip = 0, std::size_t limit = SIZE_MAX) noexcept;
+
+/// The backend in use, and switching it (false + reason when unavailable). GIL held.
+Backend backend() noexcept;
+bool set_backend(Backend which, const char **why_not = nullptr) noexcept;
+
+/// The calling thread's stack after `skip`, borrowed as capture_raw() gives it, at any depth:
+/// one walk into `N` entries held inline, a second one into the heap only when the stack is
+/// deeper (for the queries that must see every frame: filters, MLIR locations).
+template <std::size_t N>
+class RawStack {
+ public:
+  explicit RawStack(std::size_t skip) noexcept {
+    n_ = capture_raw(inline_, N, skip);
+    while (n_ > N && n_ > heap_.size()) {
+      heap_.resize(n_ + 16);  // room for frames pushed between the two walks
+      n_ = capture_raw(heap_.data(), heap_.size(), skip);
+    }
+    frames_ = n_ > N ? heap_.data() : inline_;
+  }
+  RawStack(const RawStack &) = delete;
+  RawStack &operator=(const RawStack &) = delete;
+
+  const RawFrame *data() const noexcept { return frames_; }
+  std::size_t size() const noexcept { return n_; }
+
+ private:
+  RawFrame inline_[N];
+  std::vector<RawFrame> heap_;
+  const RawFrame *frames_;
+  std::size_t n_;
+};
+
+}  // namespace callsite

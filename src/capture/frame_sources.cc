@@ -6,19 +6,10 @@
 #include <vector>
 
 #include "capture/traceback_object.h"
+#include "core/compat.h"
+#include "core/frame_refs.h"
 
 namespace callsite::detail {
-namespace {
-
-int frame_lasti_bytes(PyFrameObject *f) {
-#if PY_VERSION_HEX >= 0x030B0000
-  return PyFrame_GetLasti(f);
-#else
-  return f->f_lasti < 0 ? -1 : f->f_lasti * int(sizeof(_Py_CODEUNIT));  // 3.10: code units
-#endif
-}
-
-}  // namespace
 
 PyObject *traceback_from_frame(PyObject *frame) noexcept {
   if (!PyFrame_Check(frame)) {
@@ -31,7 +22,7 @@ PyObject *traceback_from_frame(PyObject *frame) noexcept {
   Py_INCREF(f);
   while (f) {
     PyCodeObject *code = PyFrame_GetCode(f);  // new reference; the frame keeps it alive
-    frames.push_back({reinterpret_cast<std::uintptr_t>(code), frame_lasti_bytes(f)});
+    frames.push_back(python_raw_frame(code, compat::frame_lasti_bytes(f)));
     Py_DECREF(code);
     PyFrameObject *back = PyFrame_GetBack(f);
     Py_DECREF(f);
@@ -51,7 +42,7 @@ PyObject *traceback_from_exception_tb(PyObject *tb) noexcept {
   // PyTracebackObject (cpython/traceback.h) is public: tb_frame, tb_lasti (bytes), tb_next.
   for (auto *t = reinterpret_cast<PyTracebackObject *>(tb); t; t = t->tb_next) {
     PyCodeObject *code = PyFrame_GetCode(t->tb_frame);
-    frames.push_back({reinterpret_cast<std::uintptr_t>(code), t->tb_lasti});
+    frames.push_back(python_raw_frame(code, t->tb_lasti));
     Py_DECREF(code);
   }
   std::vector<RawFrame> innermost_first(frames.rbegin(), frames.rend());

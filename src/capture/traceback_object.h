@@ -1,4 +1,5 @@
-// capture/traceback_object.h — the callsite.Traceback type object (raw frames inline).
+// capture/traceback_object.h — the storage of a callsite.Traceback: raw frames inline in one
+// variable-size object (its Python methods are in src/python/traceback_object.cc).
 #pragma once
 #include <Python.h>
 
@@ -18,10 +19,12 @@ struct TracebackObject {
   RawFrame frames[1];    ///< ob_size entries (the storage is var-size)
 };
 
+/// The callsite.Traceback type; created by the Python-facing layer at init.
 extern PyTypeObject *traceback_type;
 
-/// Creates the type; called once at module init. Returns nullptr with an error set.
-PyTypeObject *init_traceback_type() noexcept;
+/// tp_dealloc: releases every entry's reference and recycles the storage. Hot: runs once
+/// per dropped capture.
+void traceback_dealloc(PyObject *self) noexcept;
 
 /// Allocates a Traceback of `n` entries and copies `frames` into it, taking a reference to
 /// every code object / executable. New reference, or nullptr with an error set.

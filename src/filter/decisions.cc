@@ -1,15 +1,16 @@
-// filter/decisions.cc — filter decisions cached per code object, and the hook/public API.
-#include "filter/filter_object.h"
-#include "filter/hooks.h"
-#include "callsite/filter.h"
-#include "callsite/symbolize.h"
-#include "callsite/traceback.h"
-
+// filter/decisions.cc — filter decisions cached per code object, and the filter API.
 #include <vector>
+
+#include "capture/traceback.h"
+#include "filter/filter.h"
+#include "filter/filter_object.h"
+#include "symbolize/symbolize.h"
 
 namespace callsite::detail {
 
-std::uint64_t next_filter_stamp() noexcept {
+PyTypeObject *filter_type = nullptr;
+
+std::uint64_t next_filter_generation() noexcept {
   static std::uint64_t counter = 0;  // GIL held: no atomics needed
   return ++counter;
 }
@@ -33,7 +34,7 @@ int keeps_code_slow(FilterObject *f, PyCodeObject *code, CodeInfo *info) noexcep
   }
   auto *d = static_cast<FilterDecisions *>(info->filter.get());
   auto &slot = d->slots[d->next++ % FilterDecisions::kSlots];
-  slot.stamp = f->stamp;
+  slot.generation = f->generation;
   slot.keep = keep != 0;
   return keep;
 }
@@ -86,7 +87,7 @@ std::size_t filter_frames(PyObject *filter, const RawFrame *frames, std::size_t 
 
 }  // namespace callsite
 
-namespace callsite::filter {
+namespace callsite {
 
 PyObject *filtered_traceback(PyObject *filter, const RawFrame *frames, std::size_t n,
                              std::size_t limit) noexcept {
@@ -96,11 +97,14 @@ PyObject *filtered_traceback(PyObject *filter, const RawFrame *frames, std::size
   return make_traceback(kept.data(), k);
 }
 
-int keeps(PyObject *filter, PyCodeObject *code) noexcept { return filter_keeps(filter, code); }
-
 std::size_t filter_limit(PyObject *filter) noexcept {
   detail::FilterObject *f = detail::checked(filter);
   return f ? f->limit : SIZE_MAX;
 }
 
-}  // namespace callsite::filter
+std::uint64_t filter_generation(PyObject *filter) noexcept {
+  detail::FilterObject *f = detail::checked(filter);
+  return f ? f->generation : 0;
+}
+
+}  // namespace callsite

@@ -1,11 +1,12 @@
-// filter/filter_object.h — the callsite.Filter type and the per-code-object decision fast path.
+// filter/filter_object.h — the state of a callsite.Filter and the per-code-object decision fast
+// path (the type's Python methods are in src/python/filter_object.cc).
 #pragma once
 #include <Python.h>
 
 #include <cstdint>
 
-#include "filter/rules.h"
 #include "callsite/frame.h"
+#include "filter/rules.h"
 #include "symbolize/code_info.h"
 
 namespace callsite::detail {
@@ -13,27 +14,28 @@ namespace callsite::detail {
 struct FilterObject {
   PyObject_HEAD
   /// Unique over the process for each state of each Filter: a new Filter and every rule change
-  /// take a fresh stamp, so a cached decision is valid iff it carries the filter's stamp.
-  std::uint64_t stamp;
+  /// take a fresh generation, so a cached decision is valid iff it carries the filter's generation.
+  std::uint64_t generation;
   std::size_t limit;         ///< counts kept frames; SIZE_MAX = no limit
   Rules *rules;              ///< owned
-  PyObject *filename_cache;  ///< dict str -> bool for this stamp: one regex run per file
+  PyObject *filename_cache;  ///< dict str -> bool for this generation: one regex run per file
   PyObject *weakreflist;
 };
 
+/// The callsite.Filter type; created by the Python-facing layer at init.
 extern PyTypeObject *filter_type;
 
-PyTypeObject *init_filter_type() noexcept;
-
-inline bool is_filter_object(PyObject *o) noexcept { return PyObject_TypeCheck(o, filter_type); }
+inline bool is_filter_object(PyObject *o) noexcept {
+  return filter_type && PyObject_TypeCheck(o, filter_type);
+}
 inline FilterObject *as_filter(PyObject *o) noexcept { return reinterpret_cast<FilterObject *>(o); }
 
-/// The decisions cached on one code object (CodeInfo::filter): a few (stamp, keep) slots,
+/// The decisions cached on one code object (CodeInfo::filter): a few (generation, keep) slots,
 /// replaced round-robin, since several Filters may coexist.
 struct FilterDecisions final : CodeInfoExtension {
   static constexpr int kSlots = 4;
   struct Slot {
-    std::uint64_t stamp = 0;
+    std::uint64_t generation = 0;
     bool keep = false;
   } slots[kSlots];
   unsigned next = 0;
@@ -51,7 +53,7 @@ inline int keeps_code(FilterObject *f, PyCodeObject *code, CodeInfo *info) noexc
   if (info && info->filter) {
     const auto *d = static_cast<const FilterDecisions *>(info->filter.get());
     for (const auto &slot : d->slots)
-      if (slot.stamp == f->stamp) return slot.keep;
+      if (slot.generation == f->generation) return slot.keep;
   }
   return keeps_code_slow(f, code, info);
 }
@@ -60,7 +62,7 @@ inline int keeps_code(FilterObject *f, PyCodeObject *code, CodeInfo *info) noexc
 /// filename they reify to). 1/0/-1.
 int keeps_raw(FilterObject *f, const RawFrame &frame) noexcept;
 
-/// A new stamp (process-wide counter).
-std::uint64_t next_filter_stamp() noexcept;
+/// A new generation (process-wide counter).
+std::uint64_t next_filter_generation() noexcept;
 
 }  // namespace callsite::detail

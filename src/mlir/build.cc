@@ -3,8 +3,9 @@
 
 #include <vector>
 
-#include "callsite/symbolize.h"
-#include "capture/raw_frame_refs.h"
+#include "core/compat.h"
+#include "core/frame_refs.h"
+#include "symbolize/symbolize.h"
 
 namespace callsite::mlir {
 namespace {
@@ -22,20 +23,17 @@ inline PyObject *call(PyObject *f, PyObject *const *args, std::size_t n, PyObjec
 PyObject *build_frame(ContextCache &cc, const RawFrame &frame) {
   FrameInfo info;
   if (!symbolize(frame, &info)) return nullptr;
-#if PY_VERSION_HEX >= 0x030B0000
-  PyObject *name = info.qualname ? info.qualname : info.name;
-  // PyCode_Addr2Location's values go to mlirLocationFileLineColRangeGet as they are.
-  PyObject *nums[4] = {PyLong_FromLong(info.lineno), PyLong_FromLong(info.colno),
-                       PyLong_FromLong(info.end_lineno), PyLong_FromLong(info.end_colno)};
-  constexpr std::size_t kNums = 4;
-#else
-  PyObject *name = info.name;  // 3.10: co_name, FileLineColLoc(file, PyFrame_GetLineNumber, 0)
-  PyObject *nums[2] = {PyLong_FromLong(info.lineno), PyLong_FromLong(0)};
-  constexpr std::size_t kNums = 2;
-#endif
+  PyObject *name = compat::mlir_frame_name(info);
+  // 3.11+: PyCode_Addr2Location's values go to mlirLocationFileLineColRangeGet as they are;
+  // 3.10: FileLineColLoc(file, PyFrame_GetLineNumber, 0).
+  constexpr std::size_t kNums = compat::kHasColumns ? 4 : 2;
+  PyObject *nums[4] = {PyLong_FromLong(info.lineno),
+                       PyLong_FromLong(compat::kHasColumns ? info.colno : 0),
+                       compat::kHasColumns ? PyLong_FromLong(info.end_lineno) : nullptr,
+                       compat::kHasColumns ? PyLong_FromLong(info.end_colno) : nullptr};
   PyObject *file = nullptr;
   bool ok = true;
-  for (PyObject *n : nums) ok = ok && n;
+  for (std::size_t i = 0; i < kNums; ++i) ok = ok && nums[i];
   if (ok) {
     PyObject *args[2 + kNums];
     args[0] = info.filename;

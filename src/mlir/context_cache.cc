@@ -11,7 +11,7 @@
 #include <cstring>
 #include <vector>
 
-#include "capture/raw_frame_refs.h"
+#include "core/frame_refs.h"
 
 namespace callsite::mlir {
 namespace {

@@ -4,9 +4,8 @@
 #include <vector>
 
 #include "capture/capture.h"
-#include "capture/fastcall_args.h"
-#include "callsite/capture.h"
-#include "callsite/filter.h"
+#include "core/args.h"
+#include "filter/filter.h"
 #include "mlir/build.h"
 #include "mlir/settings.h"
 
@@ -72,8 +71,8 @@ PyObject *stack_location(ContextCache &cc, detail::FilterObject *filter, std::si
     if (n > big.size()) n = big.size();
     frames = big.data();
   }
-  const std::uint64_t hash = hash_frames(frames, n, stack_seed(filter->stamp, limit));
-  if (PyObject *hit = cc.stacks.find(hash, frames, n, filter->stamp, limit)) {
+  const std::uint64_t hash = hash_frames(frames, n, stack_seed(filter->generation, limit));
+  if (PyObject *hit = cc.stacks.find(hash, frames, n, filter->generation, limit)) {
     ++cc.hits;
     return Py_NewRef(hit);
   }
@@ -91,7 +90,7 @@ PyObject *stack_location(ContextCache &cc, detail::FilterObject *filter, std::si
   PyObject *loc = kept_location(cc, kept.data(), kept.size());
   if (!loc) return nullptr;
   // `loc` is owned by the frame or chain table; the whole-stack table only points at it.
-  if (!cc.stacks.insert(hash, frames, n, filter->stamp, limit, loc)) {
+  if (!cc.stacks.insert(hash, frames, n, filter->generation, limit, loc)) {
     Py_DECREF(loc);
     return PyErr_NoMemory();
   }

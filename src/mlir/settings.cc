@@ -3,8 +3,8 @@
 // set()/reset() tokens.
 #include "mlir/settings.h"
 
-#include "capture/capture.h"
-#include "callsite/filter.h"
+#include "core/args.h"
+#include "filter/filter.h"
 
 namespace callsite::mlir {
 

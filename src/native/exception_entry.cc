@@ -7,6 +7,7 @@
 
 #include <frameobject.h>
 
+#include "core/compat.h"
 #include "layouts/layout.h"
 #include "native/reify.h"
 
@@ -30,8 +31,7 @@ PyObject *empty_code(PyObject *filename, PyObject *name) {
   }
   const char *file = PyUnicode_AsUTF8(filename), *func = file ? PyUnicode_AsUTF8(name) : nullptr;
   code = func ? reinterpret_cast<PyObject *>(PyCode_NewEmpty(file, func, 1)) : nullptr;
-#if PY_VERSION_HEX >= 0x030B0000
-  if (code) {
+  if (compat::kHasColumns && code) {
     PyObject *bytecode = PyObject_GetAttrString(code, "co_code");
     Py_ssize_t units = bytecode ? PyBytes_GET_SIZE(bytecode) / 2 : -1;
     Py_XDECREF(bytecode);
@@ -50,7 +50,6 @@ PyObject *empty_code(PyObject *filename, PyObject *name) {
     Py_XDECREF(table);
     Py_SETREF(code, replaced);
   }
-#endif
   if (code && PyDict_SetItem(code_cache, key, code) < 0) Py_CLEAR(code);
   Py_DECREF(key);
   return code;
@@ -76,37 +75,10 @@ PyObject *new_entry(const Executable *exe, std::uintptr_t state, PyObject *next)
   return tb;
 }
 
-// The exception being raised, normalized, taken out of the thread state (new reference).
-PyObject *take_exception() {
-#if PY_VERSION_HEX >= 0x030C0000
-  return PyErr_GetRaisedException();
-#else
-  PyObject *type, *value, *tb;
-  PyErr_Fetch(&type, &value, &tb);
-  if (!type) return nullptr;
-  PyErr_NormalizeException(&type, &value, &tb);
-  if (tb && value) PyException_SetTraceback(value, tb);
-  Py_XDECREF(type);
-  Py_XDECREF(tb);
-  return value;
-#endif
-}
-
-void restore_exception(PyObject *value) {
-#if PY_VERSION_HEX >= 0x030C0000
-  PyErr_SetRaisedException(value);
-#else
-  // Before 3.12 the thread state's (type, value, traceback) triple is what PyTraceBack_Here
-  // extends, so the traceback goes back there too.
-  PyObject *tb = PyException_GetTraceback(value);
-  PyErr_Restore(Py_NewRef(reinterpret_cast<PyObject *>(Py_TYPE(value))), value, tb);
-#endif
-}
-
 }  // namespace
 
 int add_traceback(const Executable *exe, std::uintptr_t state) noexcept {
-  PyObject *value = take_exception();
+  PyObject *value = compat::take_raised_exception();
   if (!value) return -1;
   PyObject *tb = PyException_GetTraceback(value);  // new reference or nullptr
   PyObject *entry = new_entry(exe, state, tb);
@@ -116,7 +88,7 @@ int add_traceback(const Executable *exe, std::uintptr_t state) noexcept {
     PyErr_WriteUnraisable(value);  // reporting the failure, keeping the exception
   Py_XDECREF(entry);
   Py_XDECREF(tb);
-  restore_exception(value);
+  compat::restore_raised_exception(value);
   return 0;
 }
 

@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "native/executable_object.h"
-#include "native/hooks.h"
+#include "native/executable.h"
+#include "symbolize/symbolize.h"
 
 namespace callsite::native {
 
@@ -212,7 +212,9 @@ bool init_reify() noexcept {
         "A native frame's reifier raised or returned something that is not a location; the "
         "frame is shown as a placeholder. Reported once per executable.",
         PyExc_RuntimeWarning, nullptr);
-  return reification_warning != nullptr;
+  if (!reification_warning) return false;
+  set_native_symbolizer(&symbolize_native);
+  return true;
 }
 
 const Reified *reify(const Executable *exe, std::uintptr_t state) noexcept {
@@ -282,12 +284,9 @@ PyObject *cache_info() noexcept {
                        Py_ssize_t(misses));
 }
 
-// --- hooks.h: what capture and symbolize need ---------------------------------------------
+// --- what symbolize asks for native entries (registered by init_reify) --------------------
 
-void retain(const Executable *executable) noexcept { Py_XINCREF(executable->owner); }
-void release(const Executable *executable) noexcept { Py_XDECREF(executable->owner); }
-
-bool symbolize(const RawFrame &frame, FrameInfo *out) noexcept {
+bool symbolize_native(const RawFrame &frame, FrameInfo *out) noexcept {
   const Reified *r = reify(frame.executable(), frame.state());
   if (!r) return false;
   out->kind = FrameKind::native;

@@ -27,9 +27,13 @@ void forget(const Executable *executable) noexcept;
 /// {"executables", "entries", "hits", "misses"}: a new dict, or nullptr + error.
 PyObject *cache_info() noexcept;
 
+/// A native entry's location through reify(), as symbolize() reports it. False + Python error.
+bool symbolize_native(const RawFrame &frame, FrameInfo *out) noexcept;
+
 /// The warning category of reifier failures (callsite.native.ReificationWarning); created by
 /// init_reify(). Borrowed.
 extern PyObject *reification_warning;
+/// Creates the warning category and registers symbolize_native with symbolize(). Once, at init.
 bool init_reify() noexcept;
 
 }  // namespace callsite::native

@@ -9,8 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "capture/backend.h"
-#include "native/hooks.h"
+#include "core/compat.h"
+#include "layouts/active.h"
 
 namespace callsite::native {
 namespace {
@@ -59,7 +59,7 @@ const NativeLink *splice() noexcept {
   out.clear();
   origin.clear();
   const NativeLink *own = t_stack.head;
-  PyThreadState *ts = detail::current_tstate();
+  PyThreadState *ts = compat::current_tstate();
   PyFrameObject *f = ts ? PyThreadState_GetFrame(ts) : nullptr;  // new reference
   if (!f) PyErr_Clear();
   try {
@@ -100,43 +100,26 @@ ThreadStack *this_thread() noexcept { return &t_stack; }
 
 namespace {
 
-// This thread's state if it is attached (holds the GIL), without the fatal-error check of
-// PyThreadState_Get; called directly rather than through capture/backend.cc, as it runs on
-// every push.
-inline PyThreadState *attached_tstate() {
-#if PY_VERSION_HEX >= 0x030D0000
-  return PyThreadState_GetUnchecked();
-#else
-  return _PyThreadState_UncheckedGet();
-#endif
-}
-
 // Everything but the common case, kept out of push's fast path.
 [[gnu::noinline]] const void *marker_slow(PyThreadState *ts) {
-#if PY_VERSION_HEX < 0x030C0000
-  if (ts) {
+  if (!compat::kThreadLocalTstate && ts) {
     if (!t_state.thread_id) t_state.thread_id = PyThread_get_thread_ident();
-    if (ts->thread_id == t_state.thread_id) return detail::active_layout->current_marker(ts);
+    if (ts->thread_id == t_state.thread_id) return callsite_active_layout->current_marker(ts);
   }
-#endif
   // No GIL: this thread's own (detached) state, whose frames cannot change meanwhile. The
   // public walk materialises frame objects, which needs the GIL: no marker then.
-  if (detail::active_layout == &callsite_layout_public) return nullptr;
+  if (callsite_active_layout == &callsite_layout_public) return nullptr;
   ts = PyGILState_GetThisThreadState();
-  return ts ? detail::active_layout->current_marker(ts) : nullptr;
+  return ts ? callsite_active_layout->current_marker(ts) : nullptr;
 }
 
 inline const void *marker_fast() {
-  PyThreadState *ts = attached_tstate();
-#if PY_VERSION_HEX < 0x030C0000
+  PyThreadState *ts = compat::current_tstate();
   // Before 3.12 the "current" thread state is the GIL holder's, maybe another thread's:
-  // compare its creator thread with ours (cached: a thread's id never changes).
-  if (ts && ts->thread_id == t_state.thread_id) [[likely]]
-#else
-  // 3.12+: a thread-local, NULL while this thread is detached.
-  if (ts) [[likely]]
-#endif
-    return detail::active_layout->current_marker(ts);
+  // compare its creator thread with ours (cached: a thread's id never changes). 3.12+: a
+  // thread-local, NULL while this thread is detached.
+  if (ts && (compat::kThreadLocalTstate || ts->thread_id == t_state.thread_id)) [[likely]]
+    return callsite_active_layout->current_marker(ts);
   return marker_slow(ts);
 }
 
@@ -188,7 +171,7 @@ bool in_suspendable_frame() noexcept {
   callsite_raw_frame top;
   int complete = 0;
   const callsite_walk_request req{&top, 1, 0, 1, nullptr};
-  if (detail::active_layout->walk(detail::current_tstate(), &req, &complete) != 1) return false;
+  if (callsite_active_layout->walk(compat::current_tstate(), &req, &complete) != 1) return false;
   const int flags = reinterpret_cast<PyCodeObject *>(top.tagged)->co_flags;
   return flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE);
 }

@@ -43,8 +43,12 @@ const std::vector<NativeLink *> *parked_under(const void *marker) noexcept;
 /// list was not spliced). GIL held.
 const NativeLink *origin_of(const NativeLink *visible) noexcept;
 
-/// Every native frame of the calling thread that a capture would see, innermost first
-/// (hooks.h innermost()). GIL held.
+/// Every native frame of the calling thread that a capture would see, innermost first. GIL
+/// held.
 const NativeLink *visible_innermost() noexcept;
+
+/// The calling thread's innermost native frame as a capture sees it, or nullptr. Hot: read on
+/// every capture.
+const NativeLink *innermost() noexcept;
 
 }  // namespace callsite::native

@@ -2,13 +2,8 @@
 // printLocationInternal), byte for byte, without MLIR: Traceback.to_mlir / Frame.to_mlir.
 #include "render/mlir_text.h"
 
-#include "capture/traceback_object.h"
-#include "callsite/filter.h"
-#include "callsite/render.h"
-#include "callsite/traceback.h"
-#include "render/frame_object.h"
-
-#include <vector>
+#include "core/compat.h"
+#include "symbolize/symbolize.h"
 
 namespace callsite {
 namespace {
@@ -65,18 +60,17 @@ void append_mlir_escaped(std::string &out, const char *s, std::size_t size) {
 }
 
 bool append_mlir_frame(std::string &out, const FrameInfo &info) noexcept {
-#if PY_VERSION_HEX >= 0x030B0000
-  PyObject *name = info.qualname ? info.qualname : info.name;
-#else
-  PyObject *name = info.name;  // 3.10 has no co_qualname: MLIR uses co_name
-#endif
-  if (!append_quoted(out, name)) return false;
+  if (!append_quoted(out, compat::mlir_frame_name(info))) return false;
   out += '(';
   if (!append_quoted(out, info.filename)) return false;
   out += ':';
   append_unsigned(out, info.lineno);
   out += ':';
-#if PY_VERSION_HEX >= 0x030B0000
+  if constexpr (!compat::kHasColumns) {
+    out += '0';  // mlirLocationFileLineColGet(ctx, file, PyFrame_GetLineNumber(frame), 0)
+    out += ')';
+    return true;
+  }
   // FileLineColRange printing: empty range → l:c, same line → l:c to :ec, else l:c to l2:c2.
   append_unsigned(out, info.colno);
   if (unsigned(info.end_lineno) != unsigned(info.lineno)) {
@@ -88,9 +82,6 @@ bool append_mlir_frame(std::string &out, const FrameInfo &info) noexcept {
     out += " to :";
     append_unsigned(out, info.end_colno);
   }
-#else
-  out += '0';  // mlirLocationFileLineColGet(ctx, file, PyFrame_GetLineNumber(frame), 0)
-#endif
   out += ')';
   return true;
 }
@@ -114,45 +105,3 @@ bool mlir_location_text(const RawFrame *frames, std::size_t n, std::string *out)
 }
 
 }  // namespace callsite
-
-namespace callsite::detail {
-
-PyObject *traceback_to_mlir(PyObject *traceback, PyObject *const *args, Py_ssize_t nargs,
-                            PyObject *kwnames) noexcept {
-  PyObject *filter = nargs > 0 ? args[0] : nullptr;
-  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-  if (nargs + nkw > 1) {
-    PyErr_SetString(PyExc_TypeError, "to_mlir() takes at most 1 argument (filter)");
-    return nullptr;
-  }
-  if (nkw == 1) {
-    if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "filter") != 0) {
-      PyErr_Format(PyExc_TypeError, "to_mlir() got an unexpected keyword argument '%U'",
-                   PyTuple_GET_ITEM(kwnames, 0));
-      return nullptr;
-    }
-    filter = args[0];
-  }
-  const RawFrame *frames = traceback_frames(traceback);
-  std::size_t n = traceback_size(traceback);
-  std::vector<RawFrame> kept;
-  if (filter && filter != Py_None) {
-    kept.resize(n);
-    n = filter_frames(filter, frames, n, kept.data());
-    if (n == SIZE_MAX) return nullptr;
-    frames = kept.data();
-  }
-  std::string text;
-  if (!mlir_location_text(frames, n, &text)) return nullptr;
-  return PyUnicode_FromStringAndSize(text.data(), Py_ssize_t(text.size()));
-}
-
-PyObject *frame_to_mlir(PyObject *frame) noexcept {
-  FrameInfo info;
-  if (!symbolize(frame_raw(frame), &info)) return nullptr;
-  std::string text;
-  if (!append_mlir_frame(text, info)) return nullptr;
-  return PyUnicode_FromStringAndSize(text.data(), Py_ssize_t(text.size()));
-}
-
-}  // namespace callsite::detail

@@ -1,8 +1,8 @@
-// render/stack_summary.cc — Traceback as the standard library's traceback objects, and as dicts.
+// render/stack_summary.cc — frames as the standard library's traceback objects.
 #include "render/stack_summary.h"
 
-#include "callsite/symbolize.h"
-#include "callsite/traceback.h"
+#include "core/compat.h"
+#include "symbolize/symbolize.h"
 
 namespace callsite::detail {
 namespace {
@@ -29,14 +29,12 @@ PyObject *frame_summary(PyObject *cls, const FrameInfo &info) {
   PyObject *args = Py_BuildValue("(OOO)", info.filename, lineno, info.name);
   Py_DECREF(lineno);
   if (!args) return nullptr;
-#if PY_VERSION_HEX >= 0x030B0000
-  PyObject *kwargs = Py_BuildValue("{s:O,s:N,s:N,s:N}", "lookup_line", Py_False, "end_lineno",
-                                   int_or_none(info.end_lineno), "colno",
-                                   int_or_none(info.colno), "end_colno",
-                                   int_or_none(info.end_colno));
-#else
-  PyObject *kwargs = Py_BuildValue("{s:O}", "lookup_line", Py_False);
-#endif
+  PyObject *kwargs =
+      compat::kHasColumns
+          ? Py_BuildValue("{s:O,s:N,s:N,s:N}", "lookup_line", Py_False, "end_lineno",
+                          int_or_none(info.end_lineno), "colno", int_or_none(info.colno),
+                          "end_colno", int_or_none(info.end_colno))
+          : Py_BuildValue("{s:O}", "lookup_line", Py_False);
   PyObject *summary = kwargs ? PyObject_Call(cls, args, kwargs) : nullptr;
   Py_DECREF(args);
   Py_XDECREF(kwargs);
@@ -45,15 +43,14 @@ PyObject *frame_summary(PyObject *cls, const FrameInfo &info) {
 
 }  // namespace
 
-PyObject *traceback_as_stack_summary(PyObject *tb) noexcept {
+PyObject *stack_summary(const RawFrame *frames, std::size_t count) noexcept {
   PyObject *frame_cls = traceback_attr("FrameSummary");
   PyObject *stack_cls = frame_cls ? traceback_attr("StackSummary") : nullptr;
   if (!stack_cls) {
     Py_XDECREF(frame_cls);
     return nullptr;
   }
-  const Py_ssize_t n = Py_ssize_t(traceback_size(tb));
-  const RawFrame *frames = traceback_frames(tb);
+  const Py_ssize_t n = Py_ssize_t(count);
   PyObject *list = PyList_New(n), *result = nullptr;
   if (list) {
     Py_ssize_t i = 0;
@@ -71,47 +68,12 @@ PyObject *traceback_as_stack_summary(PyObject *tb) noexcept {
   return result;
 }
 
-PyObject *traceback_format(PyObject *tb) noexcept {
-  PyObject *summary = traceback_as_stack_summary(tb);
+PyObject *format_stack(const RawFrame *frames, std::size_t n) noexcept {
+  PyObject *summary = stack_summary(frames, n);
   if (!summary) return nullptr;
   PyObject *lines = PyObject_CallMethod(summary, "format", nullptr);
   Py_DECREF(summary);
   return lines;
-}
-
-PyObject *frame_to_dict(PyObject *frame) noexcept {
-  static const char *const kFields[] = {"kind",   "filename",   "name",  "qualname", "lineno",
-                                        "end_lineno", "colno", "end_colno", "lasti", "state"};
-  PyObject *dict = PyDict_New();
-  if (!dict) return nullptr;
-  for (const char *field : kFields) {
-    PyObject *value = PyObject_GetAttrString(frame, field);
-    if (!value || PyDict_SetItemString(dict, field, value) < 0) {
-      Py_XDECREF(value);
-      Py_DECREF(dict);
-      return nullptr;
-    }
-    Py_DECREF(value);
-  }
-  return dict;
-}
-
-PyObject *traceback_to_list(PyObject *tb) noexcept {
-  const Py_ssize_t n = PySequence_Size(tb);
-  if (n < 0) return nullptr;
-  PyObject *list = PyList_New(n);
-  if (!list) return nullptr;
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject *frame = PySequence_GetItem(tb, i);
-    PyObject *dict = frame ? frame_to_dict(frame) : nullptr;
-    Py_XDECREF(frame);
-    if (!dict) {
-      Py_DECREF(list);
-      return nullptr;
-    }
-    PyList_SET_ITEM(list, i, dict);
-  }
-  return list;
 }
 
 }  // namespace callsite::detail

@@ -1,6 +1,8 @@
 // symbolize/code_info.cc — the per-code-object cache in co_extra, and line-table decoding.
 #include "symbolize/code_info.h"
 
+#include "core/compat.h"
+
 namespace callsite::detail {
 namespace {
 
@@ -8,19 +10,13 @@ Py_ssize_t extra_index = -1;
 
 void free_code_info(void *p) { delete static_cast<CodeInfo *>(p); }
 
-#if PY_VERSION_HEX >= 0x030C0000
-// 3.12 renamed the co_extra API into the unstable tier (same semantics).
-inline Py_ssize_t request_index(freefunc f) { return PyUnstable_Eval_RequestCodeExtraIndex(f); }
-inline int get_extra(PyObject *c, void **p) { return PyUnstable_Code_GetExtra(c, extra_index, p); }
-inline int set_extra(PyObject *c, void *p) { return PyUnstable_Code_SetExtra(c, extra_index, p); }
-#else
-inline Py_ssize_t request_index(freefunc f) { return _PyEval_RequestCodeExtraIndex(f); }
-inline int get_extra(PyObject *c, void **p) { return _PyCode_GetExtra(c, extra_index, p); }
-inline int set_extra(PyObject *c, void *p) { return _PyCode_SetExtra(c, extra_index, p); }
-#endif
+inline Py_ssize_t request_index(freefunc f) { return compat::request_code_extra_index(f); }
+inline int get_extra(PyObject *c, void **p) { return compat::code_get_extra(c, extra_index, p); }
+inline int set_extra(PyObject *c, void *p) { return compat::code_set_extra(c, extra_index, p); }
 
+// 3.11+ code objects carry PEP 657 location tables (with columns), 3.10 PEP 626 line tables.
 constexpr LinetableFormat kFormat =
-    PY_VERSION_HEX >= 0x030B0000 ? LinetableFormat::pep657 : LinetableFormat::pep626;
+    compat::kHasColumns ? LinetableFormat::pep657 : LinetableFormat::pep626;
 
 bool decode(PyCodeObject *code, std::vector<PositionRange> *out) {
   // co_linetable is a bytes object on every supported version (cpython/code.h).

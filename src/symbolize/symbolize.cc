@@ -1,25 +1,34 @@
 // symbolize/symbolize.cc — RawFrame → FrameInfo: names from the code object, positions from
-// the per-code cache, native frames through their reifier.
-#include "callsite/symbolize.h"
+// the per-code cache, native frames through the registered reifier.
+#include "symbolize/symbolize.h"
 
-#include "native/hooks.h"
+#include "core/compat.h"
 #include "symbolize/code_info.h"
 
 namespace callsite {
+namespace {
+
+NativeSymbolizer native_symbolizer = nullptr;
+
+}  // namespace
+
+void set_native_symbolizer(NativeSymbolizer symbolizer) noexcept {
+  native_symbolizer = symbolizer;
+}
 
 bool symbolize(const RawFrame &frame, FrameInfo *out) noexcept {
-  if (!frame.is_python()) return native::symbolize(frame, out);
+  if (!frame.is_python()) {
+    if (native_symbolizer) return native_symbolizer(frame, out);
+    PyErr_SetString(PyExc_RuntimeError, "callsite: native frames are not initialised");
+    return false;
+  }
   auto *code = static_cast<PyCodeObject *>(frame.code());
   detail::Position pos;
   if (!detail::code_position(code, frame.lasti(), &pos)) return false;
   out->kind = FrameKind::python;
   out->filename = code->co_filename;
   out->name = code->co_name;
-#if PY_VERSION_HEX >= 0x030B0000
-  out->qualname = code->co_qualname;
-#else
-  out->qualname = code->co_name;  // 3.10 code objects have no co_qualname
-#endif
+  out->qualname = compat::display_name(code);
   out->code = reinterpret_cast<PyObject *>(code);
   out->lineno = pos.lineno;
   out->end_lineno = pos.end_lineno;

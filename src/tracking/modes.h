@@ -4,10 +4,10 @@
 
 #include <cstdint>
 
-#include "filter/filter_object.h"
-#include "filter/hooks.h"
-#include "callsite/tracking.h"
+#include "core/compat.h"
+#include "filter/filter.h"
 #include "tracking/ring.h"
+#include "tracking/tracking.h"
 
 namespace callsite::tracking::detail {
 
@@ -25,19 +25,16 @@ extern std::uint64_t filter_errors;
 /// the site is recorded.
 inline bool record_keeps(PyCodeObject *code) noexcept {
   if (!record_filter) return true;
-  const int k = filter::keeps(record_filter, code);
+  const int k = filter_keeps(record_filter, code);
   if (k >= 0) return k != 0;
   PyErr_Clear();
   ++filter_errors;
   return true;
 }
 
-/// The recording filter's rule stamp (changes with every rule change; 0 without a filter).
-/// Read from the Filter object itself: filter/hooks.h has no accessor for it.
-inline std::uint64_t record_filter_stamp() noexcept {
-  return record_filter && callsite::detail::is_filter_object(record_filter)
-             ? callsite::detail::as_filter(record_filter)->stamp
-             : 0;
+/// The recording filter's generation (changes with every rule change; 0 without a filter).
+inline std::uint64_t record_filter_generation() noexcept {
+  return record_filter ? filter_generation(record_filter) : 0;
 }
 
 // --- profile mode (profile.cc) ----------------------------------------------------------------

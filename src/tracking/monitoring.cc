@@ -1,9 +1,10 @@
 // tracking/monitoring.cc — monitoring mode: sys.monitoring CALL events with a C callback (3.12+).
+#include "core/compat.h"
 #include "tracking/modes.h"
 
 namespace callsite::tracking::detail::monitoring {
 
-#if PY_VERSION_HEX >= 0x030C0000 && !defined(Py_GIL_DISABLED)
+#if CALLSITE_HAS_MONITORING
 namespace {
 
 constexpr const char *kToolName = "callsite.tracking";
@@ -16,7 +17,7 @@ PyObject *callback = nullptr;   // the METH_FASTCALL builtin below
 PyObject *disable_obj = nullptr;  // sys.monitoring.DISABLE
 PyObject *dict_key = nullptr;   // key of the ring in each thread-state dict
 long call_event = 0;            // sys.monitoring.events.CALL
-std::uint64_t disabled_stamp = 0;  // the recording filter's stamp when sites were switched off
+std::uint64_t disabled_generation = 0;  // the recording filter's generation when sites were switched off
 
 PyObject *sys_monitoring() {
   PyObject *m = PySys_GetObject("monitoring");  // borrowed
@@ -65,13 +66,13 @@ PyObject *on_call(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   PyCodeObject *code = reinterpret_cast<PyCodeObject *>(args[0]);
   // The rules changed since sites were switched off: some may be kept now. restart_events()
   // is allowed from a callback; the sites that are still dropped switch off again.
-  if (disabled && record_filter_stamp() != disabled_stamp && !restart()) PyErr_Clear();
+  if (disabled && record_filter_generation() != disabled_generation && !restart()) PyErr_Clear();
   if (!record_keeps(code)) {
-    disabled_stamp = record_filter_stamp();
+    disabled_generation = record_filter_generation();
     ++disabled;
     return Py_NewRef(disable_obj);
   }
-  PyThreadState *tstate = current_tstate();
+  PyThreadState *tstate = compat::current_tstate();
   Ring *r = tstate == cache_tstate ? cache_ring : ring_of(tstate);
   if (!r) Py_RETURN_NONE;
   PyObject *off = args[1];
@@ -231,7 +232,7 @@ void drop_rings() noexcept {
 
 bool available(const char **why_not) noexcept {
   if (why_not)
-    *why_not = PY_VERSION_HEX < 0x030C0000
+    *why_not = !compat::kHasSysMonitoring
                    ? "sys.monitoring needs Python 3.12+; use mode='profile'"
                    : "the free-threaded build is not supported (the window assumes the GIL)";
   return false;

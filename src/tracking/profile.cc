@@ -1,13 +1,8 @@
 // tracking/profile.cc — profile mode: a C profile function on every thread, chained, per-thread.
-#include "tracking/frame_access.h"
+#include "core/compat.h"
 #include "tracking/modes.h"
 
-#if PY_VERSION_HEX >= 0x030D0000
-// 3.13 moved the declaration to the internal pycore_ceval.h but still exports it (it is how
-// PyEval_SetProfileAllThreads sets another thread's function). Same signature 3.9–3.13.
-extern "C" PyAPI_FUNC(int) _PyEval_SetProfile(PyThreadState *tstate, Py_tracefunc func,
-                                              PyObject *arg);
-#endif
+// _PyEval_SetProfile: declared by core/compat.h where CPython's public headers do not.
 
 namespace callsite::tracking::detail::profile {
 namespace {
@@ -25,17 +20,17 @@ int on_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
   if (active_mode == Mode::profile && r->entries) {
     if (what == PyTrace_CALL) {
       // The callee's frame; the call site is in its caller (absent for a thread's first frame).
-      if (PyFrameObject *back = frame_back(frame)) {
-        PyCodeObject *code = frame_code(back);
+      if (PyFrameObject *back = compat::running_frame_back(frame)) {
+        PyCodeObject *code = compat::running_frame_code(back);
         if (record_keeps(code)) {
-          push(r, code, frame_lasti(back), frame_code(frame));
+          push(r, code, compat::frame_lasti_bytes(back), compat::running_frame_code(frame));
           ++recorded;
         }
       }
     } else if (what == PyTrace_C_CALL) {
-      PyCodeObject *code = frame_code(frame);
+      PyCodeObject *code = compat::running_frame_code(frame);
       if (record_keeps(code)) {
-        push(r, code, frame_lasti(frame), nullptr);
+        push(r, code, compat::frame_lasti_bytes(frame), nullptr);
         ++recorded;
       }
     }
@@ -84,7 +79,7 @@ PyObject *thread_start(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_TypeError, "callsite thread hook expects (frame, event, arg)");
     return nullptr;
   }
-  PyThreadState *tstate = current_tstate();
+  PyThreadState *tstate = compat::current_tstate();
   if (previous_thread_hook && previous_thread_hook != Py_None) {
     PyObject *setprofile = PySys_GetObject("setprofile");  // borrowed
     PyObject *res = setprofile ? PyObject_CallOneArg(setprofile, previous_thread_hook) : nullptr;
@@ -166,7 +161,7 @@ bool start() noexcept {
   }
   // Threads that exist now, the calling one first: what PyEval_SetProfileAllThreads does on
   // 3.12+, done per thread so that each gets its own ring and keeps its own chained profiler.
-  PyThreadState *self = current_tstate();
+  PyThreadState *self = compat::current_tstate();
   if (!install(self)) return false;
   for (PyThreadState *ts = PyInterpreterState_ThreadHead(PyThreadState_GetInterpreter(self)); ts;
        ts = PyThreadState_Next(ts))
@@ -193,7 +188,7 @@ bool stop() noexcept {
     }
     Py_CLEAR(previous_thread_hook);
   }
-  PyThreadState *self = current_tstate();
+  PyThreadState *self = compat::current_tstate();
   for (PyThreadState *ts = PyInterpreterState_ThreadHead(PyThreadState_GetInterpreter(self)); ts;
        ts = PyThreadState_Next(ts)) {
     if (ts->c_profilefunc != on_event) continue;  // displaced by a later profiler: leave it

@@ -70,14 +70,6 @@ extern Ring *cache_ring;
 extern PyThreadState *dead_tstate;
 extern std::uint64_t dead_tstate_id;
 
-/// The calling thread's state, or nullptr; no fatal error when there is none.
-inline PyThreadState *current_tstate() noexcept {
-#if PY_VERSION_HEX >= 0x030D0000
-  return PyThreadState_GetUnchecked();
-#else
-  return _PyThreadState_UncheckedGet();  // the 3.10–3.12 spelling of the same function
-#endif
-}
 
 /// Records one call. Allocation-free. The new entry is written before the overwritten one's
 /// references are dropped: a dropped code object can run arbitrary code (a weakref callback)

@@ -19,7 +19,7 @@ const char *mode_name(Mode mode) noexcept {
 }
 
 Status status() noexcept {
-  PyThreadState *ts = current_tstate();
+  PyThreadState *ts = compat::current_tstate();
   bool covered = false;
   if (active_mode == Mode::profile)
     covered = profile::installed_on(ts) || find_ring(ts) != nullptr;
@@ -56,7 +56,7 @@ bool validate(const Settings &s) {
     return false;
   }
   // A filter must answer now, not fail on every later event.
-  if (s.filter && filter::filter_limit(s.filter) == SIZE_MAX && PyErr_Occurred()) return false;
+  if (s.filter && filter_limit(s.filter) == SIZE_MAX && PyErr_Occurred()) return false;
   return true;
 }
 
@@ -138,7 +138,13 @@ bool refresh() noexcept {
 }
 
 void clear() noexcept {
-  if (Ring *r = find_ring(current_tstate())) detail::clear(r);
+  if (Ring *r = find_ring(compat::current_tstate())) detail::clear(r);
 }
 
 }  // namespace callsite::tracking
+
+namespace callsite::tracking::detail {
+
+bool init() noexcept { return init_ring_type(); }
+
+}  // namespace callsite::tracking::detail

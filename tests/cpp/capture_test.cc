@@ -6,21 +6,16 @@
 
 #include "capture/backend.h"
 #include "capture/traceback_object.h"
-#include "callsite/capture.h"
-#include "callsite/symbolize.h"
-#include "callsite/traceback.h"
-#include "render/frame_object.h"
+#include "capture/capture.h"
+#include "symbolize/symbolize.h"
+#include "capture/traceback.h"
+#include "python/frame_object.h"
 #include "symbolize/code_info.h"
 
 namespace {
 
 class Capture : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    ASSERT_TRUE(callsite::detail::traceback_type || callsite::detail::init_traceback_type());
-    ASSERT_TRUE(callsite::detail::frame_type || callsite::detail::init_frame_type());
-    ASSERT_TRUE(callsite::detail::init_code_info());
-  }
 };
 
 // What a Python function calling into C sees: records capture_raw with a tiny buffer.

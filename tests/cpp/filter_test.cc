@@ -8,23 +8,16 @@
 
 #include "capture/traceback_object.h"
 #include "filter/filter_object.h"
-#include "filter/hooks.h"
-#include "callsite/filter.h"
-#include "callsite/render.h"
-#include "callsite/traceback.h"
-#include "render/frame_object.h"
+#include "filter/filter.h"
+#include "render/mlir_text.h"
+#include "capture/traceback.h"
+#include "python/frame_object.h"
 #include "symbolize/code_info.h"
 
 namespace {
 
 class Filter : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    ASSERT_TRUE(callsite::detail::traceback_type || callsite::detail::init_traceback_type());
-    ASSERT_TRUE(callsite::detail::frame_type || callsite::detail::init_frame_type());
-    ASSERT_TRUE(callsite::detail::init_code_info());
-    ASSERT_NE(callsite::detail::init_filter_type(), nullptr);
-  }
   void TearDown() override {
     EXPECT_FALSE(PyErr_Occurred());
     PyErr_Clear();
@@ -70,8 +63,8 @@ TEST_F(Filter, IncludeWinsElseNoExcludeMatch) {
   EXPECT_EQ(callsite::filter_keeps(f, as_code(kept)), 1);
   EXPECT_EQ(callsite::filter_keeps(f, as_code(user)), 1);
   // The hook the tracked windows call gives the same answers.
-  EXPECT_EQ(callsite::filter::keeps(f, as_code(lib)), 0);
-  EXPECT_EQ(callsite::filter::keeps(f, as_code(user)), 1);
+  EXPECT_EQ(callsite::filter_keeps(f, as_code(lib)), 0);
+  EXPECT_EQ(callsite::filter_keeps(f, as_code(user)), 1);
   for (PyObject *o : {f, lib, kept, user}) Py_DECREF(o);
 }
 
@@ -83,11 +76,11 @@ TEST_F(Filter, DecisionIsCachedOnTheCodeObjectAndInvalidatedByRuleChanges) {
   callsite::detail::CodeInfo *info = callsite::detail::code_info(c);
   ASSERT_NE(info, nullptr);
   ASSERT_TRUE(info->filter);  // the decision now lives with the code object
-  const auto stamp = callsite::detail::as_filter(f)->stamp;
+  const auto generation = callsite::filter_generation(f);
   PyObject *r = PyObject_CallMethod(f, "add_exclude", "s", "mod\\.py$");
   ASSERT_NE(r, nullptr);
   Py_DECREF(r);
-  EXPECT_NE(callsite::detail::as_filter(f)->stamp, stamp);
+  EXPECT_NE(callsite::filter_generation(f), generation);
   EXPECT_EQ(callsite::filter_keeps(f, c), 0);  // the cached "keep" was not reused
   Py_DECREF(f);
   Py_DECREF(code);
@@ -103,8 +96,8 @@ TEST_F(Filter, LimitCountsKeptFramesAndTheWalkGoesPastDroppedOnes) {
   EXPECT_EQ(out[0], frames[2]);
   EXPECT_EQ(out[1], frames[4]);
   EXPECT_EQ(callsite::filter_frames(f, frames, 6, out, 1), 1u);  // the smaller limit wins
-  EXPECT_EQ(callsite::filter::filter_limit(f), 2u);
-  PyObject *tb = callsite::filter::filtered_traceback(f, frames, 6, SIZE_MAX);
+  EXPECT_EQ(callsite::filter_limit(f), 2u);
+  PyObject *tb = callsite::filtered_traceback(f, frames, 6, SIZE_MAX);
   ASSERT_NE(tb, nullptr);
   ASSERT_EQ(callsite::traceback_size(tb), 2u);
   EXPECT_EQ(callsite::traceback_frames(tb)[1], frames[4]);
@@ -116,14 +109,14 @@ TEST_F(Filter, LimitCountsKeptFramesAndTheWalkGoesPastDroppedOnes) {
 
 TEST_F(Filter, NotAFilterIsATypeError) {
   PyObject *code = code_in("/x/a.py");
-  EXPECT_EQ(callsite::filter::keeps(Py_None, reinterpret_cast<PyCodeObject *>(code)), -1);
+  EXPECT_EQ(callsite::filter_keeps(Py_None, reinterpret_cast<PyCodeObject *>(code)), -1);
   EXPECT_TRUE(PyErr_ExceptionMatches(PyExc_TypeError));
   PyErr_Clear();
-  EXPECT_EQ(callsite::filter::filter_limit(code), SIZE_MAX);
+  EXPECT_EQ(callsite::filter_limit(code), SIZE_MAX);
   EXPECT_TRUE(PyErr_ExceptionMatches(PyExc_TypeError));
   PyErr_Clear();
   const callsite::RawFrame frames[] = {raw(code)};
-  EXPECT_EQ(callsite::filter::filtered_traceback(code, frames, 1, SIZE_MAX), nullptr);
+  EXPECT_EQ(callsite::filtered_traceback(code, frames, 1, SIZE_MAX), nullptr);
   EXPECT_TRUE(PyErr_ExceptionMatches(PyExc_TypeError));
   PyErr_Clear();
   EXPECT_FALSE(callsite::is_filter(code));
@@ -138,7 +131,7 @@ TEST_F(Filter, DefaultFilterExcludesGeneratedOpModules) {
   PyObject *hand = code_in("/site/mlir/dialects/arith.py");
   EXPECT_EQ(callsite::filter_keeps(f, reinterpret_cast<PyCodeObject *>(gen)), 0);
   EXPECT_EQ(callsite::filter_keeps(f, reinterpret_cast<PyCodeObject *>(hand)), 1);
-  EXPECT_EQ(callsite::filter::filter_limit(f), 10u);
+  EXPECT_EQ(callsite::filter_limit(f), 10u);
   Py_DECREF(gen);
   Py_DECREF(hand);
 }

@@ -9,11 +9,12 @@
 
 #include "capture/traceback_object.h"
 #include "callsite/api.h"
-#include "callsite/capture.h"
+#include "capture/capture.h"
 #include "callsite/native_frame.h"
 #include "native/reify.h"
 #include "native/shadow_stack.h"
-#include "render/frame_object.h"
+#include "python/frame_object.h"
+#include "symbolize/symbolize.h"
 #include "symbolize/code_info.h"
 
 namespace {
@@ -44,12 +45,6 @@ const callsite::Executable kNoFile{"nofile", "jit", &reify_no_file};
 
 class Native : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    ASSERT_TRUE(callsite::detail::traceback_type || callsite::detail::init_traceback_type());
-    ASSERT_TRUE(callsite::detail::frame_type || callsite::detail::init_frame_type());
-    callsite::detail::init_code_info();
-    ASSERT_TRUE(nv::init_reify());
-  }
   void SetUp() override { ASSERT_EQ(nv::this_thread()->head, nullptr); }
   void TearDown() override {
     EXPECT_EQ(nv::this_thread()->head, nullptr);

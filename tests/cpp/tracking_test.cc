@@ -7,8 +7,9 @@
 #include <vector>
 
 #include "capture/traceback_object.h"
-#include "callsite/tracking.h"
-#include "render/frame_object.h"
+#include "core/compat.h"
+#include "tracking/tracking.h"
+#include "python/frame_object.h"
 #include "symbolize/code_info.h"
 #include "tracking/ring.h"
 #include "tracking/state.h"
@@ -20,12 +21,6 @@ using tr::detail::Ring;
 
 class Tracking : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    ASSERT_TRUE(callsite::detail::traceback_type || callsite::detail::init_traceback_type());
-    ASSERT_TRUE(callsite::detail::frame_type || callsite::detail::init_frame_type());
-    ASSERT_TRUE(callsite::detail::init_code_info());
-    ASSERT_TRUE(tr::detail::init());
-  }
   void TearDown() override {
     EXPECT_TRUE(tr::disable());
     EXPECT_FALSE(PyErr_Occurred());
@@ -45,7 +40,7 @@ TEST_F(Tracking, RingKeepsTheLastNMostRecentFirstAndOwnsReferences) {
   std::vector<Py_ssize_t> base;
   for (auto *c : codes) base.push_back(Py_REFCNT(c));
 
-  Ring *r = tr::detail::new_ring(tr::detail::current_tstate(), 3);
+  Ring *r = tr::detail::new_ring(callsite::compat::current_tstate(), 3);
   ASSERT_NE(r, nullptr);
   for (int i = 0; i < 5; ++i) tr::detail::push(r, codes[i], 10 * i, i % 2 ? codes[0] : nullptr);
   EXPECT_EQ(r->count, 3u);
@@ -84,7 +79,7 @@ TEST_F(Tracking, ResizeKeepsTheMostRecentInOrderAndDeallocReleases) {
   std::vector<PyCodeObject *> codes;
   for (int i = 0; i < 6; ++i) codes.push_back(new_code(("r" + std::to_string(i)).c_str()));
   const Py_ssize_t base = Py_REFCNT(codes[0]);
-  Ring *r = tr::detail::new_ring(tr::detail::current_tstate(), 4);
+  Ring *r = tr::detail::new_ring(callsite::compat::current_tstate(), 4);
   ASSERT_NE(r, nullptr);
   const std::size_t live = tr::detail::ring_count();
   for (int i = 0; i < 6; ++i) tr::detail::push(r, codes[i], i, nullptr);  // holds 2..5

@@ -1,0 +1,41 @@
+// bindings/native_submodule.cc — registers the native-frame subsystem as
+// callsite._callsite.native and the C API capsule callsite._callsite._C_API. No logic: the
+// types live in src/python/ and src/native/.
+#include "bindings/c_api.h"
+#include "bindings/submodules.h"
+#include "native/executable.h"
+#include "native/reify.h"
+#include "python/native_frame_object.h"
+
+namespace nb = nanobind;
+namespace native = callsite::native;
+
+namespace callsite::bindings {
+namespace {
+
+nb::object checked(PyObject *result) {
+  if (!result) throw nb::python_error();
+  return nb::steal(result);
+}
+
+}  // namespace
+
+void init_native(nb::module_ &m) {
+  m.attr("_C_API") = checked(new_api_capsule());
+
+  nb::module_ n = m.def_submodule("native", "Native and JIT frames.");
+  n.attr("Executable") = nb::handle(reinterpret_cast<PyObject *>(native::executable_type));
+  n.attr("NativeFrame") = nb::handle(reinterpret_cast<PyObject *>(native::native_frame_type));
+  n.attr("FramedFunction") =
+      nb::handle(reinterpret_cast<PyObject *>(native::framed_function_type));
+  n.attr("ReificationWarning") = nb::handle(native::reification_warning);
+  n.def("current", [] { return checked(native::current_python_frame()); },
+        "The innermost NativeFrame pushed from Python that is active here, or None.");
+  n.def("stack", [] { return checked(native::visible_stack()); },
+        "[(name, kind, state), ...]: the native frames a capture here would see, innermost "
+        "first.");
+  n.def("cache_info", [] { return checked(native::cache_info()); },
+        "Reification cache counters: executables, entries, hits, misses.");
+}
+
+}  // namespace callsite::bindings

@@ -1,0 +1,138 @@
+// python/executable_object.cc — callsite.native.Executable(name, reifier, *, kind="python"):
+// the Python type of an executable whose reifier is a Python callable (or, made through the C
+// API, a C++ one).
+#include "python/executable_object.h"
+
+#include <structmember.h>
+
+#include "core/frame_refs.h"
+#include "native/executable.h"
+#include "native/reify.h"
+#include "python/frame_object.h"
+#include "python/native_frame_object.h"
+
+namespace callsite::native {
+
+namespace {
+
+inline ExecutableObject *as_exe(PyObject *o) { return reinterpret_cast<ExecutableObject *>(o); }
+
+PyObject *exe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  static const char *kwlist[] = {"name", "reifier", "kind", nullptr};
+  PyObject *name, *reifier, *kind = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$O:Executable", const_cast<char **>(kwlist),
+                                   &name, &reifier, &kind))
+    return nullptr;
+  if (!PyUnicode_Check(name))
+    return PyErr_Format(PyExc_TypeError, "Executable name must be a str, not %.200s",
+                        Py_TYPE(name)->tp_name);
+  if (!PyCallable_Check(reifier))
+    return PyErr_Format(PyExc_TypeError,
+                        "Executable reifier must be callable (state: int) -> Location, not "
+                        "%.200s", Py_TYPE(reifier)->tp_name);
+  if (kind && !PyUnicode_Check(kind))
+    return PyErr_Format(PyExc_TypeError, "Executable kind must be a str, not %.200s",
+                        Py_TYPE(kind)->tp_name);
+  PyObject *default_kind = kind ? nullptr : PyUnicode_FromString("python");
+  if (!kind && !(kind = default_kind)) return nullptr;
+  ExecutableObject *self = allocate_executable(type, name, kind);
+  Py_XDECREF(default_kind);
+  if (!self) return nullptr;
+  self->reifier = Py_NewRef(reifier);
+  self->exe.reify = &python_reifier;
+  return reinterpret_cast<PyObject *>(self);
+}
+
+int exe_traverse(PyObject *self, visitproc visit, void *arg) {
+  Py_VISIT(as_exe(self)->reifier);
+  Py_VISIT(Py_TYPE(self));
+  return 0;
+}
+
+int exe_clear(PyObject *self) {
+  Py_CLEAR(as_exe(self)->reifier);  // later reifications give a placeholder
+  return 0;
+}
+
+void exe_dealloc(PyObject *self) {
+  ExecutableObject *e = as_exe(self);
+  PyObject_GC_UnTrack(self);
+  if (e->weakrefs) PyObject_ClearWeakRefs(self);
+  forget(&e->exe);  // nothing can hold a frame of it any more: its cache goes
+  if (e->free_user_data) e->free_user_data(e->exe.user_data);
+  Py_CLEAR(e->reifier);
+  Py_CLEAR(e->name);
+  Py_CLEAR(e->kind);
+  PyTypeObject *type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+PyObject *exe_repr(PyObject *self) {
+  return PyUnicode_FromFormat("<callsite.native.Executable %R kind=%R>", as_exe(self)->name,
+                              as_exe(self)->kind);
+}
+
+PyObject *exe_frame(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static const char *kwlist[] = {"state", nullptr};
+  PyObject *state_obj = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:frame", const_cast<char **>(kwlist),
+                                   &state_obj))
+    return nullptr;
+  std::uintptr_t state = 0;
+  if (state_obj && !parse_state(state_obj, &state)) return nullptr;
+  return new_native_frame(as_exe(self), state);
+}
+
+// Symbolizes (self, state) through the cache, as a capture's frame would be.
+PyObject *exe_reify(PyObject *self, PyObject *state_obj) {
+  std::uintptr_t state = 0;
+  if (!parse_state(state_obj, &state)) return nullptr;
+  return detail::new_frame(detail::native_raw_frame(&as_exe(self)->exe, state));
+}
+
+PyMemberDef exe_members[] = {
+    {"name", T_OBJECT, offsetof(ExecutableObject, name), READONLY, "str"},
+    {"kind", T_OBJECT, offsetof(ExecutableObject, kind), READONLY, "str"},
+    {"reifier", T_OBJECT, offsetof(ExecutableObject, reifier), READONLY,
+     "the Python reifier, or None (a C++ reifier)"},
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(ExecutableObject, weakrefs), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr}};
+
+PyMethodDef exe_methods[] = {
+    {"frame", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(exe_frame)),
+     METH_VARARGS | METH_KEYWORDS,
+     "frame(state=0) -> NativeFrame: a frame of this executable, pushed by `with` (or used "
+     "as a decorator: one fresh frame per call)."},
+    {"reify", exe_reify, METH_O,
+     "reify(state) -> callsite.Frame: the location of `state`, through the reifier and cache."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyType_Slot exe_slots[] = {
+    {Py_tp_doc, const_cast<char *>(
+                    "Executable(name, reifier, *, kind='python')\n\n"
+                    "One kind of native code (an interpreted function, a JIT kernel). "
+                    "reifier(state: int) returns a callsite.native.Location (or a "
+                    "(filename, lineno, ...) tuple, or None) and is called only when a frame "
+                    "of this executable is symbolized; results are cached per state.")},
+    {Py_tp_new, reinterpret_cast<void *>(exe_new)},
+    {Py_tp_dealloc, reinterpret_cast<void *>(exe_dealloc)},
+    {Py_tp_traverse, reinterpret_cast<void *>(exe_traverse)},
+    {Py_tp_clear, reinterpret_cast<void *>(exe_clear)},
+    {Py_tp_repr, reinterpret_cast<void *>(exe_repr)},
+    {Py_tp_members, exe_members},
+    {Py_tp_methods, exe_methods},
+    {0, nullptr}};
+
+PyType_Spec exe_spec = {"callsite.native.Executable", int(sizeof(ExecutableObject)), 0,
+                        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, exe_slots};
+
+}  // namespace
+
+PyTypeObject *init_executable_type() noexcept {
+  if (!executable_type)
+    executable_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&exe_spec));
+  return executable_type;
+}
+
+}  // namespace callsite::native

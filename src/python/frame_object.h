@@ -1,0 +1,22 @@
+// python/frame_object.h — callsite.Frame: one symbolized frame as a Python object.
+#pragma once
+#include <Python.h>
+
+#include "callsite/frame.h"
+
+namespace callsite::detail {
+
+extern PyTypeObject *frame_type;
+
+PyTypeObject *init_frame_type() noexcept;
+
+/// Symbolizes `raw` into a new callsite.Frame (new reference, or nullptr with an error set).
+PyObject *new_frame(const RawFrame &raw) noexcept;
+
+/// The raw frame a callsite.Frame was made from; `obj` must be a Frame.
+const RawFrame &frame_raw(PyObject *obj) noexcept;
+
+/// Frame.to_dict(): the JSON-ready fields of a callsite.Frame (str/int/None values).
+PyObject *frame_to_dict(PyObject *frame) noexcept;
+
+}  // namespace callsite::detail

@@ -1,0 +1,40 @@
+// python/init.cc — the init order of every type and cache (see init.h).
+#include "python/init.h"
+
+#include <Python.h>
+
+#include "mlir/bindings.h"
+#include "mlir/settings.h"
+#include "native/reify.h"
+#include "python/executable_object.h"
+#include "python/filter_object.h"
+#include "python/frame_object.h"
+#include "python/native_frame_object.h"
+#include "python/traceback_object.h"
+#include "python/tracking_queries.h"
+#include "symbolize/code_info.h"
+#include "tracking/state.h"
+
+namespace callsite::python {
+
+bool init_types() noexcept {
+  static bool done = false;
+  if (done) return true;
+  if (!detail::init_traceback_type() || !detail::init_frame_type()) return false;
+  // Without a co_extra index every lookup decodes the line table afresh: correct, slower.
+  if (!detail::init_code_info() &&
+      PyErr_WarnEx(PyExc_RuntimeWarning,
+                   "callsite: no co_extra index left; line tables will be decoded on every use",
+                   1) < 0)
+    return false;
+  if (!detail::init_filter_type()) return false;
+  if (!tracking::detail::init() || !tracking::detail::init_call_site_type()) return false;
+  if (!mlir::init_bindings_type() || !mlir::init_settings()) return false;
+  if (!native::init_reify() || !native::init_executable_type() ||
+      !native::init_native_frame_types())
+    return false;
+  done = true;
+  return true;
+}
+
+}  // namespace callsite::python

@@ -1,0 +1,415 @@
+// python/native_frame_object.cc — callsite.native.NativeFrame: the shadow-stack machinery
+// driven from Python (`with exe.frame() as f: f.state = pc`), and its decorator form.
+#include "python/native_frame_object.h"
+
+#include <structmember.h>
+
+#include <unordered_set>
+
+#include "native/exception_entry.h"
+#include "native/shadow_stack.h"
+
+namespace callsite::native {
+
+PyTypeObject *native_frame_type = nullptr;
+PyTypeObject *framed_function_type = nullptr;
+
+void init_framed(PyObject *wrapper, PyObject *fn, struct PyNativeFrame *frame);
+
+namespace {
+
+// The links of NativeFrame objects that are pushed: how current() tells a Python-pushed
+// frame from a C++ one on the same stack. GIL-protected, never destroyed.
+auto &python_links = *new std::unordered_set<const NativeLink *>();
+
+inline PyNativeFrame *as_nf(PyObject *o) { return reinterpret_cast<PyNativeFrame *>(o); }
+inline PyObject *as_obj(PyNativeFrame *f) { return reinterpret_cast<PyObject *>(f); }
+inline bool active(const PyNativeFrame *f) { return f->stack || f->parked; }
+
+PyNativeFrame *from_link(const NativeLink *link) {
+  return reinterpret_cast<PyNativeFrame *>(reinterpret_cast<char *>(const_cast<NativeLink *>(link)) -
+                                           offsetof(PyNativeFrame, link));
+}
+
+// Pushes `f`. A frame pushed from a generator or coroutine frame may stay active across a
+// yield, so it is parked under that frame's marker instead of going on the thread's stack
+// (see shadow_stack.h). `nested`: the caller pops it before returning (the decorator), so it
+// can never outlive the activation and goes on the stack even from a generator.
+bool push_frame(PyNativeFrame *f, bool nested) {
+  if (active(f)) {
+    PyErr_Format(PyExc_RuntimeError, "native frame of %R is already active",
+                 f->executable->name);
+    return false;
+  }
+  try {
+    python_links.insert(&f->link);
+  } catch (...) {
+    PyErr_NoMemory();
+    return false;
+  }
+  const Executable *exe = &f->executable->exe;
+  if (!nested && in_suspendable_frame()) {
+    f->link = NativeLink{nullptr, current_marker(), exe, f->link.state};
+    if (!park(&f->link)) {
+      python_links.erase(&f->link);
+      return false;
+    }
+    f->parked = true;
+  } else {
+    f->stack = push(&f->link, exe, f->link.state);
+  }
+  Py_INCREF(as_obj(f));  // the stack points into us: stay alive while active
+  return true;
+}
+
+// Pops `f`. Out of order (a frame pushed later is still active): it is unlinked anyway and,
+// when `strict`, RuntimeError says so.
+bool pop_frame(PyNativeFrame *f, bool strict) {
+  if (f->parked) {
+    unpark(&f->link);
+    f->parked = false;
+  } else if (!f->stack) {
+    PyErr_Format(PyExc_RuntimeError, "native frame of %R is not active", f->executable->name);
+    return false;
+  } else if (f->stack != this_thread()) {
+    PyErr_Format(PyExc_RuntimeError,
+                 "native frame of %R was pushed on another thread; it must be popped there",
+                 f->executable->name);
+    return false;
+  } else if (f->stack->head == &f->link) {
+    f->stack->head = const_cast<NativeLink *>(f->link.previous);
+    f->stack = nullptr;
+  } else {
+    const NativeLink *head = f->stack->head;
+    PyObject *inner = head && head->executable && head->executable->name
+                          ? PyUnicode_FromString(head->executable->name)
+                          : nullptr;
+    unlink(f->stack, &f->link);
+    f->stack = nullptr;
+    python_links.erase(&f->link);
+    if (strict)
+      PyErr_Format(PyExc_RuntimeError,
+                   "native frame of %R popped out of order: a frame of %R pushed after it is "
+                   "still active (it was unlinked anyway)",
+                   f->executable->name, inner ? inner : Py_None);
+    Py_XDECREF(inner);
+    Py_DECREF(as_obj(f));
+    return !strict;
+  }
+  python_links.erase(&f->link);
+  Py_DECREF(as_obj(f));
+  return true;
+}
+
+PyObject *nf_new(PyTypeObject *, PyObject *args, PyObject *kwargs) {
+  static const char *kwlist[] = {"executable", "state", nullptr};
+  PyObject *exe, *state_obj = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:NativeFrame", const_cast<char **>(kwlist),
+                                   &exe, &state_obj))
+    return nullptr;
+  if (!PyObject_TypeCheck(exe, executable_type))
+    return PyErr_Format(PyExc_TypeError,
+                        "NativeFrame executable must be a callsite.native.Executable, not %.200s",
+                        Py_TYPE(exe)->tp_name);
+  std::uintptr_t state = 0;
+  if (state_obj && !parse_state(state_obj, &state)) return nullptr;
+  return new_native_frame(reinterpret_cast<ExecutableObject *>(exe), state);
+}
+
+int nf_traverse(PyObject *self, visitproc visit, void *arg) {
+  Py_VISIT(as_nf(self)->executable);
+  Py_VISIT(Py_TYPE(self));
+  return 0;
+}
+
+void nf_dealloc(PyObject *self) {
+  PyNativeFrame *f = as_nf(self);
+  PyObject_GC_UnTrack(self);
+  if (f->weakrefs) PyObject_ClearWeakRefs(self);
+  Py_CLEAR(f->executable);  // never active here: an active frame holds a reference to itself
+  PyTypeObject *type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+PyObject *nf_push(PyObject *self, PyObject *) {
+  if (!push_frame(as_nf(self), false)) return nullptr;
+  Py_RETURN_NONE;
+}
+
+PyObject *nf_pop(PyObject *self, PyObject *) {
+  if (!pop_frame(as_nf(self), true)) return nullptr;
+  Py_RETURN_NONE;
+}
+
+PyObject *nf_enter(PyObject *self, PyObject *) {
+  if (!push_frame(as_nf(self), false)) return nullptr;
+  return Py_NewRef(self);
+}
+
+// The exception leaving the block gets this frame's entry right after the entry of the
+// frame running the `with` (already at the head of its traceback: CPython adds it before
+// running the handler that calls __exit__). GeneratorExit is control flow, not an error.
+PyObject *nf_exit(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  PyNativeFrame *f = as_nf(self);
+  if (nargs == 3 && args[1] != Py_None && PyExceptionInstance_Check(args[1]) &&
+      !PyErr_GivenExceptionMatches(args[1], PyExc_GeneratorExit) && active(f))
+    insert_traceback(args[1], args[2], f->link.python_frame, &f->executable->exe,
+                     f->link.state);
+  if (!pop_frame(f, true)) return nullptr;
+  Py_RETURN_FALSE;
+}
+
+PyObject *nf_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+  PyObject *fn;
+  if ((kwargs && PyDict_GET_SIZE(kwargs)) || !PyArg_ParseTuple(args, "O:NativeFrame", &fn))
+    return PyErr_Format(PyExc_TypeError, "a NativeFrame decorates one function: @frame");
+  if (!PyCallable_Check(fn))
+    return PyErr_Format(PyExc_TypeError, "a NativeFrame decorates a callable, not %.200s",
+                        Py_TYPE(fn)->tp_name);
+  PyObject *wrapper = framed_function_type->tp_alloc(framed_function_type, 0);
+  if (!wrapper) return nullptr;
+  init_framed(wrapper, fn, as_nf(self));
+  return wrapper;
+}
+
+PyObject *nf_get_state(PyObject *self, void *) {
+  return PyLong_FromUnsignedLongLong(as_nf(self)->link.state);
+}
+int nf_set_state(PyObject *self, PyObject *value, void *) {
+  if (!value) {
+    PyErr_SetString(PyExc_AttributeError, "cannot delete a native frame's state");
+    return -1;
+  }
+  return parse_state(value, &as_nf(self)->link.state) ? 0 : -1;
+}
+PyObject *nf_get_active(PyObject *self, void *) { return PyBool_FromLong(active(as_nf(self))); }
+
+PyObject *nf_repr(PyObject *self) {
+  PyNativeFrame *f = as_nf(self);
+  return PyUnicode_FromFormat("<callsite.native.NativeFrame of %R state=%llu%s>",
+                              f->executable->name, (unsigned long long)f->link.state,
+                              active(f) ? " active" : "");
+}
+
+PyMemberDef nf_members[] = {
+    {"executable", T_OBJECT, offsetof(PyNativeFrame, executable), READONLY,
+     "the callsite.native.Executable"},
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(PyNativeFrame, weakrefs), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr}};
+
+PyGetSetDef nf_getset[] = {
+    {"state", nf_get_state, nf_set_state,
+     "int: where the frame is (an op index, a pc); read by captures, passed to the reifier",
+     nullptr},
+    {"active", nf_get_active, nullptr, "bool: pushed and not yet popped", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyMethodDef nf_methods[] = {
+    {"push", nf_push, METH_NOARGS, "push(): makes the frame active (as `with` does)."},
+    {"pop", nf_pop, METH_NOARGS,
+     "pop(): deactivates it. RuntimeError if it is not active, was pushed on another thread, "
+     "or a frame pushed after it is still active (then it is unlinked anyway)."},
+    {"__enter__", nf_enter, METH_NOARGS, nullptr},
+    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(nf_exit)),
+     METH_FASTCALL, nullptr},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyType_Slot nf_slots[] = {
+    {Py_tp_doc, const_cast<char *>(
+                    "NativeFrame(executable, state=0)\n\n"
+                    "A native frame driven from Python: `with` pushes it on this thread's "
+                    "shadow stack (from a generator or coroutine it follows that frame "
+                    "instead), `state` says where it is. Used as a decorator, every call of "
+                    "the function runs in a fresh frame (callsite.native.current() returns it).")},
+    {Py_tp_new, reinterpret_cast<void *>(nf_new)},
+    {Py_tp_dealloc, reinterpret_cast<void *>(nf_dealloc)},
+    {Py_tp_traverse, reinterpret_cast<void *>(nf_traverse)},
+    {Py_tp_repr, reinterpret_cast<void *>(nf_repr)},
+    {Py_tp_call, reinterpret_cast<void *>(nf_call)},
+    {Py_tp_members, nf_members},
+    {Py_tp_getset, nf_getset},
+    {Py_tp_methods, nf_methods},
+    {0, nullptr}};
+
+PyType_Spec nf_spec = {"callsite.native.NativeFrame", int(sizeof(PyNativeFrame)), 0,
+                       Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, nf_slots};
+
+// --- the decorator's wrapper ---------------------------------------------------------------
+
+struct FramedFunction {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  PyObject *fn;
+  ExecutableObject *executable;
+  std::uintptr_t state;  ///< every call starts its fresh frame here
+  PyObject *dict, *weakrefs;
+};
+
+inline FramedFunction *as_ff(PyObject *o) { return reinterpret_cast<FramedFunction *>(o); }
+
+// One fresh frame per call (recursion gets one per level). The frame is pushed from C, so
+// its marker is the caller's frame and a capture shows caller → native → function. An
+// exception leaving the function gets the entry at the head of its traceback, where the
+// caller's entry will be prepended next.
+PyObject *ff_vectorcall(PyObject *self, PyObject *const *args, std::size_t nargsf,
+                        PyObject *kwnames) {
+  FramedFunction *w = as_ff(self);
+  if (!w->fn) {
+    PyErr_SetString(PyExc_RuntimeError, "the wrapped function was cleared");
+    return nullptr;
+  }
+  PyObject *frame = new_native_frame(w->executable, w->state);
+  if (!frame) return nullptr;
+  PyNativeFrame *f = as_nf(frame);
+  if (!push_frame(f, true)) {
+    Py_DECREF(frame);
+    return nullptr;
+  }
+  PyObject *result = PyObject_Vectorcall(w->fn, args, nargsf, kwnames);
+  if (!result) add_traceback(&w->executable->exe, f->link.state);
+  if (active(f)) pop_frame(f, false);  // the function may have popped it itself: fine
+  Py_DECREF(frame);
+  return result;
+}
+
+int ff_traverse(PyObject *self, visitproc visit, void *arg) {
+  Py_VISIT(as_ff(self)->fn);
+  Py_VISIT(as_ff(self)->executable);
+  Py_VISIT(as_ff(self)->dict);
+  Py_VISIT(Py_TYPE(self));
+  return 0;
+}
+
+int ff_clear(PyObject *self) {
+  Py_CLEAR(as_ff(self)->fn);
+  Py_CLEAR(as_ff(self)->dict);
+  return 0;
+}
+
+void ff_dealloc(PyObject *self) {
+  PyObject_GC_UnTrack(self);
+  if (as_ff(self)->weakrefs) PyObject_ClearWeakRefs(self);
+  ff_clear(self);
+  Py_CLEAR(as_ff(self)->executable);
+  PyTypeObject *type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+PyObject *ff_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return PyVectorcall_Call(self, args, kwargs);
+}
+
+// Binds like a function, so decorated methods receive self.
+PyObject *ff_descr_get(PyObject *self, PyObject *obj, PyObject *) {
+  if (!obj || obj == Py_None) return Py_NewRef(self);
+  return PyMethod_New(self, obj);
+}
+
+PyObject *ff_repr(PyObject *self) {
+  return PyUnicode_FromFormat("<callsite.native framed function %R of %R>", as_ff(self)->fn,
+                              as_ff(self)->executable->name);
+}
+
+PyMemberDef ff_members[] = {
+    {"__wrapped__", T_OBJECT, offsetof(FramedFunction, fn), READONLY, "the function"},
+    {"executable", T_OBJECT, offsetof(FramedFunction, executable), READONLY, nullptr},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(FramedFunction, vectorcall), READONLY,
+     nullptr},
+    {"__dictoffset__", T_PYSSIZET, offsetof(FramedFunction, dict), READONLY, nullptr},
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(FramedFunction, weakrefs), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr}};
+
+PyGetSetDef ff_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyType_Slot ff_slots[] = {
+    {Py_tp_doc, const_cast<char *>("A function whose every call runs in a fresh native frame.")},
+    {Py_tp_dealloc, reinterpret_cast<void *>(ff_dealloc)},
+    {Py_tp_traverse, reinterpret_cast<void *>(ff_traverse)},
+    {Py_tp_clear, reinterpret_cast<void *>(ff_clear)},
+    {Py_tp_call, reinterpret_cast<void *>(ff_call)},
+    {Py_tp_descr_get, reinterpret_cast<void *>(ff_descr_get)},
+    {Py_tp_repr, reinterpret_cast<void *>(ff_repr)},
+    {Py_tp_members, ff_members},
+    {Py_tp_getset, ff_getset},
+    {0, nullptr}};
+
+PyType_Spec ff_spec = {"callsite.native.FramedFunction", int(sizeof(FramedFunction)), 0,
+                       Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+                       ff_slots};
+
+}  // namespace
+
+void init_framed(PyObject *wrapper, PyObject *fn, struct PyNativeFrame *frame) {
+  FramedFunction *w = as_ff(wrapper);
+  w->vectorcall = ff_vectorcall;
+  w->fn = Py_NewRef(fn);
+  w->executable = reinterpret_cast<ExecutableObject *>(Py_NewRef(frame->executable));
+  w->state = frame->link.state;
+}
+
+PyTypeObject *init_native_frame_types() noexcept {
+  if (!native_frame_type)
+    native_frame_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&nf_spec));
+  if (native_frame_type && !framed_function_type)
+    framed_function_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&ff_spec));
+  return framed_function_type ? native_frame_type : nullptr;
+}
+
+PyObject *new_native_frame(ExecutableObject *executable, std::uintptr_t state) noexcept {
+  auto *f = reinterpret_cast<PyNativeFrame *>(native_frame_type->tp_alloc(native_frame_type, 0));
+  if (!f) return nullptr;
+  f->link = NativeLink{nullptr, nullptr, &executable->exe, state};
+  f->executable = reinterpret_cast<ExecutableObject *>(Py_NewRef(executable));
+  return as_obj(f);
+}
+
+bool parse_state(PyObject *value, std::uintptr_t *out) noexcept {
+  if (!PyLong_Check(value) || PyBool_Check(value)) {
+    PyErr_Format(PyExc_TypeError, "a native frame's state must be an int, not %.200s",
+                 Py_TYPE(value)->tp_name);
+    return false;
+  }
+  const unsigned long long v = PyLong_AsUnsignedLongLong(value);
+  if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+    PyErr_Format(PyExc_OverflowError, "a native frame's state must be in [0, 2**64), got %R",
+                 value);
+    return false;
+  }
+  *out = std::uintptr_t(v);
+  return true;
+}
+
+PyObject *current_python_frame() noexcept {
+  // A generator's own frames first: they are the innermost when it calls current().
+  if (const auto *parked = parked_under(current_marker()); parked && !parked->empty())
+    return Py_NewRef(as_obj(from_link(parked->back())));
+  for (const NativeLink *v = visible_innermost(); v; v = v->previous) {
+    const NativeLink *link = origin_of(v);
+    if (python_links.count(link)) return Py_NewRef(as_obj(from_link(link)));
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject *visible_stack() noexcept {
+  PyObject *list = PyList_New(0);
+  if (!list) return nullptr;
+  for (const NativeLink *v = visible_innermost(); v; v = v->previous) {
+    const Executable *exe = v->executable;
+    PyObject *item = Py_BuildValue("(ssK)", exe->name ? exe->name : "?",
+                                   exe->kind ? exe->kind : "native",
+                                   (unsigned long long)v->state);
+    if (!item || PyList_Append(list, item) < 0) {
+      Py_XDECREF(item);
+      Py_DECREF(list);
+      return nullptr;
+    }
+    Py_DECREF(item);
+  }
+  return list;
+}
+
+}  // namespace callsite::native

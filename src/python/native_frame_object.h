@@ -1,0 +1,37 @@
+// python/native_frame_object.h — callsite.native.NativeFrame (a frame pushed from Python) and
+// the function wrapper its decorator form returns.
+#pragma once
+#include <Python.h>
+
+#include "native/executable.h"
+
+namespace callsite::native {
+
+struct PyNativeFrame {
+  PyObject_HEAD
+  NativeLink link;
+  ExecutableObject *executable;  ///< strong
+  ThreadStack *stack;            ///< the stack it is on while pushed on a thread's stack
+  bool parked;                   ///< pushed from a generator: kept by marker (shadow_stack.h)
+  PyObject *weakrefs;
+};
+
+extern PyTypeObject *native_frame_type;
+extern PyTypeObject *framed_function_type;
+PyTypeObject *init_native_frame_types() noexcept;
+
+/// A new, not yet pushed frame of `executable`. New reference or nullptr + error.
+PyObject *new_native_frame(ExecutableObject *executable, std::uintptr_t state) noexcept;
+
+/// A state argument: an int in [0, 2**64). False + TypeError/OverflowError.
+bool parse_state(PyObject *value, std::uintptr_t *out) noexcept;
+
+/// callsite.native.current(): the innermost frame pushed from Python that is active in the
+/// calling code, or None. New reference.
+PyObject *current_python_frame() noexcept;
+
+/// callsite.native.stack(): [(name, kind, state), ...] of every native frame a capture here
+/// would see, innermost first. New reference.
+PyObject *visible_stack() noexcept;
+
+}  // namespace callsite::native

@@ -1,0 +1,255 @@
+// python/traceback_object.cc — callsite.Traceback's Python type: value semantics over the
+// inline raw frames of capture/traceback_object.h.
+#include "python/traceback_object.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "capture/frame_sources.h"
+#include "capture/traceback.h"
+#include "capture/traceback_object.h"
+#include "core/args.h"
+#include "core/frame_refs.h"
+#include "filter/filter.h"
+#include "python/frame_object.h"
+#include "render/mlir_text.h"
+#include "render/stack_summary.h"
+
+namespace callsite::detail {
+
+namespace {
+
+inline TracebackObject *as_tb(PyObject *o) { return reinterpret_cast<TracebackObject *>(o); }
+
+Py_ssize_t tb_length(PyObject *self) { return Py_SIZE(self); }
+
+PyObject *tb_item(PyObject *self, Py_ssize_t i) {
+  if (i < 0 || i >= Py_SIZE(self)) {
+    PyErr_SetString(PyExc_IndexError, "Traceback index out of range");
+    return nullptr;
+  }
+  return new_frame(as_tb(self)->frames[i]);
+}
+
+PyObject *tb_subscript(PyObject *self, PyObject *key) {
+  if (PyIndex_Check(key)) {
+    Py_ssize_t i = PyNumber_AsSsize_t(key, PyExc_IndexError);
+    if (i == -1 && PyErr_Occurred()) return nullptr;
+    if (i < 0) i += Py_SIZE(self);
+    return tb_item(self, i);
+  }
+  if (!PySlice_Check(key)) {
+    PyErr_Format(PyExc_TypeError, "Traceback indices must be integers or slices, not %.200s",
+                 Py_TYPE(key)->tp_name);
+    return nullptr;
+  }
+  Py_ssize_t start, stop, step;
+  if (PySlice_Unpack(key, &start, &stop, &step) < 0) return nullptr;
+  const Py_ssize_t n = PySlice_AdjustIndices(Py_SIZE(self), &start, &stop, step);
+  PyObject *result = new_traceback(nullptr, n);
+  if (!result) return nullptr;
+  const RawFrame *src = as_tb(self)->frames;
+  RawFrame *dst = as_tb(result)->frames;
+  for (Py_ssize_t k = 0, i = start; k < n; ++k, i += step) {
+    dst[k] = src[i];
+    retain(dst[k]);
+  }
+  as_tb(result)->may_have_native = as_tb(self)->may_have_native;
+  return result;
+}
+
+Py_hash_t tb_hash(PyObject *self) {
+  TracebackObject *tb = as_tb(self);
+  if (tb->hash != -1) return tb->hash;
+  // FNV-style mix over both words of every entry (code identity + offset, as JAX hashes).
+  std::uint64_t h = 0xcbf29ce484222325ull ^ std::uint64_t(Py_SIZE(tb));
+  for (Py_ssize_t i = 0, n = Py_SIZE(tb); i < n; ++i) {
+    h = (h ^ tb->frames[i].tagged) * 0x100000001b3ull;
+    h = (h ^ std::uint64_t(tb->frames[i].payload)) * 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  Py_hash_t result = Py_hash_t(h);
+  if (result == -1) result = -2;
+  return tb->hash = result;
+}
+
+bool same_frames(PyObject *a, PyObject *b) {
+  const Py_ssize_t n = Py_SIZE(a);
+  return n == Py_SIZE(b) &&
+         std::memcmp(as_tb(a)->frames, as_tb(b)->frames, size_t(n) * sizeof(RawFrame)) == 0;
+}
+
+PyObject *tb_richcompare(PyObject *a, PyObject *b, int op) {
+  if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, traceback_type))
+    Py_RETURN_NOTIMPLEMENTED;
+  const bool equal = a == b || same_frames(a, b);
+  return PyBool_FromLong(op == Py_EQ ? equal : !equal);
+}
+
+PyObject *tb_repr(PyObject *self) {
+  const Py_ssize_t n = Py_SIZE(self);
+  PyObject *parts = PyList_New(0);
+  if (!parts) return nullptr;
+  PyObject *head = PyUnicode_FromFormat("<callsite.Traceback of %zd frame%s, innermost first%s",
+                                        n, n == 1 ? "" : "s", n ? ":" : ">");
+  if (!head || PyList_Append(parts, head) < 0) goto fail_head;
+  Py_DECREF(head);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject *frame = new_frame(as_tb(self)->frames[i]);
+    if (!frame) goto fail;
+    PyObject *line = PyObject_Str(frame);
+    Py_DECREF(frame);
+    if (!line) goto fail;
+    PyObject *indented = PyUnicode_FromFormat("\n  %U%s", line, i + 1 == n ? ">" : "");
+    Py_DECREF(line);
+    if (!indented || PyList_Append(parts, indented) < 0) {
+      Py_XDECREF(indented);
+      goto fail;
+    }
+    Py_DECREF(indented);
+  }
+  {
+    PyObject *empty = PyUnicode_FromString("");
+    PyObject *text = empty ? PyUnicode_Join(empty, parts) : nullptr;
+    Py_XDECREF(empty);
+    Py_DECREF(parts);
+    return text;
+  }
+fail_head:
+  Py_XDECREF(head);
+fail:
+  Py_DECREF(parts);
+  return nullptr;
+}
+
+PyObject *tb_frames(PyObject *self, void *) {
+  const Py_ssize_t n = Py_SIZE(self);
+  PyObject *tuple = PyTuple_New(n);
+  if (!tuple) return nullptr;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject *frame = new_frame(as_tb(self)->frames[i]);
+    if (!frame) {
+      Py_DECREF(tuple);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(tuple, i, frame);
+  }
+  return tuple;
+}
+
+// (code, lasti) pairs for Python entries, (executable owner or None, state) for native ones.
+PyObject *tb_raw(PyObject *self, PyObject *) {
+  const Py_ssize_t n = Py_SIZE(self);
+  PyObject *list = PyList_New(n);
+  if (!list) return nullptr;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    const RawFrame &f = as_tb(self)->frames[i];
+    PyObject *item = f.is_python()
+                         ? Py_BuildValue("(On)", static_cast<PyObject *>(f.code()), f.payload)
+                         : Py_BuildValue("(sK)", "native", (unsigned long long)f.state());
+    if (!item) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, i, item);
+  }
+  return list;
+}
+
+PyObject *tb_as_stack_summary(PyObject *self, PyObject *) {
+  return stack_summary(as_tb(self)->frames, std::size_t(Py_SIZE(self)));
+}
+PyObject *tb_format(PyObject *self, PyObject *) {
+  return format_stack(as_tb(self)->frames, std::size_t(Py_SIZE(self)));
+}
+
+PyObject *tb_to_list(PyObject *self, PyObject *) {
+  const Py_ssize_t n = Py_SIZE(self);
+  PyObject *list = PyList_New(n);
+  if (!list) return nullptr;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject *frame = new_frame(as_tb(self)->frames[i]);
+    PyObject *dict = frame ? frame_to_dict(frame) : nullptr;
+    Py_XDECREF(frame);
+    if (!dict) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, i, dict);
+  }
+  return list;
+}
+
+// to_mlir(filter=None): the text of the location MLIR would build for the (kept) frames.
+PyObject *tb_to_mlir(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  static constexpr const char *kNames[] = {"filter"};
+  PyObject *filter = nullptr;
+  if (!bind_fastcall_args("to_mlir", kNames, 1, 1, args, nargs, kwnames, &filter))
+    return nullptr;
+  const RawFrame *frames = as_tb(self)->frames;
+  std::size_t n = std::size_t(Py_SIZE(self));
+  std::vector<RawFrame> kept;
+  if (filter && filter != Py_None) {
+    kept.resize(n);
+    n = filter_frames(filter, frames, n, kept.data());
+    if (n == SIZE_MAX) return nullptr;
+    frames = kept.data();
+  }
+  std::string text;
+  if (!mlir_location_text(frames, n, &text)) return nullptr;
+  return PyUnicode_FromStringAndSize(text.data(), Py_ssize_t(text.size()));
+}
+PyObject *tb_from_frame(PyObject *, PyObject *frame) { return traceback_from_frame(frame); }
+PyObject *tb_from_traceback(PyObject *, PyObject *tb) { return traceback_from_exception_tb(tb); }
+
+PyMethodDef tb_methods[] = {
+    {"raw", tb_raw, METH_NOARGS,
+     "raw() -> list[tuple]: (code, lasti) per Python frame, ('native', state) per native one."},
+    {"as_stack_summary", tb_as_stack_summary, METH_NOARGS,
+     "as_stack_summary() -> traceback.StackSummary, outermost first (lines looked up lazily)."},
+    {"format", tb_format, METH_NOARGS,
+     "format() -> list[str]: the lines traceback.format_list prints, outermost first."},
+    {"to_list", tb_to_list, METH_NOARGS,
+     "to_list() -> list[dict]: one JSON-ready dict per frame, innermost first."},
+    {"to_mlir", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(tb_to_mlir)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "to_mlir(filter=None) -> str: the location MLIR's loc_tracebacks() would print."},
+    {"from_frame", tb_from_frame, METH_O | METH_CLASS,
+     "from_frame(frame) -> Traceback: frame and its callers (f_back chain), innermost first."},
+    {"from_traceback", tb_from_traceback, METH_O | METH_CLASS,
+     "from_traceback(tb) -> Traceback: an exception traceback's entries, innermost first."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef tb_getset[] = {
+    {"frames", tb_frames, nullptr, "tuple[Frame, ...]: every frame, symbolized.", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyType_Slot tb_slots[] = {
+    {Py_tp_doc, const_cast<char *>(
+                    "A captured call stack: raw (code, instruction offset) frames, innermost "
+                    "first, symbolized on access. Hashable; equal when the same code objects "
+                    "and offsets.")},
+    {Py_tp_dealloc, reinterpret_cast<void *>(traceback_dealloc)},
+    {Py_tp_hash, reinterpret_cast<void *>(tb_hash)},
+    {Py_tp_richcompare, reinterpret_cast<void *>(tb_richcompare)},
+    {Py_tp_repr, reinterpret_cast<void *>(tb_repr)},
+    {Py_sq_length, reinterpret_cast<void *>(tb_length)},
+    {Py_sq_item, reinterpret_cast<void *>(tb_item)},
+    {Py_mp_length, reinterpret_cast<void *>(tb_length)},
+    {Py_mp_subscript, reinterpret_cast<void *>(tb_subscript)},
+    {Py_tp_methods, tb_methods},
+    {Py_tp_getset, tb_getset},
+    {0, nullptr}};
+
+PyType_Spec tb_spec = {"callsite.Traceback", int(offsetof(TracebackObject, frames)),
+                       int(sizeof(RawFrame)), Py_TPFLAGS_DEFAULT, tb_slots};
+
+}  // namespace
+
+PyTypeObject *init_traceback_type() noexcept {
+  if (!traceback_type) traceback_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&tb_spec));
+  return traceback_type;
+}
+
+}  // namespace callsite::detail

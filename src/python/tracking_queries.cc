@@ -1,0 +1,128 @@
+// python/tracking_queries.cc — callsite.tracking.window() / last() and the CallSite type:
+// the window read as Python objects, through a Filter.
+#include "python/tracking_queries.h"
+
+#include "core/args.h"
+#include "core/frame_refs.h"
+#include "filter/filter.h"
+#include "python/frame_object.h"
+#include "tracking/modes.h"
+#include "tracking/window.h"
+
+namespace callsite::tracking::detail {
+
+PyTypeObject *call_site_type = nullptr;
+
+namespace {
+
+PyStructSequence_Field call_site_fields[] = {
+    {"code", "the caller's code object"},
+    {"offset", "instruction offset (bytes) of the call in the caller, as frame.f_lasti"},
+    {"callee", "the callee's code object, or None (C callables, types)"},
+    {"site", "the call site as a callsite.Frame (filename, lineno, colno, ...)"},
+    {nullptr, nullptr}};
+
+PyStructSequence_Desc call_site_desc = {
+    "callsite.tracking.CallSite",
+    "One recorded call: where it was made (code, offset, site) and what it called (callee).",
+    call_site_fields, 4};
+
+PyObject *new_call_site(const Entry &e) {
+  PyObject *item = PyStructSequence_New(call_site_type);
+  if (!item) return nullptr;
+  PyObject *site = callsite::detail::new_frame(callsite::detail::python_raw_frame(e.code, e.offset));
+  PyObject *offset = PyLong_FromSsize_t(e.offset);
+  if (!site || !offset) {
+    Py_XDECREF(site);
+    Py_XDECREF(offset);
+    Py_DECREF(item);
+    return nullptr;
+  }
+  PyStructSequence_SetItem(item, 0, Py_NewRef(reinterpret_cast<PyObject *>(e.code)));
+  PyStructSequence_SetItem(item, 1, offset);
+  PyStructSequence_SetItem(item, 2, Py_NewRef(e.callee ? reinterpret_cast<PyObject *>(e.callee)
+                                                       : Py_None));
+  PyStructSequence_SetItem(item, 3, site);
+  return item;
+}
+
+PyObject *as_call_sites(const Entry *entries, std::size_t n, std::size_t limit, PyObject *filter) {
+  PyObject *list = PyList_New(0);
+  if (!list) return nullptr;
+  std::size_t kept = 0;
+  if (filter) {
+    const std::size_t own = filter_limit(filter);
+    if (own == SIZE_MAX && PyErr_Occurred()) goto fail;
+    if (own < limit) limit = own;
+  }
+  for (std::size_t i = 0; i < n && kept < limit; ++i) {
+    if (filter) {
+      const int k = filter_keeps(filter, entries[i].code);
+      if (k < 0) goto fail;
+      if (!k) continue;
+    }
+    PyObject *item = new_call_site(entries[i]);
+    if (!item || PyList_Append(list, item) < 0) {
+      Py_XDECREF(item);
+      goto fail;
+    }
+    Py_DECREF(item);
+    ++kept;
+  }
+  return list;
+fail:
+  Py_DECREF(list);
+  return nullptr;
+}
+
+// skip, limit positional-or-keyword; filter keyword-only (as capture()).
+constexpr const char *kNames[] = {"skip", "limit", "filter"};
+
+}  // namespace
+
+bool init_call_site_type() noexcept {
+  if (!call_site_type) call_site_type = PyStructSequence_NewType(&call_site_desc);
+  return call_site_type != nullptr;
+}
+
+PyObject *window_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
+                    PyObject *kwnames) noexcept {
+  PyObject *slots[3] = {nullptr, nullptr, nullptr};
+  if (!callsite::detail::bind_fastcall_args("window", kNames, 3, 2, args, nargs, kwnames, slots))
+    return nullptr;
+  size_t skip = 0, limit = SIZE_MAX;
+  if (slots[0] && !callsite::detail::parse_count(slots[0], "skip", 0, &skip)) return nullptr;
+  if (slots[1] && !callsite::detail::parse_count(slots[1], "limit", SIZE_MAX, &limit)) return nullptr;
+  PyObject *filter = slots[2] == Py_None ? nullptr : slots[2];
+  Ring *r = ring_for_query("callsite.tracking.window()");
+  if (!r) return nullptr;
+  return with_copy(r, skip, filter ? SIZE_MAX : limit, [&](const Entry *e, std::size_t n) {
+    return as_call_sites(e, n, limit, filter);
+  });
+}
+
+PyObject *last_py(PyObject *, PyObject *const *args, Py_ssize_t nargs) noexcept {
+  if (nargs > 1) {
+    PyErr_Format(PyExc_TypeError, "last() takes at most 1 argument (%zd given)", nargs);
+    return nullptr;
+  }
+  PyObject *filter = nargs == 1 && args[0] != Py_None ? args[0] : nullptr;
+  Ring *r = ring_for_query("callsite.tracking.last()");
+  if (!r) return nullptr;
+  for (std::uint32_t i = 0; i < r->count; ++i) {
+    const Entry &e = r->entries[(r->head + r->capacity - 1 - i) % r->capacity];
+    PyCodeObject *code = e.code;
+    if (filter) {
+      Py_INCREF(code);  // deciding may allocate, and so run code that records calls
+      const int k = filter_keeps(filter, code);
+      Py_DECREF(code);
+      if (k < 0) return nullptr;
+      if (!k) continue;
+    }
+    return callsite::detail::new_frame(callsite::detail::python_raw_frame(code, e.offset));
+  }
+  if (filter && filter_limit(filter) == SIZE_MAX && PyErr_Occurred()) return nullptr;
+  Py_RETURN_NONE;
+}
+
+}  // namespace callsite::tracking::detail

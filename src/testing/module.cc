@@ -1,0 +1,45 @@
+// testing/module.cc — callsite._callsite_testing: test hooks and bench loops, built only with
+// CALLSITE_TESTING=ON (never in a release wheel). The bench loops reach _callsite through its C
+// API capsule; code_positions decodes line tables with this module's own copy of the core.
+#include <nanobind/nanobind.h>
+
+#include "callsite/api.h"
+#include "testing/code_positions.h"
+#include "testing/native_bench.h"
+
+namespace nb = nanobind;
+namespace t = callsite::testing;
+
+namespace {
+
+nb::object checked(PyObject *result) {
+  if (!result) throw nb::python_error();
+  return nb::steal(result);
+}
+
+}  // namespace
+
+NB_MODULE(_callsite_testing, m) {
+  if (!callsite::api::import()) throw nb::python_error();
+  m.def(
+      "code_positions",
+      [](nb::handle code) { return checked(callsite::detail::debug_code_positions(code.ptr())); },
+      nb::arg("code"), "Decoded positions per code unit (tests compare with co_positions()).");
+  m.def("bench_empty", &t::empty_loop, nb::arg("n"));
+  m.def("bench_push_pop", &t::push_pop_loop, nb::arg("n"));
+  m.def("bench_push_set_pop", &t::push_set_pop_loop, nb::arg("n"));
+  m.def(
+      "bench_capture",
+      [](size_t native_frames, size_t iterations) {
+        const double ns = t::capture_with_native(native_frames, iterations);
+        if (ns < 0) throw nb::python_error();
+        return ns;
+      },
+      nb::arg("native"), nb::arg("iterations"));
+  m.def(
+      "bench_reify",
+      [](nb::object reifier, size_t states) {
+        return checked(t::reify_cost(reifier.is_none() ? nullptr : reifier.ptr(), states));
+      },
+      nb::arg("reifier").none(), nb::arg("states"));
+}

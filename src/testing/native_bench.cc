@@ -1,0 +1,113 @@
+// testing/native_bench.cc — the measured loops of bench/bench_native.py, in C++ so that the
+// cost of a NativeFrame is measured as a JIT pays it (no Python call per iteration). Everything
+// goes through _callsite's C API table (api::import() at module init), as in an extension.
+#include "testing/native_bench.h"
+
+#include <chrono>
+
+#include "callsite/api.h"
+#include "core/frame_refs.h"
+
+namespace callsite::testing {
+namespace {
+
+int reify_fixed(const Executable *, std::uintptr_t state, NativeLocation *out) noexcept {
+  out->filename = "bench.dsl";
+  out->name = "kernel";
+  out->lineno = out->end_lineno = int(state % 1000) + 1;
+  out->colno = 0;
+  out->end_colno = 8;
+  return 0;
+}
+
+const Executable kBench{"bench", "jit", &reify_fixed};
+
+using clock = std::chrono::steady_clock;
+inline double since(clock::time_point t0) {
+  return double(std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - t0).count());
+}
+inline void barrier() { asm volatile("" ::: "memory"); }
+
+double capture_at(std::size_t remaining, std::size_t iterations) {
+  if (remaining) {
+    NativeFrame frame(kBench, remaining);
+    return capture_at(remaining - 1, iterations);
+  }
+  const auto t0 = clock::now();
+  for (std::size_t i = 0; i < iterations; ++i) {
+    PyObject *tb = api::capture();
+    if (!tb) return -1;
+    Py_DECREF(tb);
+  }
+  return since(t0) / double(iterations);
+}
+
+}  // namespace
+
+__attribute__((noinline)) double empty_loop(std::size_t n) noexcept {
+  const auto t0 = clock::now();
+  for (std::size_t i = 0; i < n; ++i) barrier();
+  return since(t0);
+}
+
+__attribute__((noinline)) double push_pop_loop(std::size_t n) noexcept {
+  const auto t0 = clock::now();
+  for (std::size_t i = 0; i < n; ++i) {
+    NativeFrame frame(kBench, i);
+    barrier();
+  }
+  return since(t0);
+}
+
+__attribute__((noinline)) double push_set_pop_loop(std::size_t n) noexcept {
+  const auto t0 = clock::now();
+  for (std::size_t i = 0; i < n; ++i) {
+    NativeFrame frame(kBench, i);
+    for (std::uintptr_t pc = 0; pc < 4; ++pc) {
+      frame.set_state(pc);
+      barrier();
+    }
+  }
+  return since(t0);
+}
+
+double capture_with_native(std::size_t native, std::size_t iterations) noexcept {
+  return capture_at(native, iterations ? iterations : 1);
+}
+
+PyObject *reify_cost(PyObject *python_reifier, std::size_t states) noexcept {
+  PyObject *exe = nullptr;
+  if (python_reifier) {
+    PyObject *module = PyImport_ImportModule("callsite._callsite");
+    PyObject *native = module ? PyObject_GetAttrString(module, "native") : nullptr;
+    PyObject *type = native ? PyObject_GetAttrString(native, "Executable") : nullptr;
+    exe = type ? PyObject_CallFunction(type, "sO", "bench", python_reifier) : nullptr;
+    Py_XDECREF(type);
+    Py_XDECREF(native);
+    Py_XDECREF(module);
+  } else {
+    exe = api::new_executable("bench", "jit", &reify_fixed);
+  }
+  if (!exe) return nullptr;
+  const Executable *e = api::executable_of(exe);
+  if (!e) {
+    Py_DECREF(exe);
+    return nullptr;
+  }
+  double times[2] = {0, 0};
+  for (double &t : times) {  // first pass: cold (reifier + cache insert); second: warm
+    const auto t0 = clock::now();
+    for (std::size_t s = 0; s < states; ++s) {
+      FrameInfo info;
+      if (!api::symbolize(detail::native_raw_frame(e, s), &info)) {
+        Py_DECREF(exe);
+        return nullptr;
+      }
+    }
+    t = since(t0) / double(states ? states : 1);
+  }
+  Py_DECREF(exe);
+  return Py_BuildValue("(dd)", times[0], times[1]);
+}
+
+}  // namespace callsite::testing

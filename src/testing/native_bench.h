@@ -1,0 +1,24 @@
+// testing/native_bench.h — C++ loops for bench/bench_native.py (push+pop, capture,
+// reification), through the C API as an extension pays for them.
+#pragma once
+#include <Python.h>
+
+#include <cstddef>
+
+namespace callsite::testing {
+
+/// Wall-clock ns of `n` iterations of: an empty loop / NativeFrame push+pop / push, 4 ×
+/// set_state, pop. Each loop is its own noinline function so callgrind can count it alone.
+double empty_loop(std::size_t n) noexcept;
+double push_pop_loop(std::size_t n) noexcept;
+double push_set_pop_loop(std::size_t n) noexcept;
+
+/// ns per callsite::capture() (+ Py_DECREF) with `native` C++ frames pushed on top of the
+/// caller's stack; -1 with an error set on failure. GIL held.
+double capture_with_native(std::size_t native, std::size_t iterations) noexcept;
+
+/// (cold, warm) ns per symbolize of a native entry over `states` distinct states of a fresh
+/// executable: C++ reifier when `python_reifier` is null, else that Python callable. GIL held.
+PyObject *reify_cost(PyObject *python_reifier, std::size_t states) noexcept;
+
+}  // namespace callsite::testing

@@ -1,0 +1,205 @@
+"""The layer rule of docs/architecture.md, checked on every #include under src/ and include/.
+
+Each folder of src/ is on one layer; a file may include its own folder, any folder on a lower
+layer, and another folder of its own layer as long as the folders' include graph has no
+cycle. The installed headers (include/callsite/) are on the core layer. The checker is run on
+small trees that break the rule too, so it is known to be able to fail.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+#: Lowest first; the folders of one tuple share a layer (docs/architecture.md).
+LAYERS = (
+    ("layouts",),
+    ("core", "callsite"),  # callsite: the installed headers, include/callsite/
+    ("symbolize", "native"),
+    ("capture",),
+    ("filter", "render"),
+    ("tracking", "mlir"),
+    ("python",),
+    ("bindings",),
+    ("testing",),
+)
+RANK = {folder: rank for rank, folders in enumerate(LAYERS) for folder in folders}
+#: What an outside extension reaches through the capsule, and nothing more.
+INSTALLED_HEADERS = {"api.h", "callsite.h", "frame.h", "native_frame.h"}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+SOURCE_SUFFIXES = (".c", ".cc", ".h")
+
+
+def source_files(root: Path):
+    """(folder, path) of every C/C++ file under root/src and root/include/callsite."""
+    for base, folder_of in ((root / "src", None), (root / "include" / "callsite", "callsite")):
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*")):
+            if path.suffix in SOURCE_SUFFIXES:
+                yield folder_of or path.relative_to(base).parts[0], path
+
+
+def resolve(root: Path, target: str) -> str | None:
+    """The folder an include names ("capture/capture.h" → "capture"), or None if it names
+    no file of src/ or include/ (a path outside them, a relative path)."""
+    parts = target.split("/")
+    if len(parts) != 2 or ".." in parts:
+        return None
+    if (root / "src" / target).is_file():
+        return parts[0]
+    if parts[0] == "callsite" and (root / "include" / target).is_file():
+        return "callsite"
+    return None
+
+
+def check(root: Path) -> tuple[list[str], dict[str, set[str]]]:
+    """Every violation of the rule, and the folder graph (folder -> folders it includes)."""
+    problems: list[str] = []
+    graph: dict[str, set[str]] = {}
+    for folder, path in source_files(root):
+        where = path.relative_to(root)
+        if folder not in RANK:
+            problems.append(f"{where}: folder {folder!r} is on no layer (add it to the rule)")
+            continue
+        for target in INCLUDE.findall(path.read_text(encoding="utf-8", errors="replace")):
+            to = resolve(root, target)
+            if to is None:
+                problems.append(f'{where}: #include "{target}" names no header of src/ or '
+                                "include/ as folder/file.h")
+                continue
+            if to == folder:
+                continue
+            if to not in RANK:
+                problems.append(f'{where}: #include "{target}": folder {to!r} is on no layer')
+                continue
+            graph.setdefault(folder, set()).add(to)
+            if RANK[to] > RANK[folder]:
+                problems.append(f'{where}: #include "{target}": {folder} (layer {RANK[folder]}) '
+                                f"includes {to} (layer {RANK[to]}), a higher layer")
+    return problems, graph
+
+
+def folder_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of the folder graph as [a, b, ..., a], or None."""
+    state: dict[str, int] = {}  # 1 on the stack, 2 done
+    stack: list[str] = []
+
+    def visit(node):
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+# --- the real tree --------------------------------------------------------------------------
+
+def test_the_source_tree_is_there():
+    files = list(source_files(REPO))
+    assert len(files) > 50, f"no sources under {REPO}/src: the test must run from a checkout"
+
+
+def test_every_include_follows_the_layer_rule():
+    problems, _ = check(REPO)
+    assert problems == []
+
+
+def test_the_folder_graph_has_no_cycle():
+    _, graph = check(REPO)
+    assert folder_cycle(graph) is None
+
+
+def test_installed_headers_are_exactly_the_capsule_api():
+    installed = {p.name for p in (REPO / "include" / "callsite").iterdir()}
+    assert installed == INSTALLED_HEADERS
+
+
+def test_no_version_test_outside_layouts_and_compat():
+    """Per-version facts live in src/layouts/ (frame layouts) and src/core/compat.h (the
+    public API's differences); nothing else tests PY_VERSION_HEX."""
+    allowed = {REPO / "src" / "core" / "compat.h"}
+    offenders = [
+        str(path.relative_to(REPO))
+        for folder, path in source_files(REPO)
+        if folder != "layouts" and path not in allowed and "PY_VERSION_HEX" in path.read_text()
+    ]
+    assert offenders == []
+
+
+# --- the checker can fail -------------------------------------------------------------------
+
+GOOD_TREE = {
+    "src/layouts/layout.h": "#pragma once\n",
+    "src/core/args.h": '#include "layouts/layout.h"\n',
+    "src/capture/capture.cc": '#include "core/args.h"\n#include "callsite/frame.h"\n',
+    "src/filter/filter.cc": '#include "capture/capture.cc"\n',
+    "src/render/text.cc": '#include "filter/filter.cc"\n',
+    "include/callsite/frame.h": "#pragma once\n",
+}
+
+
+def test_checker_accepts_a_tree_that_follows_the_rule(tmp_path):
+    problems, graph = check(write_tree(tmp_path, GOOD_TREE))
+    assert problems == []
+    assert graph["render"] == {"filter"}  # same layer, one way: allowed
+    assert folder_cycle(graph) is None
+
+
+@pytest.mark.parametrize("path, text, message", [
+    ("src/capture/bad.cc", '#include "filter/filter.cc"\n', "capture (layer 3) includes filter"),
+    ("src/layouts/bad.c", '#include "callsite/frame.h"\n', "layouts (layer 0) includes callsite"),
+    ("src/native/bad.cc", '#include "../../examples/interp/interp.h"\n', "names no header"),
+    ("src/core/bad.h", '#include "core/missing.h"\n', "names no header"),
+    ("src/newfolder/x.cc", "\n", "is on no layer"),
+    ("include/callsite/bad.h", '#include "capture/capture.cc"\n', "callsite (layer 1) includes capture"),
+])
+def test_checker_reports_a_bad_include(tmp_path, path, text, message):
+    problems, _ = check(write_tree(tmp_path, {**GOOD_TREE, path: text}))
+    assert len(problems) == 1 and message in problems[0], problems
+
+
+def test_checker_finds_a_folder_cycle_within_a_layer(tmp_path):
+    tree = {**GOOD_TREE, "src/filter/uses_render.cc": '#include "render/text.cc"\n'}
+    problems, graph = check(write_tree(tmp_path, tree))
+    assert problems == []  # each include alone is allowed (same layer)...
+    assert folder_cycle(graph) in (["filter", "render", "filter"], ["render", "filter", "render"])
+
+
+def test_the_real_tree_fails_with_one_bad_include_added(tmp_path):
+    """The real sources plus one upward include: the check must report exactly that one."""
+    for folder, path in source_files(REPO):
+        rel = path.relative_to(REPO)
+        dst = tmp_path / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(path.read_bytes())
+    bad = tmp_path / "src" / "symbolize" / "symbolize.cc"
+    bad.write_text('#include "python/frame_object.h"\n' + bad.read_text())
+    problems, _ = check(tmp_path)
+    assert problems == [
+        'src/symbolize/symbolize.cc: #include "python/frame_object.h": symbolize (layer 2) '
+        "includes python (layer 6), a higher layer"
+    ]
