@@ -7,7 +7,7 @@
 #include "filter/filter.h"
 #include "python/frame_object.h"
 #include "tracking/modes.h"
-#include "tracking/window.h"
+#include "tracking/query.h"
 
 namespace callsite::tracking::detail {
 

@@ -6,7 +6,7 @@
 
 #include "core/compat.h"
 #include "filter/filter.h"
-#include "tracking/ring.h"
+#include "tracking/window.h"
 #include "tracking/tracking.h"
 
 namespace callsite::tracking::detail {

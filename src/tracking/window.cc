@@ -1,76 +1,169 @@
-// tracking/window.cc — the window as a Traceback (capture(source="window")) and as CallSites
-// (the C++ API).
+// tracking/window.cc — the window type: allocation, registry, copy-out, release.
 #include "tracking/window.h"
 
-#include "capture/traceback.h"
-#include "core/compat.h"
-#include "core/frame_refs.h"
-#include "filter/filter.h"
-#include "tracking/modes.h"
-#include "tracking/tracking.h"
+#include <cstring>
 
 namespace callsite::tracking::detail {
 
-Ring *ring_for_query(const char *what) noexcept {
-  if (active_mode == Mode::off) {
-    PyErr_Format(PyExc_RuntimeError,
-                 "%s needs call tracking, which is off: call callsite.tracking.enable() first", what);
-    return nullptr;
-  }
-  PyThreadState *ts = compat::current_tstate();
-  Ring *r = active_mode == Mode::profile ? profile::ring_of(ts) : monitoring::ring_of(ts);
-  if (!r && !PyErr_Occurred())
-    PyErr_Format(PyExc_RuntimeError,
-                 active_mode == Mode::profile
-                     ? "%s: this thread is not tracked (profile mode covers the threads that "
-                       "existed at enable() and those started through threading since; "
-                       "another profiler may have replaced callsite's with sys.setprofile)"
-                     : "%s: this thread has no window yet",
-                 what);
-  return r;
-}
+PyThreadState *cache_tstate = nullptr;
+Ring *cache_ring = nullptr;
+PyThreadState *dead_tstate = nullptr;
+std::uint64_t dead_tstate_id = 0;
 
 namespace {
 
-PyObject *as_traceback(const Entry *entries, std::size_t n, std::size_t limit, PyObject *filter) {
-  RawFrame small[64];
-  std::vector<RawFrame> big;
-  RawFrame *frames = small;
-  if (n > 64) {
-    big.resize(n);
-    frames = big.data();
+PyTypeObject *ring_type = nullptr;
+Ring *registry = nullptr;
+std::size_t registered = 0;
+
+void release_all(Entry *entries, std::uint32_t n) {
+  // Read every slot out first: dropping a reference may run code that records calls.
+  for (std::uint32_t i = 0; i < n; ++i) {
+    PyCodeObject *code = entries[i].code, *callee = entries[i].callee;
+    entries[i] = Entry{nullptr, nullptr, 0};
+    Py_XDECREF(code);
+    Py_XDECREF(callee);
   }
-  for (std::size_t i = 0; i < n; ++i)
-    frames[i] = callsite::detail::python_raw_frame(entries[i].code, entries[i].offset);
-  if (filter) return filtered_traceback(filter, frames, n, limit);
-  return make_traceback(frames, n < limit ? n : limit);
 }
+
+void ring_dealloc(PyObject *self) {
+  Ring *r = reinterpret_cast<Ring *>(self);
+  if (cache_ring == r) cache_tstate = nullptr, cache_ring = nullptr;
+  if (r->in_dict && r->tstate->dict == nullptr) {
+    dead_tstate = r->tstate;
+    dead_tstate_id = r->tstate_id;
+  }
+  if (r->prev) r->prev->next = r->next;
+  else if (registry == r) registry = r->next;
+  if (r->next) r->next->prev = r->prev;
+  --registered;
+  Entry *entries = r->entries;
+  const std::uint32_t n = r->capacity;
+  r->entries = nullptr;
+  r->capacity = r->count = r->head = 0;
+  if (entries) {
+    release_all(entries, n);
+    PyMem_Free(entries);
+  }
+  Py_CLEAR(r->chained_obj);
+  PyTypeObject *type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type);  // heap type instances own a reference to their type
+}
+
+PyObject *ring_repr(PyObject *self) {
+  Ring *r = reinterpret_cast<Ring *>(self);
+  return PyUnicode_FromFormat("<callsite tracking window of thread %llu: %u/%u entries>",
+                              (unsigned long long)r->tstate_id, r->count, r->capacity);
+}
+
+PyType_Slot ring_slots[] = {
+    {Py_tp_doc, const_cast<char *>("One thread's window of recent call sites (internal).")},
+    {Py_tp_dealloc, reinterpret_cast<void *>(ring_dealloc)},
+    {Py_tp_repr, reinterpret_cast<void *>(ring_repr)},
+    {0, nullptr}};
+
+PyType_Spec ring_spec = {"callsite._TrackingWindow", int(sizeof(Ring)), 0, Py_TPFLAGS_DEFAULT,
+                         ring_slots};
 
 }  // namespace
-}  // namespace callsite::tracking::detail
 
-namespace callsite::tracking {
-
-using namespace detail;
-
-PyObject *window_traceback(std::size_t skip, std::size_t limit, PyObject *filter) noexcept {
-  if (filter == Py_None) filter = nullptr;
-  Ring *r = ring_for_query("capture(source='window')");
-  if (!r) return nullptr;
-  return with_copy(r, skip, filter ? SIZE_MAX : limit, [&](const Entry *e, std::size_t n) {
-    return as_traceback(e, n, limit, filter);
-  });
+bool init_ring_type() noexcept {
+  if (!ring_type) ring_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&ring_spec));
+  return ring_type != nullptr;
 }
 
-std::ptrdiff_t window(CallSite *out, std::size_t capacity, std::size_t skip) noexcept {
-  Ring *r = ring_for_query("callsite::tracking::window()");
-  if (!r) return -1;
-  std::size_t n = 0;
-  for (std::size_t i = skip; i < r->count && n < capacity; ++i, ++n) {
-    const Entry &e = r->entries[(std::size_t(r->head) + r->capacity - 1 - i) % r->capacity];
-    out[n] = CallSite{callsite::detail::python_raw_frame(e.code, e.offset), e.callee};
+Ring *new_ring(PyThreadState *tstate, std::uint32_t capacity) noexcept {
+  auto *entries = static_cast<Entry *>(PyMem_Calloc(capacity, sizeof(Entry)));
+  if (!entries) {
+    PyErr_NoMemory();
+    return nullptr;
   }
-  return std::ptrdiff_t(n);
+  Ring *r = PyObject_New(Ring, ring_type);
+  if (!r) {
+    PyMem_Free(entries);
+    return nullptr;
+  }
+  r->entries = entries;
+  r->capacity = capacity;
+  r->head = r->count = 0;
+  r->tstate = tstate;
+  r->tstate_id = PyThreadState_GetID(tstate);
+  r->chained_func = nullptr;
+  r->chained_obj = nullptr;
+  r->in_dict = false;
+  r->prev = nullptr;
+  r->next = registry;
+  if (registry) registry->prev = r;
+  registry = r;
+  ++registered;
+  return r;
 }
 
-}  // namespace callsite::tracking
+void clear(Ring *r) noexcept {
+  if (!r->entries) return;
+  r->head = r->count = 0;
+  release_all(r->entries, r->capacity);
+}
+
+std::size_t copy_recent(const Ring *r, std::size_t skip, Entry *out, std::size_t cap) noexcept {
+  std::size_t n = 0;
+  for (std::size_t i = skip; i < r->count && n < cap; ++i, ++n) {
+    const std::size_t slot = (std::size_t(r->head) + r->capacity - 1 - i) % r->capacity;
+    out[n] = r->entries[slot];
+    Py_INCREF(out[n].code);
+    Py_XINCREF(out[n].callee);
+  }
+  return n;
+}
+
+void release_copies(Entry *entries, std::size_t n) noexcept {
+  for (std::size_t i = 0; i < n; ++i) {
+    Py_DECREF(entries[i].code);
+    Py_XDECREF(entries[i].callee);
+  }
+}
+
+bool resize(Ring *r, std::uint32_t capacity) noexcept {
+  if (capacity == r->capacity) return true;
+  auto *fresh = static_cast<Entry *>(PyMem_Calloc(capacity, sizeof(Entry)));
+  if (!fresh) {
+    PyErr_NoMemory();
+    return false;
+  }
+  // Keep the most recent min(count, capacity) entries in chronological order; the references
+  // move with them, the rest are dropped once the ring is consistent again.
+  const std::uint32_t keep = r->count < capacity ? r->count : capacity;
+  for (std::uint32_t k = 0; k < keep; ++k) {
+    const std::uint32_t age = keep - 1 - k;  // 0 = most recent
+    const std::uint32_t slot = (r->head + r->capacity - 1 - age) % r->capacity;
+    fresh[k] = r->entries[slot];
+    r->entries[slot] = Entry{nullptr, nullptr, 0};
+  }
+  Entry *old = r->entries;
+  const std::uint32_t old_capacity = r->capacity;
+  r->entries = fresh;
+  r->capacity = capacity;
+  r->count = keep;
+  r->head = keep % capacity;
+  release_all(old, old_capacity);
+  PyMem_Free(old);
+  return true;
+}
+
+Ring *first_ring() noexcept { return registry; }
+std::size_t ring_count() noexcept { return registered; }
+
+Ring *find_ring(PyThreadState *tstate) noexcept {
+  if (tstate == cache_tstate) return cache_ring;
+  const std::uint64_t id = PyThreadState_GetID(tstate);
+  for (Ring *r = registry; r; r = r->next)
+    if (r->tstate == tstate && r->tstate_id == id) {
+      cache_tstate = tstate;
+      cache_ring = r;
+      return r;
+    }
+  return nullptr;
+}
+
+}  // namespace callsite::tracking::detail

@@ -1,36 +1,93 @@
-// tracking/window.h — reading the calling thread's window: the ring a query reads, and a copy
-// of its entries that stays valid while the query runs Python code.
+// tracking/window.h — one thread's window: a fixed circular buffer of call sites, owned by its
+// thread state.
 #pragma once
 #include <Python.h>
 
 #include <cstddef>
-#include <vector>
-
-#include "tracking/ring.h"
+#include <cstdint>
 
 namespace callsite::tracking::detail {
 
-/// The calling thread's ring, or nullptr with RuntimeError saying why there is none (`what`
-/// names the query in the message).
-Ring *ring_for_query(const char *what) noexcept;
+/// One recorded call: caller code object + offset (bytes) of the call instruction, and the
+/// callee's code object when the callee is a Python function. Both are owned references.
+struct Entry {
+  PyCodeObject *code;
+  PyCodeObject *callee;
+  std::intptr_t offset;
+};
 
-// Copies the window with references held (a query may run code that makes calls, which
-// overwrite entries), hands the copy to `use`, releases it.
-// At most `want` entries are copied (a filter may need them all; a plain query `limit`).
-template <class Use>
-inline PyObject *with_copy(Ring *r, std::size_t skip, std::size_t want, Use use) {
-  Entry small[64];
-  std::vector<Entry> big;
-  Entry *buf = small;
-  const std::size_t cap = want < r->count ? want : r->count;
-  if (cap > 64) {
-    big.resize(cap);
-    buf = big.data();
-  }
-  const std::size_t n = copy_recent(r, skip, buf, cap);
-  PyObject *result = use(buf, n);
-  release_copies(buf, n);
-  return result;
+/// A thread's window. It is a Python object so that the thread state itself can own it: the
+/// thread-state dict (monitoring mode) or tstate->c_profileobj (profile mode). CPython clears
+/// both in PyThreadState_Clear, with the GIL held, when a thread ends — which is the reliable
+/// thread-exit hook (a C++ thread_local destructor runs later, without the GIL, and also for
+/// threads whose state was already deleted). Not GC-tracked: it references code objects and
+/// the chained profiler's object only.
+struct Ring {
+  PyObject_HEAD
+  Entry *entries;
+  std::uint32_t capacity, head, count;
+  PyThreadState *tstate;    ///< the owner thread (valid while the ring lives, see above)
+  std::uint64_t tstate_id;  ///< PyThreadState_GetID of the owner: tells a reused address apart
+  Ring *prev, *next;        ///< registry of live rings (GIL-protected)
+  bool in_dict;             ///< owned by the thread-state dict (monitoring mode)
+  // Profile mode: the profile function this ring's thread had before ours, called after ours
+  // on every event so a profiler installed earlier keeps working (chained_obj is owned).
+  Py_tracefunc chained_func;
+  PyObject *chained_obj;
+};
+
+/// Creates the ring type; once, at module init. False with a Python error.
+bool init_ring_type() noexcept;
+
+/// A new ring of `capacity` entries for `tstate`, registered. New reference or nullptr + error.
+Ring *new_ring(PyThreadState *tstate, std::uint32_t capacity) noexcept;
+
+/// Releases every entry (the ring stays registered and usable).
+void clear(Ring *ring) noexcept;
+
+/// Changes the capacity, keeping the most recent entries. False with a Python error.
+bool resize(Ring *ring, std::uint32_t capacity) noexcept;
+
+/// Copies at most `cap` entries, most recent first, after dropping `skip`, taking a reference
+/// to each code object (release with release_copies). Returns the number copied.
+std::size_t copy_recent(const Ring *ring, std::size_t skip, Entry *out, std::size_t cap) noexcept;
+void release_copies(Entry *entries, std::size_t n) noexcept;
+
+/// The first live ring in the registry (iterate with ->next), and how many there are.
+Ring *first_ring() noexcept;
+std::size_t ring_count() noexcept;
+
+/// The ring owned by `tstate` (the one-entry cache, else a registry scan), or nullptr.
+Ring *find_ring(PyThreadState *tstate) noexcept;
+
+/// One-entry cache thread state → ring. With the GIL only one thread runs, and threads switch
+/// at most every few milliseconds, so this hits on almost every event. Reset when the ring dies.
+extern PyThreadState *cache_tstate;
+extern Ring *cache_ring;
+
+/// The last dict-owned ring that died with its thread state's dict (PyThreadState_Clear sets
+/// tstate->dict to NULL before releasing it): (thread state, id). An event on that thread
+/// later in the teardown must not create a new dict and ring (they would never be freed).
+extern PyThreadState *dead_tstate;
+extern std::uint64_t dead_tstate_id;
+
+
+/// Records one call. Allocation-free. The new entry is written before the overwritten one's
+/// references are dropped: a dropped code object can run arbitrary code (a weakref callback)
+/// that makes calls, which then land in a consistent ring.
+inline void push(Ring *r, PyCodeObject *code, std::intptr_t offset, PyCodeObject *callee) noexcept {
+  Entry &e = r->entries[r->head];
+  PyCodeObject *old_code = e.code, *old_callee = e.callee;
+  // Overwriting a slot with the same code object (recursion, loops) needs no refcount change.
+  if (old_code != code) Py_INCREF(code);
+  if (callee && old_callee != callee) Py_INCREF(callee);
+  e.code = code;
+  e.callee = callee;
+  e.offset = offset;
+  if (++r->head == r->capacity) r->head = 0;
+  if (r->count < r->capacity) ++r->count;
+  if (old_code != code) Py_XDECREF(old_code);
+  if (old_callee != callee) Py_XDECREF(old_callee);
 }
 
 }  // namespace callsite::tracking::detail

@@ -11,7 +11,7 @@
 #include "tracking/tracking.h"
 #include "python/frame_object.h"
 #include "symbolize/code_info.h"
-#include "tracking/ring.h"
+#include "tracking/window.h"
 #include "tracking/state.h"
 
 namespace {
