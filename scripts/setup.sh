@@ -83,6 +83,8 @@ setup_one() {
   pip_step "$py" iree 0 iree-base-compiler
   # coverage: the tracked windows are tested alongside its C tracer / sys.monitoring tool.
   pip_step "$py" coverage 0 coverage
+  # mypy: the suite type-checks the package (mypy --strict) and its stubs (stubtest).
+  pip_step "$py" mypy 0 mypy
   if [ "$BENCH" = 1 ]; then
     pip_step "$py" jaxlib 0 jaxlib
     # Only the CPU wheel on local disk: any other torch would pull GBs of CUDA.

@@ -118,7 +118,7 @@ def auto_locations(
             b.release()
 
 
-def _enclosing_limit() -> int:
+def _enclosing_limit() -> int | None:
     current = _callsite.mlir_settings.get(None)
     if isinstance(current, MlirSettings):
         return current.limit if current.limit is not None else current.filter.limit
@@ -133,12 +133,15 @@ def loc_tracebacks(
     on_explicit_actn: Any = None,
     current_loc_actn: Any = None,
     ir: ModuleType | str | None = None,
-):
+) -> contextlib.AbstractContextManager[MlirSettings]:
     """Drop-in for MLIR's ``ir.loc_tracebacks()``: same arguments (both MLIR's
     ``on_explicit_actn``/``current_loc_actn`` names and the short ones), same meaning, the
     rules of Filter.default() (see register_traceback_file_inclusion/exclusion). max_depth=None
     keeps the enclosing scope's limit; it is clamped to 512 as in MLIR. Unlike MLIR's switch,
     the scope is the calling thread's/task's only."""
+    if max_depth is not None and (type(max_depth) is not int or max_depth < 0):
+        raise (ValueError if type(max_depth) is int else TypeError)(
+            f"loc_tracebacks(): max_depth must be an int >= 0 or None, not {max_depth!r}")
     explicit = on_explicit if on_explicit is not None else on_explicit_actn
     current = current_loc if current_loc is not None else current_loc_actn
     depth = _enclosing_limit() if max_depth is None else max_depth

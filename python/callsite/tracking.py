@@ -12,8 +12,10 @@ with ``callsite.capture(source="window", filter=...)`` or as CallSite entries wi
 from __future__ import annotations
 
 import atexit as _atexit
+from typing import Any, Literal
 
 from . import _callsite
+from ._callsite import Filter
 
 __all__ = ["CallSite", "available_modes", "clear", "disable", "enable", "last", "refresh", "status",
            "window"]
@@ -22,13 +24,29 @@ CallSite = _callsite.CallSite
 #: window(skip=0, limit=None, *, filter=None) -> list[CallSite]: the calling thread's window,
 #: most recent first (entry 0 is the call of window() itself).
 window = _callsite.tracking_window
-#: last(filter=None, /) -> Frame | None: the most recent call site the filter keeps (the seed's
-#: "most recent entry not inside excluded files"); entry 0 is the call of last() itself, so
-#: pass a filter that drops the calling file, or record with one (enable(filter=...)).
+#: last(filter=None, /) -> Frame | None: the most recent call site the filter keeps; entry 0
+#: is the call of last() itself, so pass a filter that drops the calling file, or record
+#: with one (enable(filter=...)).
 last = _callsite.tracking_last
-clear = _callsite.tracking_clear
-refresh = _callsite.tracking_refresh
-status = _callsite.tracking_status
+
+_MODES = ("auto", "monitoring", "profile")
+
+
+def clear() -> None:
+    """Empties the calling thread's window."""
+    _callsite.tracking_clear()
+
+
+def refresh() -> None:
+    """Re-applies a recording filter whose rules changed (``sys.monitoring.restart_events()``)."""
+    _callsite.tracking_refresh()
+
+
+def status() -> dict[str, Any]:
+    """The settings and counters: enabled, mode, window, filter, tool_id, threads,
+    this_thread, callbacks, recorded, disabled_sites, filter_errors."""
+    return _callsite.tracking_status()
+
 
 _atexit_registered = False
 
@@ -38,7 +56,7 @@ class _Session:
 
     __slots__ = ("_previous",)
 
-    def __init__(self, previous: dict) -> None:
+    def __init__(self, previous: dict[str, Any]) -> None:
         self._previous = previous
 
     def __enter__(self) -> _Session:
@@ -55,7 +73,13 @@ class _Session:
         return f"<callsite.tracking session, restores {self._previous['mode'] or 'off'} on exit>"
 
 
-def enable(mode: str = "auto", window: int = 8, *, filter=None, tool_id: int | None = None) -> _Session:
+def enable(
+    mode: Literal["auto", "monitoring", "profile"] = "auto",
+    window: int = 8,
+    *,
+    filter: Filter | None = None,
+    tool_id: int | None = None,
+) -> _Session:
     """Starts recording the last `window` call sites of every thread.
 
     mode: "monitoring" (sys.monitoring CALL events, 3.12+), "profile" (the C profile
@@ -66,6 +90,12 @@ def enable(mode: str = "auto", window: int = 8, *, filter=None, tool_id: int | N
     restores the previous settings on exit.
     """
     global _atexit_registered
+    if mode not in _MODES:
+        raise ValueError(f"enable(): mode must be one of {', '.join(map(repr, _MODES))}, "
+                         f"not {mode!r}")
+    if filter is not None and not isinstance(filter, Filter):
+        raise TypeError(f"enable(): filter must be a callsite.Filter or None, "
+                        f"not {type(filter).__name__}")
     previous = _callsite.tracking_status()
     _callsite.tracking_enable(mode, window, filter, tool_id)
     if not _atexit_registered:
