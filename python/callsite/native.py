@@ -71,6 +71,9 @@ def frame(executable: Executable, state: int = 0) -> NativeFrame:
     """A frame of ``executable``: a context manager (``with native.frame(exe) as f:``) or a
     decorator (``@native.frame(exe)``: each call runs in a fresh frame, reachable through
     ``native.current()``)."""
+    if not isinstance(executable, Executable):
+        raise TypeError(f"frame(): executable must be a callsite.native.Executable, "
+                        f"not {type(executable).__name__}")
     return executable.frame(state)
 
 
