@@ -95,4 +95,4 @@ def test_with_mlir(wheel, tmp_path):
     assert "pip install" not in demo
     assert "== every op of the optimised module" in demo
     # The kernels shipped in the wheel are what the locations point at.
-    assert "callsite/examples/dsl/kernels.py" in demo
+    assert "callsite/_examples/dsl/kernels.py" in demo

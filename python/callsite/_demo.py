@@ -1,7 +1,7 @@
 """``python -m callsite demo [SECTION ...]``: callsite's demos (every section by default).
 
 A section is a function taking the output stream; add one to SECTIONS. The DSL example ships
-in the wheel (callsite/examples/dsl); in a checkout it is examples/dsl.
+in the wheel (callsite/_examples/dsl); in a checkout it is examples/dsl.
 """
 from __future__ import annotations
 
@@ -20,17 +20,17 @@ MLIR_PROVIDERS = ("iree.compiler", "mlir")
 
 def examples_dir() -> Path:
     """The examples: $CALLSITE_EXAMPLES, else those installed with the package (the wheel ships
-    examples/dsl), else the checkout holding the package or the virtual environment
+    _examples/dsl), else the checkout holding the package or the virtual environment
     (scripts/setup.sh puts it in .venv/py3.X)."""
     here = Path(__file__).resolve().parent
     prefix = Path(sys.prefix).resolve()
-    candidates = [os.environ.get("CALLSITE_EXAMPLES"), here / "examples"]
+    candidates = [os.environ.get("CALLSITE_EXAMPLES"), here / "_examples"]
     candidates += [p / "examples" for p in (*here.parents[1:2], *prefix.parents[1:2])]
     for c in candidates:
         if c and (Path(c) / "dsl" / "demo.py").is_file():
             return Path(c)
     raise FileNotFoundError("callsite demo: the DSL example is neither installed with callsite "
-                            f"({here / 'examples'}) nor in a checkout; reinstall callsite, or "
+                            f"({here / '_examples'}) nor in a checkout; reinstall callsite, or "
                             "set CALLSITE_EXAMPLES=/path/to/callsite/examples")
 
 

@@ -39,7 +39,7 @@ CANDIDATES = ("mlir.ir", "iree.compiler.ir", "jaxlib.mlir.ir")
 #: MLIR's PyGlobals::TracebackLoc::kMaxFrames: loc_tracebacks(max_depth=) is clamped to it.
 MAX_DEPTH = 512
 
-location = _callsite.mlir_location
+from ._callsite import mlir_location as location  # noqa: E402
 _by_module: dict[int, MlirBindings] = {}
 
 

@@ -15,19 +15,18 @@ import atexit as _atexit
 from typing import Any, Literal
 
 from . import _callsite
-from ._callsite import Filter
+from ._callsite import CallSite, Filter
+# window(skip=0, limit=None, *, filter=None) -> list[CallSite]: the calling thread's window,
+# most recent first (entry 0 is the call of window() itself).
+from ._callsite import tracking_window as window
+# last(filter=None, /) -> Frame | None: the most recent call site the filter keeps; entry 0
+# is the call of last() itself, so pass a filter that drops the calling file, or record with
+# one (enable(filter=...)).
+from ._callsite import tracking_last as last
 
 __all__ = ["CallSite", "available_modes", "clear", "disable", "enable", "last", "refresh", "status",
            "window"]
 
-CallSite = _callsite.CallSite
-#: window(skip=0, limit=None, *, filter=None) -> list[CallSite]: the calling thread's window,
-#: most recent first (entry 0 is the call of window() itself).
-window = _callsite.tracking_window
-#: last(filter=None, /) -> Frame | None: the most recent call site the filter keeps; entry 0
-#: is the call of last() itself, so pass a filter that drops the calling file, or record
-#: with one (enable(filter=...)).
-last = _callsite.tracking_last
 
 _MODES = ("auto", "monitoring", "profile")
 
