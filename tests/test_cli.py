@@ -63,6 +63,10 @@ def test_doctor_dict():
         assert report["tracking"]["modes"][mode] == ("available" if why is None
                                                      else f"unavailable: {why}")
     assert report["native"]["supported"] is True
+    build = report["build"]
+    assert build["python_headers"].startswith("%d.%d." % sys.version_info[:2])
+    assert build["internal_layout_compiled"] == (callsite.layout_name != "none")
+    assert build["compiler"].split()[0] in ("gcc", "clang") and build["cplusplus"] >= 202002
     assert set(report["mlir"]["bindings"]) == {"mlir.ir", "iree.compiler.ir", "jaxlib.mlir.ir"}
     assert set(report["caches"]) == {"mlir_location_contexts", "native_reification"}
     json.dumps(report)  # JSON-ready

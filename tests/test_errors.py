@@ -110,7 +110,9 @@ def test_filter_arguments():
 
 def test_first_user_frame_takes_skip_by_keyword():
     f = callsite.Filter(default_exclusions=False)
-    assert f.first_user_frame(skip=0) == f.first_user_frame(0)
+    by_keyword, by_position = f.first_user_frame(skip=0), f.first_user_frame(0)
+    assert (by_keyword.filename, by_keyword.lineno) == (by_position.filename, by_position.lineno)
+    assert f.first_user_frame(skip=10**6) is None
 
 
 def prefix(path):

@@ -37,15 +37,15 @@ def test_has_a_signature(fn):
     (callsite.capture, "(skip=0, limit=None, *, filter=None, source='walk')"),
     (callsite.Filter, "(include=(), exclude=(), limit=10, *, default_exclusions=True)"),
     (callsite.Filter.exclude_dir, "(self, path, /)"),
-    (callsite.Filter.first_user_frame, "(self, skip=0)"),
-    (callsite.Traceback.to_mlir, "(self, filter=None)"),
+    (callsite.Filter.first_user_frame, "(self, /, skip=0)"),
+    (callsite.Traceback.to_mlir, "(self, /, filter=None)"),
     (callsite.Traceback.index, "(self, value, start=0, stop=9223372036854775807, /)"),
     (callsite.Traceback.from_frame, "(frame, /)"),
     (callsite.mlir.location, "(filter=None, *, skip=0, context=None, limit=None)"),
     (callsite.tracking.window, "(skip=0, limit=None, *, filter=None)"),
     (callsite.tracking.last, "(filter=None, /)"),
     (callsite.native.Executable, "(name, reifier, *, kind='python')"),
-    (callsite.native.Executable.frame, "(self, state=0)"),
+    (callsite.native.Executable.frame, "(self, /, state=0)"),
     (callsite.native.NativeFrame, "(executable, state=0)"),
 ])
 def test_signature_text(fn, expected):

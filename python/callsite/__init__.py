@@ -20,6 +20,11 @@ from ._callsite import Filter, Frame, Traceback, capture, layout_name  # noqa: E
 from ._backend import get_backend, internal_backend_refusal, set_backend  # noqa: E402
 from ._warnings import BackendWarning, CallsiteWarning  # noqa: E402
 
+# collections.abc.Sequence is _collections_abc.Sequence; the latter is loaded at start-up.
+from _collections_abc import Sequence as _Sequence  # noqa: E402
+
+_Sequence.register(Traceback)
+
 if internal_backend_refusal() is not None and layout_name != "none":
     # A build without a layout is a known configuration; a refused one is a surprise.
     import warnings as _warnings_module

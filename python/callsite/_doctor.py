@@ -75,7 +75,7 @@ def doctor() -> dict[str, Any]:
         "python": {"version": platform.python_version(),
                    "implementation": platform.python_implementation(),
                    "executable": sys.executable, "platform": platform.platform()},
-        "build": dict(_callsite._build_info()) if hasattr(_callsite, "_build_info") else {},
+        "build": _callsite._build_info(),
         "backend": _backend(),
         "tracking": {"modes": {m: "available" if why is None else f"unavailable: {why}"
                                for m, why in modes.items()},

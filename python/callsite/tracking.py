@@ -23,28 +23,15 @@ from ._callsite import tracking_window as window
 # is the call of last() itself, so pass a filter that drops the calling file, or record with
 # one (enable(filter=...)).
 from ._callsite import tracking_last as last
+from ._callsite import tracking_clear as clear  # empties the calling thread's window
+from ._callsite import tracking_refresh as refresh  # re-applies a changed recording filter
+from ._callsite import tracking_status as status  # the settings and counters, as a dict
 
 __all__ = ["CallSite", "available_modes", "clear", "disable", "enable", "last", "refresh", "status",
            "window"]
 
 
 _MODES = ("auto", "monitoring", "profile")
-
-
-def clear() -> None:
-    """Empties the calling thread's window."""
-    _callsite.tracking_clear()
-
-
-def refresh() -> None:
-    """Re-applies a recording filter whose rules changed (``sys.monitoring.restart_events()``)."""
-    _callsite.tracking_refresh()
-
-
-def status() -> dict[str, Any]:
-    """The settings and counters: enabled, mode, window, filter, tool_id, threads,
-    this_thread, callbacks, recorded, disabled_sites, filter_errors."""
-    return _callsite.tracking_status()
 
 
 _atexit_registered = False

@@ -2,6 +2,7 @@
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, final
 
+from .._warnings import CallsiteWarning
 from . import Frame
 
 _Reified = tuple[Any, ...] | None
@@ -44,7 +45,7 @@ class FramedFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
     def __get__(self, instance: object, owner: type | None = None, /) -> Any: ...
 
-class ReificationWarning(RuntimeWarning): ...
+class ReificationWarning(CallsiteWarning, RuntimeWarning): ...
 
 @final
 class _CalcProgram:
