@@ -14,7 +14,7 @@ PyMethodDef location_def = {
     "mlir_location",
     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(mlir::location_py)),
     METH_FASTCALL | METH_KEYWORDS,
-    "mlir_location(filter=None, *, skip=0, context=None, limit=None) -> ir.Location\n\n"
+    "mlir_location(filter=None, *, skip=0, context=None, limit=None)\n--\n\n"
     "The caller's stack as the ir.Location MLIR's loc_tracebacks() would build (cached)."};
 
 }  // namespace

@@ -21,7 +21,7 @@ namespace {
 PyMethodDef capture_def = {
     "capture", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(callsite::detail::capture_py)),
     METH_FASTCALL | METH_KEYWORDS,
-    "capture(skip=0, limit=None, *, filter=None, source='walk') -> Traceback\n\n"
+    "capture(skip=0, limit=None, *, filter=None, source='walk')\n--\n\n"
     "The calling thread's stack, innermost first: skip drops that many innermost frames\n"
     "(0 keeps the caller of capture), limit keeps at most that many."};
 
@@ -64,6 +64,30 @@ NB_MODULE(_callsite, m) {
         return why ? nb::object(nb::str(why)) : nb::none();
       },
       "Why the internal walk is unavailable, or None.");
+  m.def(
+      "_build_info",
+      [] {
+        nb::dict d;
+#if defined(__clang__)
+        d["compiler"] = "clang " __clang_version__;
+#elif defined(__GNUC__)
+        d["compiler"] = "gcc " __VERSION__;
+#else
+        d["compiler"] = "unknown";
+#endif
+        d["cplusplus"] = long(__cplusplus);
+        d["python_headers"] = PY_VERSION;
+        d["nanobind"] = std::to_string(NB_VERSION_MAJOR) + "." + std::to_string(NB_VERSION_MINOR) +
+                        "." + std::to_string(NB_VERSION_PATCH);
+        d["internal_layout_compiled"] = bool(CALLSITE_HAVE_LAYOUT);
+#ifdef NDEBUG
+        d["assertions"] = false;
+#else
+        d["assertions"] = true;
+#endif
+        return d;
+      },
+      "The compiler, headers and options this extension was built with (callsite.doctor()).");
   m.attr("layout_name") = callsite_layout_internal() ? callsite_layout_internal()->name : "none";
 
   callsite::bindings::init_mlir(m);

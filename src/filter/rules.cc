@@ -42,6 +42,7 @@ bool erase(std::vector<Rule> &rules, PyObject *source, bool *erased) {
 
 // Compiles a str (or takes an re.Pattern as is); errors name the kind, pattern and reason.
 bool compile(RuleKind kind, PyObject *rule, Rule *out) {
+  if (!init_rules()) return false;
   if (PyObject_TypeCheck(rule, reinterpret_cast<PyTypeObject *>(re_pattern_type))) {
     PyObject *source = PyObject_GetAttrString(rule, "pattern");
     if (!source) return false;
@@ -157,6 +158,7 @@ void Rules::copy_from(const Rules &other) noexcept {
 }
 
 PyObject *literal_prefix_pattern(PyObject *path) noexcept {
+  if (!init_rules()) return nullptr;
   if (!PyUnicode_Check(path)) {
     PyErr_Format(PyExc_TypeError, "callsite.Filter: a file or directory path must be a str, not %.200s",
                  Py_TYPE(path)->tp_name);

@@ -51,7 +51,8 @@ class Rules {
 /// ("^" + llvm::Regex::escape(file)). New reference or nullptr with an error.
 PyObject *literal_prefix_pattern(PyObject *path) noexcept;
 
-/// Imports `re` and interns the names used here; called once at module init.
+/// Imports `re` and interns the names used here; called by the first rule compiled, so
+/// that `import callsite` does not import `re`.
 bool init_rules() noexcept;
 
 }  // namespace callsite::detail

@@ -206,12 +206,23 @@ bool fill_defaults(const Executable *exe, Reified *r) {
 }  // namespace
 
 bool init_reify() noexcept {
-  if (!reification_warning)
+  if (!reification_warning) {
+    // A callsite.CallsiteWarning too when the package is there (not when embedded without it).
+    PyObject *warnings = PyImport_ImportModule("callsite._warnings");
+    PyObject *base = warnings ? PyObject_GetAttrString(warnings, "CallsiteWarning") : nullptr;
+    Py_XDECREF(warnings);
+    if (!base) PyErr_Clear();
+    PyObject *bases = base ? PyTuple_Pack(2, base, PyExc_RuntimeWarning)
+                           : Py_NewRef(PyExc_RuntimeWarning);
+    Py_XDECREF(base);
+    if (!bases) return false;
     reification_warning = PyErr_NewExceptionWithDoc(
         "callsite.native.ReificationWarning",
         "A native frame's reifier raised or returned something that is not a location; the "
         "frame is shown as a placeholder. Reported once per executable.",
-        PyExc_RuntimeWarning, nullptr);
+        bases, nullptr);
+    Py_DECREF(bases);
+  }
   if (!reification_warning) return false;
   set_native_symbolizer(&symbolize_native);
   return true;

@@ -140,8 +140,8 @@ PyGetSetDef frame_getset[] = {
 
 PyMethodDef frame_methods[] = {
     {"to_mlir", frame_to_mlir_method, METH_NOARGS,
-     "to_mlir() -> str: this frame as MLIR prints it: \"qualname\"(\"file\":l:c to :ec)."},
-    {"to_dict", frame_to_dict_method, METH_NOARGS, "to_dict() -> dict: JSON-ready fields."},
+     "to_mlir($self, /)\n--\n\nthis frame as MLIR prints it: \"qualname\"(\"file\":l:c to :ec)."},
+    {"to_dict", frame_to_dict_method, METH_NOARGS, "to_dict($self, /)\n--\n\nJSON-ready fields."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyType_Slot frame_slots[] = {

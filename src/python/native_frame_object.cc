@@ -206,9 +206,9 @@ PyGetSetDef nf_getset[] = {
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyMethodDef nf_methods[] = {
-    {"push", nf_push, METH_NOARGS, "push(): makes the frame active (as `with` does)."},
+    {"push", nf_push, METH_NOARGS, "push($self, /)\n--\n\nmakes the frame active (as `with` does)."},
     {"pop", nf_pop, METH_NOARGS,
-     "pop(): deactivates it. RuntimeError if it is not active, was pushed on another thread, "
+     "pop($self, /)\n--\n\ndeactivates it. RuntimeError if it is not active, was pushed on another thread, "
      "or a frame pushed after it is still active (then it is unlinked anyway)."},
     {"__enter__", nf_enter, METH_NOARGS, nullptr},
     {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(nf_exit)),
@@ -217,7 +217,7 @@ PyMethodDef nf_methods[] = {
 
 PyType_Slot nf_slots[] = {
     {Py_tp_doc, const_cast<char *>(
-                    "NativeFrame(executable, state=0)\n\n"
+                    "NativeFrame(executable, state=0)\n--\n\n"
                     "A native frame driven from Python: `with` pushes it on this thread's "
                     "shadow stack (from a generator or coroutine it follows that frame "
                     "instead), `state` says where it is. Used as a decorator, every call of "

@@ -1,5 +1,5 @@
 # Stubs for callsite._callsite.native (re-exported by callsite.native).
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Literal, final
 
 from .._warnings import CallsiteWarning
@@ -47,21 +47,8 @@ class FramedFunction:
 
 class ReificationWarning(CallsiteWarning, RuntimeWarning): ...
 
-@final
-class _CalcProgram:
-    """The calc interpreter of examples/interp/, built in (the demo and the tests use it)."""
-    def __new__(cls, source: str, filename: str = "<calc>",
-                host: Mapping[str, Callable[..., Any]] | None = None) -> _CalcProgram: ...
-    def call(self, name: str, /, *args: float) -> float: ...
-    @property
-    def executables(self) -> tuple[Executable, ...]: ...
-
 # nanobind function objects: callsite.native wraps the public ones in functions.
 current: Callable[[], NativeFrame | None]
 stack: Callable[[], list[tuple[str, str, int]]]
 cache_info: Callable[[], dict[str, int]]
-_bench_empty: Callable[[int], float]
-_bench_push_pop: Callable[[int], float]
-_bench_push_set_pop: Callable[[int], float]
-_bench_capture: Callable[[int, int], float]
-_bench_reify: Callable[[Callable[[int], _Reified] | None, int], dict[str, float]]
+
