@@ -1,0 +1,54 @@
+"""A small kernel built with iree-base-compiler's MLIR bindings (func, arith, scf) for
+compare_locations.py."""
+from __future__ import annotations
+
+import os
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith, func, scf
+
+IR = ir
+LIMIT = 10
+USER_FILES = (os.path.abspath(__file__),)
+
+
+def axpy(a, x, y):
+    return arith.addi(arith.muli(a, x), y)
+
+
+def accumulate(n, init):
+    index = ir.IndexType.get()
+    zero, one = arith.constant(index, 0), arith.constant(index, 1)
+    loop = scf.ForOp(zero, n, one, [init])
+    with ir.InsertionPoint(loop.body):
+        value = axpy(loop.inner_iter_args[0], loop.inner_iter_args[0], loop.inner_iter_args[0])
+        scf.YieldOp([value])
+    return loop.results[0]
+
+
+def lower(module):
+    i32, index = ir.IntegerType.get_signless(32), ir.IndexType.get()
+    with ir.InsertionPoint(module.body):
+        fn = func.FuncOp("kernel", ir.FunctionType.get([index, i32], [i32]))
+        block = fn.add_entry_block()
+        with ir.InsertionPoint(block):
+            n, x = block.arguments
+            total = accumulate(n, axpy(x, x, x))
+            func.ReturnOp([total])
+
+
+def build() -> list[tuple[str, str]]:
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.create()
+        lower(module)
+        found = []
+
+        def visit(op):
+            found.append((op.operation.name, str(op.location)))
+            for region in op.regions:
+                for block in region.blocks:
+                    for inner in block.operations:
+                        visit(inner)
+
+        visit(module.operation)
+        return found
