@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import sys
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
@@ -194,6 +193,7 @@ def loc_tracebacks(
     return auto_locations(
         Filter.default(),
         limit=depth,
+        # As MLIR's: the actions are the scope's own, their defaults when not given.
         on_explicit="use_explicit" if explicit is None else explicit,
         current_loc="fallback" if current is None else current,
         ir=ir,
