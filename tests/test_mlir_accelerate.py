@@ -266,3 +266,25 @@ def test_process_knobs_and_scopes_winning(ir_name):
     kinds = [e.split(":")[0] for e in report["errors"]]
     assert kinds == ["ValueError", "TypeError", "ValueError", "RuntimeError"], report["errors"]
     assert "limit" in report["errors"][0] and "accelerate" in report["errors"][3]
+
+
+def test_decelerate_gives_mlir_its_switches_back(ir_name):
+    report = run_python(f'''
+        import json
+        import {ir_name} as ir
+        from {native_of(ir_name)} import globals as G
+        import callsite.mlir as cm
+        original = (type(G).__dict__["set_loc_tracebacks_enabled"], ir.loc_tracebacks)
+        cm.accelerate(ir)
+        swapped = type(G).__dict__["set_loc_tracebacks_enabled"] is not original[0]
+        G.set_loc_tracebacks_enabled(True)
+        cm.decelerate(ir)
+        restored = (type(G).__dict__["set_loc_tracebacks_enabled"] is original[0]
+                    and ir.loc_tracebacks is original[1])
+        print(json.dumps(dict(swapped=swapped, restored=restored,
+                              still_on=G.loc_tracebacks_enabled(),
+                              installed=cm.use(ir).installed,
+                              settings=cm.use(ir).process_settings is None)))
+    ''')
+    assert report == dict(swapped=True, restored=True, still_on=True, installed=False,
+                          settings=True)

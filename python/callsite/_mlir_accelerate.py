@@ -117,7 +117,7 @@ class Accelerated:
         self.refresh()
 
     def install(self) -> None:
-        self.bindings.acquire()  # the op-builder wrappers stay for the life of the process
+        self.bindings.acquire()  # the op-builder wrappers stay until uninstall()
         me = self
         patches = {
             "loc_tracebacks_enabled": lambda self: me.enabled,
@@ -132,6 +132,7 @@ class Accelerated:
             "set_traceback_action_on_current_loc":
                 lambda self, action: me.set_action("current", action),
         }
+        self.replaced = {name: vars(self.globals_type).get(name) for name in patches}
         for name, function in patches.items():
             function.__name__ = name
             function.__qualname__ = f"{self.globals_type.__name__}.{name}"
@@ -144,6 +145,23 @@ class Accelerated:
         self.saved_loc_tracebacks = vars(ir).get("loc_tracebacks")
         self.installed_loc_tracebacks = self.make_loc_tracebacks()
         ir.loc_tracebacks = self.installed_loc_tracebacks
+
+    def uninstall(self) -> None:
+        """Back to MLIR's own: its methods, its loc_tracebacks, its walk (switched on if the
+        switch is on now); the rules registered meanwhile were forwarded to it already."""
+        for name, original in self.replaced.items():
+            if original is not None:
+                setattr(self.globals_type, name, original)
+        ir = self.bindings.ir
+        if vars(ir).get("loc_tracebacks") is self.installed_loc_tracebacks:
+            ir.loc_tracebacks = self.saved_loc_tracebacks
+        self.bindings.process_settings = None
+        self.bindings.release()
+        if self.enabled:
+            self.original["set_loc_tracebacks_enabled"](self.globals, True)
+        if self.use_traceback or self.nameloc_wrap:
+            self.globals.set_traceback_action_on_explicit_loc(self.enum("explicit", self.use_traceback))
+            self.globals.set_traceback_action_on_current_loc(self.enum("current", self.nameloc_wrap))
 
     def make_loc_tracebacks(self):
         me = self
@@ -192,6 +210,15 @@ def accelerate_bindings(bindings: MlirBindings) -> Accelerated:
     accelerated.install()
     _accelerated[key] = accelerated
     return accelerated
+
+
+def decelerate_bindings(bindings: MlirBindings) -> bool:
+    """Undoes accelerate_bindings (False: it was not accelerated)."""
+    found = _accelerated.pop(id(bindings), None)
+    if found is None:
+        return False
+    found.uninstall()
+    return True
 
 
 def accelerated() -> list[Accelerated]:

@@ -32,6 +32,7 @@ __all__ = [
     "bindings",
     "cache_info",
     "clear_caches",
+    "decelerate",
     "loc_tracebacks",
     "loc_tracebacks_enabled",
     "loc_tracebacks_frame_limit",
@@ -234,6 +235,18 @@ def accelerate(ir: ModuleType | str | None = None) -> list[MlirBindings]:
     for module in _detect.loaded_ir_modules():
         _apply_knobs(_accelerate.accelerate_bindings(use(module)))
     return [a.bindings for a in _accelerate.accelerated()]
+
+
+def decelerate(ir: ModuleType | str | None = None) -> None:
+    """Undoes accelerate(): MLIR's own switches and walk again (for `ir`'s bindings, default
+    all of them; bindings imported later are no longer accelerated)."""
+    global _accelerate_new_bindings
+    if ir is not None:
+        _accelerate.decelerate_bindings(use(ir))
+        return
+    _accelerate_new_bindings = False
+    for a in _accelerate.accelerated():
+        _accelerate.decelerate_bindings(a.bindings)
 
 
 def _apply_knobs(accelerated: _accelerate.Accelerated) -> None:

@@ -17,8 +17,29 @@ from cutlass.base_dsl.dsl import BaseDSL  # noqa: E402
 IR = ir
 LIMIT = 10
 USER_FILES = (os.path.abspath(__file__),)
+SCALE = 1  # unrolled steps per trace are 4 * SCALE (the benchmark traces bigger kernels)
 # Built by CuTe itself with an explicit unknown location (in both runs).
 UNLOCATED = {"builtin.module", "func.func", "func.return"}
+
+
+# CuTe's own location mechanism is MLIR's: CUTE_DSL_LOC_TRACEBACKS=n makes it enter
+# ir.loc_tracebacks(max_depth=n, current_loc_actn=NAMELOC_WRAP) around each trace.
+OWN_IS_MLIR_SWITCH = True
+_own_depth = [int(os.environ["CUTE_DSL_LOC_TRACEBACKS"])]
+_enter = BaseDSL._enter_loc_tracebacks
+
+
+def _enter_with_depth(self):
+    self.envar.loc_tracebacks = _own_depth[0]
+    return _enter(self)
+
+
+BaseDSL._enter_loc_tracebacks = _enter_with_depth
+
+
+def own_locations(on: bool) -> None:
+    """CuTe's CUTE_DSL_LOC_TRACEBACKS (LIMIT frames) on, or 0."""
+    _own_depth[0] = LIMIT if on else 0
 
 
 def register_rules() -> None:
@@ -31,14 +52,19 @@ def saxpy(a: cutlass.Float32, x: cutlass.Float32, y: cutlass.Float32):
     total = scaled + y
     for i in cutlass.range(4):
         total = total + cutlass.Float32(i)
+    for i in cutlass.range_constexpr(4 * SCALE):
+        total = total * a + y
     cute.printf("%f\n", total)
 
 
-def build() -> list[tuple[str, str]]:
+def build(collect: bool = True) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     original = BaseDSL._merge_gpu_link_libraries
 
     def record(self, module):  # the traced module, before compilation (skipped in dry-run)
+        if not collect:
+            return original(self, module)
+
         def visit(op):
             found.append((op.operation.name, str(op.location)))
             for region in op.regions:

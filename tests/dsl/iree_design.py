@@ -10,6 +10,7 @@ from iree.compiler.dialects import arith, func, scf
 IR = ir
 LIMIT = 10
 USER_FILES = (os.path.abspath(__file__),)
+SCALE = 1  # loops per build (the benchmark builds bigger designs)
 
 
 def axpy(a, x, y):
@@ -33,11 +34,13 @@ def lower(module):
         block = fn.add_entry_block()
         with ir.InsertionPoint(block):
             n, x = block.arguments
-            total = accumulate(n, axpy(x, x, x))
+            total = axpy(x, x, x)
+            for _ in range(SCALE):
+                total = accumulate(n, total)
             func.ReturnOp([total])
 
 
-def build() -> list[tuple[str, str]]:
+def build(collect: bool = True) -> list[tuple[str, str]]:
     with ir.Context(), ir.Location.unknown():
         module = ir.Module.create()
         lower(module)
@@ -50,5 +53,6 @@ def build() -> list[tuple[str, str]]:
                     for inner in block.operations:
                         visit(inner)
 
-        visit(module.operation)
+        if collect:
+            visit(module.operation)
         return found

@@ -15,6 +15,7 @@ IR = ir
 LIMIT = 10
 USER_FILES = (os.path.abspath(__file__),)
 ON_EXPLICIT = "use_traceback"
+SCALE = 1  # adder stages and counters per build (the benchmark builds bigger designs)
 
 
 @modparams
@@ -56,8 +57,13 @@ class Top(Module):
     def build(ports):
         first = Counter(clk=ports.clk, rst=ports.rst, step=ports.x)
         second = Counter(clk=ports.clk, rst=ports.rst, step=first.count)
+        for _ in range(SCALE - 1):
+            second = Counter(clk=ports.clk, rst=ports.rst, step=second.count)
         wide = Adder(16)(a=UInt(16)(3), b=UInt(16)(4))
-        ports.y = second.count
+        acc = second.count
+        for _ in range(SCALE):
+            acc = (acc + ports.x).as_bits()[0:8].as_uint()
+        ports.y = acc
         ports.z = wide.y
 
 
@@ -65,7 +71,7 @@ def register_rules() -> None:
     _cext.globals.register_traceback_file_exclusion(os.path.dirname(pycde.__file__))
 
 
-def build() -> list[tuple[str, str]]:
+def build(collect: bool = True) -> list[tuple[str, str]]:
     system = System([Top], name="Top", output_directory="/tmp/callsite-pycde-out")
     system.generate()
     ops = []
@@ -77,8 +83,23 @@ def build() -> list[tuple[str, str]]:
                 for inner in block.operations:
                     visit(inner)
 
-    for op in system.mod.body.operations:
-        visit(op)
+    if collect:
+        for op in system.mod.body.operations:
+            visit(op)
     return ops
+
+
+_own_loc_functions: dict = {}
+
+
+def own_locations(on: bool) -> None:
+    """pycde's own locations (support.get_user_loc: traceback.extract_stack() per call) on, or
+    replaced by loc(unknown) everywhere pycde imported it."""
+    import sys
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("pycde") and "get_user_loc" in vars(module):
+            original = _own_loc_functions.setdefault(name, vars(module)["get_user_loc"])
+            module.get_user_loc = original if on else ir.Location.unknown
 
 
