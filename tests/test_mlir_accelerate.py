@@ -116,7 +116,7 @@ def test_accelerate_serves_mlirs_switches(ir_name, tmp_path):
     assert "switches.py" not in ours[3]                                    # excluded
     assert "switches.py" in ours[4]                                        # included again
     assert report["leaked"] == 0  # MLIR's own walk (which leaks a reference a frame) never ran
-    if all(l == "loc(unknown)" or "explicit.py" in l for l in mlir):
+    if not any("switches.py" in l for l in mlir):
         return  # MLIR's own walk records nothing here (stable-ABI wheel); the checks above hold
     assert ours == mlir
 

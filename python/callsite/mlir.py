@@ -128,6 +128,7 @@ def auto_locations(
     on_explicit: Any = None,
     current_loc: Any = None,
     ir: ModuleType | str | None = None,
+    source: str = "walk",
 ) -> Iterator[MlirSettings]:
     """Ops built in this scope without ``loc=`` get the caller's stack as their location.
 
@@ -139,12 +140,21 @@ def auto_locations(
     enum members and their 0/1 values are accepted too. The settings are the calling thread's
     (and asyncio task's) only and win over the process-wide ones; scopes nest. ir: the
     bindings (default: every set already imported, and any imported while the scope is open).
+    source: "walk" (default) walks the stack at each op; "window" takes the most recent call
+    sites the filter keeps from callsite.tracking's window instead (tracking must be enabled:
+    RuntimeError otherwise). The window wins when tracking is on anyway and stacks are deep
+    (no walk, no whole-stack key); it is a record of recent calls, not the stack: with limit=1
+    it is the user's line that made the innermost kept call, which is where the op was built;
+    deeper entries are earlier calls, not callers.
     """
+    if source not in ("walk", "window"):
+        raise ValueError(f"source must be 'walk' or 'window', not {source!r}")
     settings = MlirSettings(
         filter,
         limit,
         use_traceback=_flag(on_explicit, "explicit", "on_explicit", _ProcessKnobs.use_traceback),
         nameloc_wrap=_flag(current_loc, "current", "current_loc", _ProcessKnobs.nameloc_wrap),
+        window=source == "window",
     )
     acquired: list[MlirBindings] = []
     if ir is None:

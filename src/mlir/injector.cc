@@ -133,7 +133,9 @@ PyObject *injector_call(PyObject *op, PyObject *const *args, size_t nargsf, PyOb
     if (explicit_loc && !settings->use_traceback) {
       loc = Py_NewRef(explicit_loc);  // on_explicit=use_explicit, but still wrapped (as MLIR)
     } else {
-      loc = stack_location(*cc, detail::as_filter(settings->filter), settings->limit, 0);
+      detail::FilterObject *filter = detail::as_filter(settings->filter);
+      loc = settings->window ? window_location(*cc, filter, settings->limit)
+                             : stack_location(*cc, filter, settings->limit, 0);
       ours = true;
     }
   }
