@@ -55,7 +55,14 @@ def native_section(out) -> int:
     return 0
 
 
-SECTIONS = {"dsl": dsl_section, "native": native_section}
+def pycde_section(out) -> int:
+    """MLIR's own switch served by callsite: a pycde design with and without CALLSITE_MLIR=1."""
+    from . import _demo_dsls
+
+    return _demo_dsls.main(out, examples_dir())
+
+
+SECTIONS = {"dsl": dsl_section, "native": native_section, "pycde": pycde_section}
 
 
 def main(argv: list[str] | None = None) -> int:
