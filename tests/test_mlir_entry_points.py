@@ -65,12 +65,7 @@ ENTRIES = ["Module.create", "Operation.create", "OpView.__init__", "OpView.build
 
 @pytest.fixture(params=H.CANDIDATES)
 def ir(request):
-    ir = H.import_ir(request.param)
-    why = H.mlir_walk_refusal(ir)
-    if why:
-        pytest.skip(why)
-    H.register_support_exclusion(ir)
-    return ir
+    return H.oracle_ir(request.param)
 
 
 @pytest.mark.parametrize("loc_mode", ["absent", "keyword", "positional"])

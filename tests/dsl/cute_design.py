@@ -13,6 +13,7 @@ import cutlass.cute as cute  # noqa: E402
 from cutlass._mlir import ir  # noqa: E402
 from cutlass._mlir.dialects._ods_common import _cext  # noqa: E402
 from cutlass.base_dsl.dsl import BaseDSL  # noqa: E402
+from op_walk import op_locations  # noqa: E402
 
 IR = ir
 LIMIT = 10
@@ -62,17 +63,8 @@ def build(collect: bool = True) -> list[tuple[str, str]]:
     original = BaseDSL._merge_gpu_link_libraries
 
     def record(self, module):  # the traced module, before compilation (skipped in dry-run)
-        if not collect:
-            return original(self, module)
-
-        def visit(op):
-            found.append((op.operation.name, str(op.location)))
-            for region in op.regions:
-                for block in region.blocks:
-                    for inner in block.operations:
-                        visit(inner)
-
-        visit(module.operation)
+        if collect:
+            op_locations(module.operation, found)
         return original(self, module)
 
     BaseDSL._merge_gpu_link_libraries = record

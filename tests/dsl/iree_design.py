@@ -6,6 +6,7 @@ import os
 
 from iree.compiler import ir
 from iree.compiler.dialects import arith, func, scf
+from op_walk import op_locations
 
 IR = ir
 LIMIT = 10
@@ -44,15 +45,4 @@ def build(collect: bool = True) -> list[tuple[str, str]]:
     with ir.Context(), ir.Location.unknown():
         module = ir.Module.create()
         lower(module)
-        found = []
-
-        def visit(op):
-            found.append((op.operation.name, str(op.location)))
-            for region in op.regions:
-                for block in region.blocks:
-                    for inner in block.operations:
-                        visit(inner)
-
-        if collect:
-            visit(module.operation)
-        return found
+        return op_locations(module.operation) if collect else []

@@ -7,6 +7,7 @@ import os
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir.dialects import arith, func, stablehlo
+from op_walk import op_locations
 
 IR = ir
 LIMIT = 10
@@ -53,15 +54,4 @@ def build(collect: bool = True) -> list[tuple[str, str]]:
     with make_context(), ir.Location.unknown():
         module = ir.Module.create()
         lower(module)
-        found = []
-
-        def visit(op):
-            found.append((op.operation.name, str(op.location)))
-            for region in op.regions:
-                for block in region.blocks:
-                    for inner in block.operations:
-                        visit(inner)
-
-        if collect:
-            visit(module.operation)
-        return found
+        return op_locations(module.operation) if collect else []

@@ -9,7 +9,9 @@ import pycde
 from pycde import Clock, Input, Module, Output, Reset, System, generator, modparams
 from pycde.circt import ir
 from pycde.circt.dialects._ods_common import _cext
-from pycde.types import Bits, UInt
+from pycde.types import UInt
+
+from op_walk import op_locations
 
 IR = ir
 LIMIT = 10
@@ -74,18 +76,10 @@ def register_rules() -> None:
 def build(collect: bool = True) -> list[tuple[str, str]]:
     system = System([Top], name="Top", output_directory="/tmp/callsite-pycde-out")
     system.generate()
-    ops = []
-
-    def visit(op):
-        ops.append((op.operation.name, str(op.location)))
-        for region in op.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    visit(inner)
-
+    ops: list[tuple[str, str]] = []
     if collect:
         for op in system.mod.body.operations:
-            visit(op)
+            op_locations(op, ops)
     return ops
 
 
