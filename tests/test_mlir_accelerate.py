@@ -288,3 +288,19 @@ def test_decelerate_gives_mlir_its_switches_back(ir_name):
     ''')
     assert report == dict(swapped=True, restored=True, still_on=True, installed=False,
                           settings=True)
+
+
+def test_a_failing_listener_never_breaks_the_programs_import(ir_name):
+    report = run_python(f'''
+        import json, warnings
+        from callsite import _mlir_detect as D
+        def broken(module):
+            raise RuntimeError("boom")
+        D.watch_imports(broken)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import {ir_name} as ir
+        print(json.dumps(dict(imported=ir.__name__, warned=[str(w.message) for w in caught])))
+    ''')
+    assert report["imported"] == ir_name
+    assert any("not attached" in w and "boom" in w for w in report["warned"]), report

@@ -123,7 +123,13 @@ _listeners: list = []  # callables taking the new ir module
 
 def _dispatch(module: ModuleType) -> None:
     for listener in list(_listeners):
-        listener(module)
+        try:
+            listener(module)
+        except Exception as error:  # never break the program's own import of its bindings
+            import warnings
+
+            warnings.warn(f"callsite.mlir: not attached to {module.__name__}: {error!r}",
+                          RuntimeWarning, stacklevel=2)
 
 
 def watch_imports(listener) -> None:
