@@ -29,8 +29,8 @@ DESIGNS_DIR = os.path.join(os.path.dirname(HERE), "tests", "dsl")
 DESIGNS = {  # design module -> (label, package, pip name, SCALE: the design's size here)
     "pycde_design": ("pycde", "pycde", "pycde", 20),
     "cute_design": ("CuTe DSL (dry-run)", "cutlass", "nvidia-cutlass-dsl", 50),
-    "jaxlib_design": ("jaxlib.mlir", "jaxlib", "jaxlib", 100),
-    "iree_design": ("iree", "iree.compiler", "iree-base-compiler", 100),
+    "jaxlib_design": ("jaxlib.mlir", "jaxlib", "jaxlib", 300),
+    "iree_design": ("iree", "iree.compiler", "iree-base-compiler", 400),
 }
 MODES = ("none", "own", "mlir", "callsite")
 
