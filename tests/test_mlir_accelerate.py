@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-import test_mlir_support as H
+import mlir_support as H
 
 
 def run_python(source: str, env_extra=None, cwd=None) -> dict:

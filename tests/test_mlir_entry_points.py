@@ -5,7 +5,7 @@ absent: callsite's location equals MLIR's own loc_tracebacks() output."""
 import pytest
 
 import callsite.mlir
-import test_mlir_support as H
+import mlir_support as H
 
 PROGRAM = '''
 def custom_op_class(ir):

@@ -5,7 +5,7 @@ import pytest
 import callsite
 import callsite.mlir
 import callsite.tracking
-import test_mlir_support as H
+import mlir_support as H
 
 # The framework (excluded by the filter): a generated-style op class, a Python __init__.
 LIBRARY = '''
