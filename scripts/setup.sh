@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # scripts/setup.sh — idempotent set-up: system packages, one venv per Python, deps, callsite built in.
 #
-# Usage: scripts/setup.sh [--bench] [3.10 3.11 ...]   (default: every pyenv Python 3.10-3.13)
+# Usage: scripts/setup.sh [--bench] [--dsls] [3.10 3.11 ...]   (default: every pyenv Python 3.10-3.13)
 #   --bench / CALLSITE_BENCH=1   also install jaxlib, and torch==2.13.0 on 3.11
+#   --dsls / CALLSITE_DSLS=1     also install the DSLs of the integration tests and bench_dsls.py
+#                                (pycde, nvidia-cutlass-dsl, jaxlib), each one a tolerated failure
 #   CALLSITE_SETUP_RETRY=1       retry optional peers whose install failed before
 # Re-runs skip dependency installs recorded in .venv/py3.X/.callsite-stamp-*, but always rebuild
 # callsite (incremental: scikit-build-core keeps build/{wheel_tag}). Exits non-zero if callsite
@@ -11,12 +13,14 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 BENCH="${CALLSITE_BENCH:-0}"
+DSLS="${CALLSITE_DSLS:-0}"
 MINORS=()
 for arg in "$@"; do
   case "$arg" in
     --bench) BENCH=1 ;;
+    --dsls) DSLS=1 ;;
     3.*) MINORS+=("$arg") ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) die "unknown argument: $arg" ;;
   esac
 done
@@ -85,6 +89,15 @@ setup_one() {
   pip_step "$py" coverage 0 coverage
   # mypy: the suite type-checks the package (mypy --strict) and its stubs (stubtest).
   pip_step "$py" mypy 0 mypy
+  # filecheck: FileCheck for MLIR's own auto_location.py test (tests/mlir_upstream).
+  pip_step "$py" filecheck 0 filecheck
+  if [ "$DSLS" = 1 ]; then
+    # Real DSLs for tests/test_dsl_integration.py; pycde and iree share a venv but never a
+    # process (the tests run each design in its own).
+    pip_step "$py" pycde 0 pycde
+    pip_step "$py" cutlass 0 nvidia-cutlass-dsl
+    pip_step "$py" jaxlib 0 jaxlib
+  fi
   if [ "$BENCH" = 1 ]; then
     pip_step "$py" jaxlib 0 jaxlib
     # Only the CPU wheel on local disk: any other torch would pull GBs of CUDA.

@@ -6,7 +6,9 @@
 #   CALLSITE_SKIP_CPP=1      skip the C++ suites       CALLSITE_SKIP_ASAN=1   skip only the ASan one
 #   CALLSITE_PYTEST_ARGS=..  extra pytest arguments    CALLSITE_TEST_TIMEOUT  seconds per suite (1200)
 #   CALLSITE_TEST_JOBS=N     run N Python versions' suites at once (default 1)
+#   CALLSITE_DSLS=0          do not install the DSLs of the integration tests (their tests skip)
 set -uo pipefail
+export CALLSITE_DSLS="${CALLSITE_DSLS:-1}"  # setup.sh --dsls: pycde, CuTe DSL, jaxlib (tolerated)
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$CALLSITE_ROOT"
 

@@ -81,7 +81,15 @@ def native_section(out: TextIO) -> int:
     return 0
 
 
-SECTIONS: dict[str, Callable[[TextIO], int]] = {"dsl": dsl_section, "native": native_section}
+def pycde_section(out: TextIO) -> int:
+    """MLIR's own switch served by callsite: a pycde design with and without CALLSITE_MLIR=1."""
+    from . import _demo_dsls
+
+    return _demo_dsls.main(out, examples_dir())
+
+
+SECTIONS: dict[str, Callable[[TextIO], int]] = {
+    "dsl": dsl_section, "native": native_section, "pycde": pycde_section}
 
 
 def run(sections: list[str], out: TextIO) -> int:

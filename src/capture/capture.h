@@ -22,6 +22,15 @@ enum class Backend {
 /// `out` was too small (the first `capacity` entries are written). GIL held.
 std::size_t capture_raw(RawFrame *out, std::size_t capacity, std::size_t skip = 0) noexcept;
 
+/// The innermost `capacity` frames after `skip` (borrowed entries, as capture_raw), stopping
+/// there: the rest of the stack is not walked. Fewer than `capacity` means the stack ended.
+std::size_t walk_prefix(RawFrame *out, std::size_t capacity, std::size_t skip) noexcept;
+
+/// First prefix length tried by the queries that stop at the first kept frames
+/// (first_user_frame, capture(filter=, limit=)); each further try walks four times as many,
+/// so a deep stack costs at most ~4/3 of one whole walk.
+constexpr std::size_t kFirstPrefix = 16;
+
 /// Captures into a new `callsite.Traceback` (a new reference, owning its code objects), at most
 /// `limit` frames (SIZE_MAX: no limit). Returns nullptr with a Python error set on failure.
 PyObject *capture(std::size_t skip = 0, std::size_t limit = SIZE_MAX) noexcept;

@@ -4,10 +4,12 @@
 #include <vector>
 
 #include "capture/capture.h"
+#include "capture/traceback.h"
 #include "core/args.h"
 #include "filter/filter.h"
 #include "mlir/build.h"
 #include "mlir/settings.h"
+#include "tracking/tracking.h"
 
 namespace callsite::mlir {
 namespace {
@@ -94,6 +96,17 @@ PyObject *stack_location(ContextCache &cc, detail::FilterObject *filter, std::si
     Py_DECREF(loc);
     return PyErr_NoMemory();
   }
+  return loc;
+}
+
+PyObject *window_location(ContextCache &cc, detail::FilterObject *filter,
+                          std::size_t limit) noexcept {
+  if (limit == SIZE_MAX) limit = filter->limit;
+  PyObject *tb = tracking::window_traceback(0, limit, reinterpret_cast<PyObject *>(filter));
+  if (!tb) return nullptr;
+  // No whole-stack cache: a window is not a stack; the chain and frame caches still apply.
+  PyObject *loc = kept_location(cc, traceback_frames(tb), traceback_size(tb));
+  Py_DECREF(tb);
   return loc;
 }
 

@@ -14,6 +14,12 @@ namespace callsite::mlir {
 PyObject *stack_location(ContextCache &cc, detail::FilterObject *filter, std::size_t limit,
                          std::size_t skip) noexcept;
 
+/// The same from the calling thread's tracked call window (callsite.tracking) instead of a
+/// stack walk: its most recent call sites the filter keeps, at most `limit`. RuntimeError
+/// when tracking is off.
+PyObject *window_location(ContextCache &cc, detail::FilterObject *filter,
+                          std::size_t limit) noexcept;
+
 /// The location of given kept frames (innermost first): unknown, one NameLoc, or the
 /// CallSiteLoc chain. New reference.
 PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m) noexcept;

@@ -270,8 +270,9 @@ PyObject *keeps_py(PyObject *self, PyObject *x) {
   return PyBool_FromLong(r);
 }
 
-// first_user_frame(skip=0): the innermost kept frame of the caller's stack, or None. Stops at
-// the first kept frame: a short walk first, the whole stack only when that found none.
+// first_user_frame(skip=0): the innermost kept frame of the caller's stack, or None. Walks
+// growing prefixes of the stack and stops at the first kept frame: a user frame near the top
+// of a deep stack costs a short walk, not the whole stack.
 PyObject *first_user_frame(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames) {
   static const char *const names[] = {"skip"};
@@ -281,15 +282,19 @@ PyObject *first_user_frame(PyObject *self, PyObject *const *args, Py_ssize_t nar
   size_t skip = 0;
   if (skip_arg && !parse_count(skip_arg, "skip", 0, &skip)) return nullptr;
   FilterObject *f = as_filter(self);
-  // 64 entries cover most stacks in one walk; deeper ones are walked again, whole.
-  const RawStack<64> stack(skip);
-  const RawFrame *frames = stack.data();
-  for (size_t i = 0, n = stack.size(); i < n; ++i) {
-    const int keep = keeps_raw(f, frames[i]);
-    if (keep < 0) return nullptr;
-    if (keep) return new_frame(frames[i]);
+  std::vector<RawFrame> prefix;
+  size_t scanned = 0;
+  for (size_t cap = kFirstPrefix;; cap *= 4) {
+    prefix.resize(cap);
+    const size_t n = walk_prefix(prefix.data(), cap, skip);
+    for (size_t i = scanned; i < n; ++i) {
+      const int keep = keeps_raw(f, prefix[i]);
+      if (keep < 0) return nullptr;
+      if (keep) return new_frame(prefix[i]);
+    }
+    if (n < cap) Py_RETURN_NONE;
+    scanned = n;
   }
-  Py_RETURN_NONE;
 }
 
 PyObject *apply_py(PyObject *self, PyObject *tb) {
