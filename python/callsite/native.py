@@ -34,6 +34,7 @@ ReificationWarning = _n.ReificationWarning
 current = _n.current
 stack = _n.stack
 cache_info = _n.cache_info
+track_greenlets = _n.track_greenlets
 
 
 class Location(NamedTuple):
@@ -128,4 +129,5 @@ __all__ = [
     "current",
     "frame",
     "stack",
+    "track_greenlets",
 ]

@@ -168,6 +168,11 @@ PyObject *add_prefix(PyObject *self, PyObject *path, RuleKind kind, bool dir) {
   PyObject *prefix = path;
   if (dir) {
     if (!PyUnicode_Check(path)) return literal_prefix_pattern(path);  // raises TypeError
+    // os.path.join("", "") is "": the rule would be "^" and match every file.
+    if (PyUnicode_GET_LENGTH(path) == 0)
+      return PyErr_Format(PyExc_ValueError,
+                          "callsite.Filter.%s_dir(): path must be a directory, got an empty str",
+                          kind == RuleKind::include ? "include" : "exclude");
     PyObject *os_path = PyImport_ImportModule("os.path");
     prefix = os_path ? PyObject_CallMethod(os_path, "join", "Os", path, "") : nullptr;
     Py_XDECREF(os_path);

@@ -135,9 +135,35 @@ int claim(PyObject *mon, int id, PyObject *taken) {
   return call(mon, "use_tool_id", "is", id, kToolName) ? 1 : -1;
 }
 
+// 1: `tool` is still callsite's; 0: another tool freed it (and may have taken it); -1: error.
+int still_owned(PyObject *mon, PyObject **name_out) {
+  PyObject *name = holder(mon, tool);
+  if (!name) return -1;
+  const int ours = PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, kToolName) == 0;
+  if (name_out)
+    *name_out = name;
+  else
+    Py_DECREF(name);
+  return ours;
+}
+
 }  // namespace
 
 bool available(const char **) noexcept { return true; }
+
+bool check_owned() noexcept {
+  if (tool < 0) return true;
+  PyObject *mon = sys_monitoring();
+  PyObject *name = nullptr;
+  const int owned = mon ? still_owned(mon, &name) : -1;
+  if (owned == 0)
+    PyErr_Format(PyExc_RuntimeError,
+                 "callsite.tracking lost its sys.monitoring tool id %d (another tool freed it; "
+                 "it is now held by %R): call callsite.tracking.enable() again",
+                 tool, name);
+  Py_XDECREF(name);
+  return owned == 1;
+}
 int tool_id() noexcept { return tool; }
 
 Ring *ring_of(PyThreadState *tstate) noexcept {
@@ -195,10 +221,15 @@ bool stop() noexcept {
   if (tool < 0) return true;
   PyObject *mon = sys_monitoring();
   if (!mon) return false;
-  // All three, whatever fails: 3.12's free_tool_id() leaves callbacks and events in place.
-  bool ok = call(mon, "set_events", "il", tool, 0L);
-  ok = call(mon, "register_callback", "ilO", tool, call_event, Py_None) && ok;
-  ok = call(mon, "free_tool_id", "i", tool) && ok;
+  // Another tool may have freed the id and taken it since: then it is theirs to keep.
+  const int owned = still_owned(mon, nullptr);
+  bool ok = owned >= 0;
+  if (owned == 1) {
+    // All three, whatever fails: 3.12's free_tool_id() leaves callbacks and events in place.
+    ok = call(mon, "set_events", "il", tool, 0L);
+    ok = call(mon, "register_callback", "ilO", tool, call_event, Py_None) && ok;
+    ok = call(mon, "free_tool_id", "i", tool) && ok;
+  }
   tool = -1;
   drop_rings();
   return ok;
@@ -238,6 +269,7 @@ bool available(const char **why_not) noexcept {
   return false;
 }
 int tool_id() noexcept { return -1; }
+bool check_owned() noexcept { return true; }
 Ring *ring_of(PyThreadState *) noexcept { return nullptr; }
 bool start(int) noexcept {
   const char *why = nullptr;
