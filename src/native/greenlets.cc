@@ -18,12 +18,22 @@ thread_local Py_ssize_t t_modules_seen = -1;
 
 PyObject *previous_key = nullptr;  // thread-state dict key of the trace function we chained
 
+// A greenlet that finished with frames still pushed (a bug of its own) is never resumed:
+// keeping its top would only leak the entry.
+bool finished(PyObject *greenlet) {
+  PyObject *dead = PyObject_GetAttrString(greenlet, "dead");
+  const int yes = dead ? PyObject_IsTrue(dead) : 0;
+  Py_XDECREF(dead);
+  if (yes < 0 || !dead) PyErr_Clear();
+  return yes == 1;
+}
+
 // greenlet's trace hook: (event, (origin, target)) for "switch" and "throw", in the target's
 // context. Never raises for itself: an error in a trace function is reported by greenlet in
 // the middle of the user's switch.
 PyObject *on_switch(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs == 2 && PyTuple_Check(args[1]) && PyTuple_GET_SIZE(args[1]) == 2) {
-    const PyObject *origin = PyTuple_GET_ITEM(args[1], 0);
+    PyObject *origin = PyTuple_GET_ITEM(args[1], 0);
     const PyObject *target = PyTuple_GET_ITEM(args[1], 1);
     ThreadStack *stack = this_thread();
     NativeLink *resumed = nullptr;
@@ -31,7 +41,7 @@ PyObject *on_switch(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
       resumed = it->second;
       t_suspended.erase(it);
     }
-    if (stack->head) {
+    if (stack->head && !finished(origin)) {
       try {
         t_suspended[origin] = stack->head;
       } catch (...) {  // out of memory: the frames stay visible where they are, as before
