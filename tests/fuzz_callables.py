@@ -5,8 +5,9 @@
 runs one target with that many examples and prints "TARGET examples=N" (N as counted by the
 target itself). test_hardening_fuzz.py runs every target in its own process, so a crash is a
 failed test with the output, not a dead test run. Properties: nothing raises anything but the
-documented exception types (TypeError/ValueError/OverflowError/RuntimeError/LookupError), and
-what is returned renders (str, repr, to_mlir) without error.
+documented exception types (TypeError/ValueError/OverflowError/RuntimeError/LookupError, and
+ImportError for a bindings module name that does not exist), and what is returned renders
+(str, repr, to_mlir) without error.
 """
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ try:
 except ImportError:
     _testing = types.SimpleNamespace(code_positions=lambda *a: None)
 
-EXPECTED = (TypeError, ValueError, OverflowError, RuntimeError, LookupError, AttributeError)
+# ImportError: callsite.mlir.use("name") imports the bindings module of that name.
+EXPECTED = (TypeError, ValueError, OverflowError, RuntimeError, LookupError, AttributeError,
+            ImportError)
 COUNT = [0]
 
 # Text that stresses escaping: quotes, backslashes, newlines, NUL, lone surrogates, non-BMP.
