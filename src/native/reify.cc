@@ -2,9 +2,8 @@
 // (executable, state), and turns failures into one warning and a placeholder frame.
 #include "native/reify.h"
 
-#include <cxxabi.h>
-
 #include <cstring>
+#include <exception>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -275,9 +274,9 @@ const Reified *reify(const Executable *exe, std::uintptr_t state) noexcept {
       }
     }
     return &it->second;
-  } catch (abi::__forced_unwind &) {
-    throw;  // pthread_exit of a daemon thread at finalization: no thread state, no C API
-  } catch (...) {
+  } catch (const std::exception &) {
+    // Only the containers' bad_alloc: not `...`, which would also catch the forced unwind of
+    // a daemon thread ended by finalization inside the reifier (it has no thread state).
     PyErr_NoMemory();
     return nullptr;
   }
