@@ -98,6 +98,13 @@ setup_one() {
     pip_step "$py" cutlass 0 nvidia-cutlass-dsl
     pip_step "$py" jaxlib 0 jaxlib
   fi
+  # Hostile-state and fuzz tests: each is skipped with the reason when its peer is missing.
+  pip_step "$py" hypothesis 0 hypothesis
+  pip_step "$py" greenlet 0 greenlet
+  pip_step "$py" yappi 0 yappi
+  pip_step "$py" pyinstrument 0 pyinstrument
+  pip_step "$py" viztracer 0 viztracer
+  pip_step "$py" atheris 0 atheris
   if [ "$BENCH" = 1 ]; then
     pip_step "$py" jaxlib 0 jaxlib
     # Only the CPU wheel on local disk: any other torch would pull GBs of CUDA.

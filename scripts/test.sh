@@ -3,7 +3,7 @@
 # ASan+UBSan), prints a summary table; exits non-zero if anything failed.
 #
 # Usage: scripts/test.sh [3.10 3.11 ...]          (default: every pyenv Python 3.10-3.13)
-#   CALLSITE_SKIP_CPP=1      skip the C++ suites       CALLSITE_SKIP_ASAN=1   skip only the ASan one
+#   CALLSITE_SKIP_CPP=1      skip the C++ suites       CALLSITE_SKIP_ASAN=1   skip the ASan runs
 #   CALLSITE_PYTEST_ARGS=..  extra pytest arguments    CALLSITE_TEST_TIMEOUT  seconds per suite (1200)
 #   CALLSITE_TEST_JOBS=N     run N Python versions' suites at once (default 1)
 #   CALLSITE_DSLS=0          do not install the DSLs of the integration tests (their tests skip)
@@ -141,6 +141,15 @@ if [ "${CALLSITE_SKIP_CPP:-0}" != 1 ]; then
         run_ctest cpp-asan "$CALLSITE_ROOT/build/cpp-asan" -DCALLSITE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
     fi
   fi
+fi
+
+# --- the extension itself under ASan+UBSan (one Python version) -------------------------------
+if [ "${CALLSITE_SKIP_ASAN:-0}" != 1 ] && [ ${#READY[@]} -gt 0 ]; then
+  m="$CALLSITE_DEFAULT_MINOR"; [[ " ${READY[*]} " == *" $m "* ]] || m="${READY[0]}"
+  scripts/test_sanitized_module.sh "$m"; rc=$?
+  read -r p f s < <(junit_counts "$RESULTS/pytest-asan-py$m.xml" 2>/dev/null || echo "0 0 0")
+  [ "$rc" = 0 ] || [ "${f:-0}" -gt 0 ] || f=1
+  record "asan module $m" "${p:-0}" "${f:-0}" "${s:-0}" "rc=$rc, $(cat "$RESULTS/pytest-asan-py$m.secs") s"
 fi
 
 # --- summary -----------------------------------------------------------------------------------

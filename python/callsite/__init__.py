@@ -16,6 +16,28 @@ if _requested_backend not in ("", "internal", "public"):
     raise ImportError("CALLSITE_BACKEND must be 'internal' or 'public' (or unset), "
                       f"not {_requested_backend!r}")
 
+def _in_main_interpreter() -> bool:
+    try:
+        from _thread import _is_main_interpreter  # 3.12+
+        return bool(_is_main_interpreter())
+    except ImportError:
+        pass
+    for name in ("_interpreters", "_xxsubinterpreters"):
+        try:
+            mod = __import__(name)
+        except ImportError:
+            continue
+        return bool(mod.get_current() == mod.get_main())
+    return True
+
+
+# The extension module keeps process-wide caches of Python objects, owned by the interpreter
+# that loaded it. A legacy subinterpreter would be handed a copy of the main interpreter's
+# module (single-phase init) without the extension being asked: refuse here, clearly.
+if not _in_main_interpreter():
+    raise ImportError("callsite cannot be imported in a subinterpreter: it supports the main "
+                      "interpreter only")
+
 from ._callsite import Filter, Frame, Traceback, capture, layout_name  # noqa: E402
 from ._backend import get_backend, internal_backend_refusal, set_backend  # noqa: E402
 from ._warnings import BackendWarning, CallsiteWarning  # noqa: E402

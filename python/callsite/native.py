@@ -49,6 +49,12 @@ def cache_info() -> dict[str, int]:
     return _n.cache_info()
 
 
+def track_greenlets() -> None:
+    """Follows greenlet switches on this thread from now on (done by itself when greenlet is
+    imported before the first native frame is pushed)."""
+    _n.track_greenlets()
+
+
 class Location(NamedTuple):
     """What a reifier returns (a plain tuple in this order works too; None: unknown).
 
@@ -144,4 +150,5 @@ __all__ = [
     "current",
     "frame",
     "stack",
+    "track_greenlets",
 ]

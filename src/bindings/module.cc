@@ -9,6 +9,7 @@
 #include "filter/filter_object.h"
 #include "layouts/layout.h"
 #include "python/capture_entry.h"
+#include "python/daemon_exit.h"
 #include "python/frame_object.h"
 #include "python/init.h"
 
@@ -44,6 +45,16 @@ void set_backend_by_name(const std::string &name) {
 }  // namespace
 
 NB_MODULE(_callsite, m) {
+  // Every cache of Python objects here is process-wide (static types, compiled patterns,
+  // interned names): one interpreter owns them. A subinterpreter (even one sharing the GIL)
+  // gets this ImportError instead of objects another interpreter may destroy.
+  if (PyInterpreterState_Get() != PyInterpreterState_Main()) {
+    PyErr_SetString(PyExc_ImportError,
+                    "callsite cannot be imported in a subinterpreter: it supports the main "
+                    "interpreter only");
+    throw nb::python_error();
+  }
+  if (!callsite::python::install_daemon_exit_guard()) throw nb::python_error();
   if (!callsite::python::init_types() || !callsite::detail::init_backend())
     throw nb::python_error();
   m.attr("Traceback") = nb::handle(reinterpret_cast<PyObject *>(callsite::detail::traceback_type));

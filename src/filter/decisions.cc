@@ -15,12 +15,19 @@ std::uint64_t next_filter_generation() noexcept {
   return ++counter;
 }
 
+namespace {
+// Generated code (JITs, templates, exec) can bring an endless stream of distinct file names
+// to a long-lived Filter: past this many, the cache starts over (a few hundred kB at most).
+constexpr Py_ssize_t kMaxCachedFilenames = 4096;
+}  // namespace
+
 int keeps_filename(FilterObject *f, PyObject *filename) noexcept {
   if (f->rules->empty()) return 1;
   if (PyObject *hit = PyDict_GetItemWithError(f->filename_cache, filename)) return hit == Py_True;
   if (PyErr_Occurred()) return -1;
   const int keep = f->rules->keeps(filename);
   if (keep < 0) return -1;
+  if (PyDict_GET_SIZE(f->filename_cache) >= kMaxCachedFilenames) PyDict_Clear(f->filename_cache);
   if (PyDict_SetItem(f->filename_cache, filename, keep ? Py_True : Py_False) < 0) return -1;
   return keep;
 }

@@ -218,10 +218,12 @@ PyType_Slot function_slots[] = {
 // first instead of allocating a bound method (LOAD_METHOD, 3.12 LOAD_SUPER_ATTR).
 PyType_Spec method_spec = {"callsite.mlir._MethodInjector", int(sizeof(InjectorObject)), 0,
                            Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL |
-                               Py_TPFLAGS_METHOD_DESCRIPTOR,
+                               Py_TPFLAGS_METHOD_DESCRIPTOR | Py_TPFLAGS_DISALLOW_INSTANTIATION,
                            method_slots};
 PyType_Spec function_spec = {"callsite.mlir._FunctionInjector", int(sizeof(InjectorObject)), 0,
-                             Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, function_slots};
+                             Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL |
+                                 Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                             function_slots};
 
 }  // namespace
 

@@ -156,8 +156,8 @@ PyType_Slot frame_slots[] = {
     {Py_tp_methods, frame_methods},
     {0, nullptr}};
 
-PyType_Spec frame_spec = {"callsite.Frame", int(sizeof(FrameObject)), 0, Py_TPFLAGS_DEFAULT,
-                          frame_slots};
+PyType_Spec frame_spec = {"callsite.Frame", int(sizeof(FrameObject)), 0,
+                          Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, frame_slots};
 
 }  // namespace
 

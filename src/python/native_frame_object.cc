@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "native/exception_entry.h"
+#include "native/greenlets.h"
 #include "native/shadow_stack.h"
 
 namespace callsite::native {
@@ -48,6 +49,10 @@ bool push_frame(PyNativeFrame *f, bool nested) {
     return false;
   }
   const Executable *exe = &f->executable->exe;
+  if (!track_greenlets()) {
+    python_links.erase(&f->link);
+    return false;
+  }
   if (!nested && in_suspendable_frame()) {
     f->link = NativeLink{nullptr, current_marker(), exe, f->link.state};
     if (!park(&f->link)) {
@@ -338,7 +343,8 @@ PyType_Slot ff_slots[] = {
     {0, nullptr}};
 
 PyType_Spec ff_spec = {"callsite.native.FramedFunction", int(sizeof(FramedFunction)), 0,
-                       Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+                       Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                           Py_TPFLAGS_DISALLOW_INSTANTIATION,
                        ff_slots};
 
 }  // namespace

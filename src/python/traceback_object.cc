@@ -328,7 +328,8 @@ PyType_Slot tb_slots[] = {
     {0, nullptr}};
 
 PyType_Spec tb_spec = {"callsite.Traceback", int(offsetof(TracebackObject, frames)),
-                       int(sizeof(RawFrame)), Py_TPFLAGS_DEFAULT, tb_slots};
+                       int(sizeof(RawFrame)),
+                       Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, tb_slots};
 
 }  // namespace
 

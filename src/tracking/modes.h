@@ -60,6 +60,8 @@ bool stop() noexcept;
 /// sys.monitoring.restart_events(), resetting the DISABLE count.
 bool restart() noexcept;
 int tool_id() noexcept;
+/// False with RuntimeError when another tool freed (and maybe took) callsite's tool id.
+bool check_owned() noexcept;
 /// The calling thread's ring (created on its first event), or nullptr.
 Ring *ring_of(PyThreadState *tstate) noexcept;
 /// Drops every ring from its thread-state dict.

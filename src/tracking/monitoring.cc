@@ -17,6 +17,8 @@ PyObject *callback = nullptr;   // the METH_FASTCALL builtin below
 PyObject *disable_obj = nullptr;  // sys.monitoring.DISABLE
 PyObject *dict_key = nullptr;   // key of the ring in each thread-state dict
 long call_event = 0;            // sys.monitoring.events.CALL
+PyObject *get_tool = nullptr;   // sys.monitoring.get_tool: every query checks the id is ours
+PyObject *tool_name = nullptr;  // kToolName, the object use_tool_id() stores (get_tool returns it)
 std::uint64_t disabled_generation = 0;  // the recording filter's generation when sites were switched off
 
 PyObject *sys_monitoring() {
@@ -94,6 +96,8 @@ bool init_objects(PyObject *mon) {
   if (!callback && !(callback = PyCFunction_NewEx(&on_call_def, nullptr, nullptr))) return false;
   if (!dict_key && !(dict_key = PyUnicode_InternFromString("callsite.tracking.window"))) return false;
   if (!disable_obj && !(disable_obj = PyObject_GetAttrString(mon, "DISABLE"))) return false;
+  if (!get_tool && !(get_tool = PyObject_GetAttrString(mon, "get_tool"))) return false;
+  if (!tool_name && !(tool_name = PyUnicode_InternFromString(kToolName))) return false;
   if (!call_event) {
     PyObject *events = PyObject_GetAttrString(mon, "events");
     PyObject *call = events ? PyObject_GetAttrString(events, "CALL") : nullptr;
@@ -132,12 +136,41 @@ int claim(PyObject *mon, int id, PyObject *taken) {
     return 0;
   }
   Py_DECREF(name);
-  return call(mon, "use_tool_id", "is", id, kToolName) ? 1 : -1;
+  return call(mon, "use_tool_id", "iO", id, tool_name) ? 1 : -1;
+}
+
+// 1: `tool` is still callsite's; 0: another tool freed it (and may have taken it); -1: error.
+// One call of a builtin and a pointer compare: it runs on every window query.
+int still_owned(PyObject **name_out) {
+  PyObject *id = PyLong_FromLong(tool);  // a small int: no allocation
+  PyObject *name = id ? PyObject_CallOneArg(get_tool, id) : nullptr;
+  Py_XDECREF(id);
+  if (!name) return -1;
+  const int ours = name == tool_name || (PyUnicode_Check(name) &&
+                                         PyUnicode_CompareWithASCIIString(name, kToolName) == 0);
+  if (name_out)
+    *name_out = name;
+  else
+    Py_DECREF(name);
+  return ours;
 }
 
 }  // namespace
 
 bool available(const char **) noexcept { return true; }
+
+bool check_owned() noexcept {
+  if (tool < 0) return true;
+  PyObject *name = nullptr;
+  const int owned = still_owned(&name);
+  if (owned == 0)
+    PyErr_Format(PyExc_RuntimeError,
+                 "callsite.tracking lost its sys.monitoring tool id %d (another tool freed it; "
+                 "it is now held by %R): call callsite.tracking.enable() again",
+                 tool, name);
+  Py_XDECREF(name);
+  return owned == 1;
+}
 int tool_id() noexcept { return tool; }
 
 Ring *ring_of(PyThreadState *tstate) noexcept {
@@ -195,10 +228,15 @@ bool stop() noexcept {
   if (tool < 0) return true;
   PyObject *mon = sys_monitoring();
   if (!mon) return false;
-  // All three, whatever fails: 3.12's free_tool_id() leaves callbacks and events in place.
-  bool ok = call(mon, "set_events", "il", tool, 0L);
-  ok = call(mon, "register_callback", "ilO", tool, call_event, Py_None) && ok;
-  ok = call(mon, "free_tool_id", "i", tool) && ok;
+  // Another tool may have freed the id and taken it since: then it is theirs to keep.
+  const int owned = still_owned(nullptr);
+  bool ok = owned >= 0;
+  if (owned == 1) {
+    // All three, whatever fails: 3.12's free_tool_id() leaves callbacks and events in place.
+    ok = call(mon, "set_events", "il", tool, 0L);
+    ok = call(mon, "register_callback", "ilO", tool, call_event, Py_None) && ok;
+    ok = call(mon, "free_tool_id", "i", tool) && ok;
+  }
   tool = -1;
   drop_rings();
   return ok;
@@ -238,6 +276,7 @@ bool available(const char **why_not) noexcept {
   return false;
 }
 int tool_id() noexcept { return -1; }
+bool check_owned() noexcept { return true; }
 Ring *ring_of(PyThreadState *) noexcept { return nullptr; }
 bool start(int) noexcept {
   const char *why = nullptr;

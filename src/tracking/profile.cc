@@ -135,8 +135,12 @@ Ring *ring_of(PyThreadState *tstate) noexcept {
     return r;
   }
   // A profiler installed after us may chain to us (as we chain to others): the ring then
-  // lives on in its object and still records.
-  return find_ring(tstate);
+  // lives on in its object and still records. But a profiler that wrote its own function
+  // into the thread state and left our ring as the profile object (yappi on 3.10/3.11 for
+  // threads other than its own) never calls us: that ring is stale.
+  Ring *r = find_ring(tstate);
+  if (r && reinterpret_cast<PyObject *>(r) == tstate->c_profileobj) return nullptr;
+  return r;
 }
 
 bool start() noexcept {
@@ -191,7 +195,15 @@ bool stop() noexcept {
   PyThreadState *self = compat::current_tstate();
   for (PyThreadState *ts = PyInterpreterState_ThreadHead(PyThreadState_GetInterpreter(self)); ts;
        ts = PyThreadState_Next(ts)) {
-    if (ts->c_profilefunc != on_event) continue;  // displaced by a later profiler: leave it
+    if (ts->c_profilefunc != on_event) {
+      // Displaced by a later profiler: leave its function. If it left our ring as the
+      // profile object (see ring_of), drop that, or sys.getprofile() returns the ring forever.
+      Ring *stale = find_ring(ts);
+      if (stale && reinterpret_cast<PyObject *>(stale) == ts->c_profileobj &&
+          _PyEval_SetProfile(ts, ts->c_profilefunc, nullptr) < 0)
+        ok = false;
+      continue;
+    }
     Ring *r = reinterpret_cast<Ring *>(ts->c_profileobj);
     Py_tracefunc func = r->chained_func;
     PyObject *obj = Py_XNewRef(r->chained_obj);

@@ -17,6 +17,7 @@ Ring *ring_for_query(const char *what) noexcept {
                  "%s needs call tracking, which is off: call callsite.tracking.enable() first", what);
     return nullptr;
   }
+  if (active_mode == Mode::monitoring && !monitoring::check_owned()) return nullptr;
   PyThreadState *ts = compat::current_tstate();
   Ring *r = active_mode == Mode::profile ? profile::ring_of(ts) : monitoring::ring_of(ts);
   if (!r && !PyErr_Occurred())

@@ -63,8 +63,8 @@ PyType_Slot ring_slots[] = {
     {Py_tp_repr, reinterpret_cast<void *>(ring_repr)},
     {0, nullptr}};
 
-PyType_Spec ring_spec = {"callsite._TrackingWindow", int(sizeof(Ring)), 0, Py_TPFLAGS_DEFAULT,
-                         ring_slots};
+PyType_Spec ring_spec = {"callsite._TrackingWindow", int(sizeof(Ring)), 0,
+                         Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, ring_slots};
 
 }  // namespace
 
