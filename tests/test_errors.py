@@ -172,8 +172,8 @@ def test_mlir_arguments():
     with pytest.raises(ValueError) as info:
         with callsite.mlir.auto_locations(on_explicit="x"):
             pass
-    assert str(info.value) == ("on_explicit must be one of ('use_explicit', 'use_traceback') "
-                               "(or MLIR's enum), not 'x'")
+    assert str(info.value) == ("on_explicit must be one of ('use_explicit', 'use_traceback'), "
+                               "0/1 or MLIR's enum, not 'x'")
 
 
 # --- tracking ----------------------------------------------------------------------------------

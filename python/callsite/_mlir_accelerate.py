@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from types import ModuleType
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ._callsite import Filter, MlirBindings, MlirSettings
@@ -144,7 +145,7 @@ class Accelerated:
         ir = self.bindings.ir
         self.saved_loc_tracebacks = vars(ir).get("loc_tracebacks")
         self.installed_loc_tracebacks = self.make_loc_tracebacks()
-        ir.loc_tracebacks = self.installed_loc_tracebacks
+        setattr(ir, "loc_tracebacks", self.installed_loc_tracebacks)
 
     def uninstall(self) -> None:
         """Back to MLIR's own: its methods, its loc_tracebacks, its walk (switched on if the
@@ -154,7 +155,7 @@ class Accelerated:
                 setattr(self.globals_type, name, original)
         ir = self.bindings.ir
         if vars(ir).get("loc_tracebacks") is self.installed_loc_tracebacks:
-            ir.loc_tracebacks = self.saved_loc_tracebacks
+            setattr(ir, "loc_tracebacks", self.saved_loc_tracebacks)
         self.bindings.process_settings = None
         self.bindings.release()
         if self.enabled:
@@ -163,13 +164,13 @@ class Accelerated:
             self.globals.set_traceback_action_on_explicit_loc(self.enum("explicit", self.use_traceback))
             self.globals.set_traceback_action_on_current_loc(self.enum("current", self.nameloc_wrap))
 
-    def make_loc_tracebacks(self):
+    def make_loc_tracebacks(self) -> Callable[..., contextlib.AbstractContextManager[None]]:
         me = self
 
         @contextlib.contextmanager
         def loc_tracebacks(*, max_depth: int | None = None, on_explicit: Any = None,
                            current_loc: Any = None, on_explicit_actn: Any = None,
-                           current_loc_actn: Any = None):
+                           current_loc_actn: Any = None) -> Iterator[None]:
             """MLIR's ir.loc_tracebacks() (served by callsite.mlir.accelerate()): enables
             traceback locations process-wide for the block, restoring the previous switch,
             limit and actions after it. Accepts both spellings of the actions."""

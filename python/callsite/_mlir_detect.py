@@ -13,6 +13,12 @@ from __future__ import annotations
 import sys
 from types import ModuleType
 
+TYPE_CHECKING = False  # typing is not imported at start-up: the annotations are strings
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from importlib.machinery import ModuleSpec
+    from typing import Any
+
 # Standard library only, nothing that site.py has not already imported: the CALLSITE_MLIR
 # start-up hook loads this file in every process (see _callsite_mlir_startup.py).
 
@@ -68,22 +74,25 @@ def loaded_ir_modules() -> list[ModuleType]:
 class _NotifyingLoader:
     """Runs the real loader, then tells the watcher about the module it executed."""
 
-    def __init__(self, loader, notify):
+    def __init__(self, loader: Any, notify: Callable[[ModuleType], None]) -> None:
         self._loader = loader
         self._notify = notify
 
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
+        module: ModuleType | None = self._loader.create_module(spec)
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
         self._loader.exec_module(module)
         if is_mlir_ir(module):
             self._notify(module)
 
-    def load_module(self, fullname):  # the legacy protocol, for callers that still use it
-        return self._loader.load_module(fullname)
+    def load_module(self, fullname: str) -> ModuleType:
+        """The legacy protocol, for callers that still use it."""
+        module: ModuleType = self._loader.load_module(fullname)
+        return module
 
-    def __getattr__(self, name: str):  # get_resource_reader, is_package, get_code...
+    def __getattr__(self, name: str) -> Any:  # get_resource_reader, is_package, get_code...
         return getattr(self._loader, name)
 
 
@@ -92,11 +101,12 @@ class IrImportWatcher:
     the finders after it for the spec and wraps the loader, so `notify(module)` runs once the
     bindings have been imported. Other imports cost one string comparison."""
 
-    def __init__(self, notify):
+    def __init__(self, notify: Callable[[ModuleType], None]) -> None:
         self._notify = notify
         self._asking: set[str] = set()  # names being looked up by the finders after us
 
-    def find_spec(self, fullname, path, target=None):
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> ModuleSpec | None:
         if not (fullname == "ir" or fullname.endswith(".ir")) or fullname in self._asking:
             return None
         self._asking.add(fullname)
@@ -113,12 +123,13 @@ class IrImportWatcher:
             self._asking.discard(fullname)
         if spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        spec.loader = _NotifyingLoader(spec.loader, self._notify)
+        # A loader by protocol, not by class: importlib.abc is not loaded at start-up.
+        spec.loader = _NotifyingLoader(spec.loader, self._notify)  # type: ignore[assignment]
         return spec
 
 
 _watcher: IrImportWatcher | None = None
-_listeners: list = []  # callables taking the new ir module
+_listeners: list[Callable[[ModuleType], None]] = []  # callables taking the new ir module
 
 
 def _dispatch(module: ModuleType) -> None:
@@ -132,7 +143,7 @@ def _dispatch(module: ModuleType) -> None:
                           RuntimeWarning, stacklevel=2)
 
 
-def watch_imports(listener) -> None:
+def watch_imports(listener: Callable[[ModuleType], None]) -> None:
     """Calls `listener(ir_module)` for every MLIR bindings module imported from now on."""
     global _watcher
     if listener not in _listeners:

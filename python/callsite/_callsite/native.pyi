@@ -51,4 +51,5 @@ class ReificationWarning(CallsiteWarning, RuntimeWarning): ...
 current: Callable[[], NativeFrame | None]
 stack: Callable[[], list[tuple[str, str, int]]]
 cache_info: Callable[[], dict[str, int]]
+track_greenlets: Callable[[], None]
 
