@@ -25,7 +25,8 @@ for arg in "$@"; do
   esac
 done
 
-CORE_DEPS=(nanobind scikit-build-core pytest cmake ninja)
+# pip >= 23.1: the build passes -C (config settings); 3.10's bundled pip is 23.0.
+CORE_DEPS=("pip>=23.1" nanobind scikit-build-core pytest cmake ninja)
 LOGDIR="$CALLSITE_ROOT/build/logs"
 mkdir -p "$LOGDIR"
 

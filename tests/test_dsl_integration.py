@@ -42,7 +42,10 @@ def run_design(design: str) -> dict:
     if done.returncode != 0 and "ModuleNotFoundError" in done.stderr:
         pytest.skip(f"{pip_name} does not import: {done.stderr.strip().splitlines()[-1][:200]}")
     assert done.returncode == 0, done.stderr[-4000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    if "skip" in report:
+        pytest.skip(report["skip"])
+    return report
 
 
 @pytest.mark.parametrize("design", list(DESIGNS))

@@ -197,16 +197,24 @@ class Accelerated:
 _accelerated: dict[int, Accelerated] = {}
 
 
+def has_traceback_knobs(ir: ModuleType) -> bool:
+    """True if the bindings have MLIR's traceback switch (all of _GLOBALS_METHODS)."""
+    native = _native_package(ir)
+    knobs = getattr(native, "globals", None) if native is not None else None
+    return knobs is not None and all(hasattr(type(knobs), name) for name in _GLOBALS_METHODS)
+
+
 def accelerate_bindings(bindings: MlirBindings) -> Accelerated:
     """Serves `bindings`' traceback knobs with callsite (idempotent)."""
     key = id(bindings)
     found = _accelerated.get(key)
     if found is not None:
         return found
+    if not has_traceback_knobs(bindings.ir):
+        raise TypeError(f"callsite.mlir.accelerate: {bindings.ir.__name__} has no traceback "
+                        "knobs (`_mlir_libs._mlir.globals.set_loc_tracebacks_enabled`: MLIR "
+                        "older than loc_tracebacks); use callsite.mlir.auto_locations there")
     native = _native_package(bindings.ir)
-    if native is None or not hasattr(native, "globals"):
-        raise TypeError(f"callsite.mlir.accelerate: {bindings.ir.__name__} has no "
-                        "`_mlir_libs._mlir.globals` (bindings without MLIR's traceback knobs)")
     accelerated = Accelerated(bindings, native)
     accelerated.install()
     _accelerated[key] = accelerated

@@ -108,7 +108,7 @@ def bindings(ir: ModuleType | str | None = None) -> list[MlirBindings]:
 def _on_bindings_imported(module: ModuleType) -> None:
     """A set of bindings was imported: it joins the open scopes (and accelerate())."""
     b = use(module)
-    if _accelerate_new_bindings:
+    if _accelerate_new_bindings and _accelerate.has_traceback_knobs(module):
         _apply_knobs(_accelerate.accelerate_bindings(b))
     for acquired in _open_scopes:
         if b not in acquired:
@@ -244,7 +244,8 @@ def accelerate(ir: ModuleType | str | None = None) -> list[MlirBindings]:
     _accelerate_new_bindings = True
     _detect.watch_imports(_on_bindings_imported)
     for module in _detect.loaded_ir_modules():
-        _apply_knobs(_accelerate.accelerate_bindings(use(module)))
+        if _accelerate.has_traceback_knobs(module):  # older MLIR: no switch to serve
+            _apply_knobs(_accelerate.accelerate_bindings(use(module)))
     return [a.bindings for a in _accelerate.accelerated()]
 
 

@@ -57,8 +57,15 @@ def code_refcounts(design) -> dict[str, int]:
 
 def main() -> None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    design = importlib.import_module(sys.argv[1])
+    try:
+        design = importlib.import_module(sys.argv[1])
+    except ImportError as error:  # an older release of the DSL than the design is written for
+        print(json.dumps({"skip": f"{sys.argv[1]} does not import here: {error}"}))
+        return
     ir = design.IR
+    if not hasattr(ir, "loc_tracebacks"):
+        print(json.dumps({"skip": f"{ir.__name__} has no loc_tracebacks() (older MLIR)"}))
+        return
     report: dict = {"python": sys.version.split()[0]}
     rules = getattr(design, "register_rules", lambda: None)
 
