@@ -66,6 +66,15 @@ NB_MODULE(_callsite, m) {
       },
       "Why the internal walk is unavailable, or None.");
   m.def(
+      "_debug_offsets_refusal",
+      [](nb::bytes image) -> nb::object {
+        const char *why = callsite_layout_debug_offsets_refusal(image.c_str(), image.size());
+        return why ? nb::object(nb::str(why)) : nb::none();
+      },
+      nb::arg("image"),
+      "Whether this build would refuse its layout given an interpreter's _PyRuntime.debug_offsets "
+      "(the bytes): the reason, or None (tests use other versions' offsets).");
+  m.def(
       "_code_positions",
       [](nb::handle code) { return nb::steal(callsite::detail::debug_code_positions(code.ptr())); },
       nb::arg("code"), "Decoded positions per code unit (tests compare with co_positions()).");

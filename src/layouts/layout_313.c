@@ -2,20 +2,20 @@
  * _PyInterpreterFrame.f_executable instead of f_code, instr_ptr instead of prev_instr. */
 #include <Python.h>
 #include <frameobject.h>
-#define Py_BUILD_CORE 1
-#include <internal/pycore_frame.h>
-#include <internal/pycore_runtime.h>
-#undef Py_BUILD_CORE
-#include <string.h>
 
 #include "layouts/layout.h"
 
 #if PY_VERSION_HEX < 0x030D0000 || PY_VERSION_HEX >= 0x030E0000
 #error "layout_313.c is for CPython 3.13 only"
 #endif
-#ifdef Py_GIL_DISABLED
-#error "the free-threaded build has no tested layout; build with CALLSITE_FORCE_PUBLIC_API"
-#endif
+/* Free-threaded builds have no tested layout: select.c refuses them, this file is empty. */
+#ifndef Py_GIL_DISABLED
+#define Py_BUILD_CORE 1
+#include <internal/pycore_frame.h>
+#include <internal/pycore_runtime.h>
+#undef Py_BUILD_CORE
+
+#include "layouts/debug_offsets.h"
 
 /* f_executable is "code object or None" (3.13 pycore_frame.h) and may be other objects for
  * future executables, so check the type before treating it as code. Shim frames
@@ -50,22 +50,33 @@ static const void *current_marker_313(PyThreadState *tstate) { return tstate->cu
 
 const void *callsite_layout_internal_marker_of(PyFrameObject *frame) { return frame->f_frame; }
 
+#define FACT(field, value) {#field, offsetof(_Py_DebugOffsets, field), (uint64_t)(value)}
+/* Every offset the walker reads that CPython publishes (3.13 internal/pycore_runtime.h). */
+static const callsite_offset_fact facts_313[] = {
+    FACT(thread_state.current_frame, offsetof(PyThreadState, current_frame)),
+    FACT(interpreter_frame.previous, offsetof(_PyInterpreterFrame, previous)),
+    FACT(interpreter_frame.executable, offsetof(_PyInterpreterFrame, f_executable)),
+    FACT(interpreter_frame.instr_ptr, offsetof(_PyInterpreterFrame, instr_ptr)),
+    FACT(interpreter_frame.owner, offsetof(_PyInterpreterFrame, owner)),
+    FACT(code_object.co_code_adaptive, offsetof(PyCodeObject, co_code_adaptive)),
+};
+#undef FACT
+static const callsite_offsets_expectation expected_313 = {
+    _Py_Debug_Cookie, offsetof(_Py_DebugOffsets, version),
+    offsetof(_Py_DebugOffsets, free_threaded), sizeof(_Py_DebugOffsets), PY_VERSION_HEX,
+    facts_313, sizeof facts_313 / sizeof facts_313[0]};
+
+const char *callsite_layout_internal_offsets_refusal(const void *image, size_t size) {
+  return callsite_debug_offsets_refusal(image, size, &expected_313);
+}
+
 /* 3.13 publishes the offsets debuggers rely on in _PyRuntime.debug_offsets; refuse when the
  * running interpreter disagrees with the headers this file was compiled against. */
 const char *callsite_layout_internal_version_refusal(void) {
-  const _Py_DebugOffsets *d = &_PyRuntime.debug_offsets;
-  if (memcmp(d->cookie, _Py_Debug_Cookie, sizeof(d->cookie)) != 0)
-    return "_PyRuntime.debug_offsets has no valid cookie";
-  if (d->free_threaded) return "the interpreter is a free-threaded build";
-  if (d->thread_state.current_frame != offsetof(PyThreadState, current_frame) ||
-      d->interpreter_frame.previous != offsetof(_PyInterpreterFrame, previous) ||
-      d->interpreter_frame.executable != offsetof(_PyInterpreterFrame, f_executable) ||
-      d->interpreter_frame.instr_ptr != offsetof(_PyInterpreterFrame, instr_ptr) ||
-      d->interpreter_frame.owner != offsetof(_PyInterpreterFrame, owner) ||
-      d->code_object.co_code_adaptive != offsetof(PyCodeObject, co_code_adaptive))
-    return "_Py_DebugOffsets disagree with the compiled _PyInterpreterFrame layout";
-  return NULL;
+  return callsite_layout_internal_offsets_refusal(&_PyRuntime.debug_offsets,
+                                                  sizeof _PyRuntime.debug_offsets);
 }
 
 const callsite_layout callsite_layout_compiled = {
     "internal-3.13", PY_VERSION_HEX, walk_313, current_marker_313};
+#endif

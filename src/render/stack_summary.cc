@@ -29,7 +29,15 @@ PyObject *frame_summary(PyObject *cls, const FrameInfo &info) {
   PyObject *args = Py_BuildValue("(OOO)", info.filename, lineno, info.name);
   Py_DECREF(lineno);
   if (!args) return nullptr;
-#if PY_VERSION_HEX >= 0x030B0000
+#if PY_VERSION_HEX >= 0x030E0000
+  // 3.14's FrameSummary also takes the code object (`_code`, as extract_stack passes it): the
+  // lines of code registered with linecache (`python -c`, the REPL) are found through it.
+  PyObject *kwargs = Py_BuildValue("{s:O,s:N,s:N,s:N,s:O}", "lookup_line", Py_False, "end_lineno",
+                                   int_or_none(info.end_lineno), "colno",
+                                   int_or_none(info.colno), "end_colno",
+                                   int_or_none(info.end_colno), "_code",
+                                   info.code ? info.code : Py_None);
+#elif PY_VERSION_HEX >= 0x030B0000
   PyObject *kwargs = Py_BuildValue("{s:O,s:N,s:N,s:N}", "lookup_line", Py_False, "end_lineno",
                                    int_or_none(info.end_lineno), "colno",
                                    int_or_none(info.colno), "end_colno",
