@@ -210,7 +210,9 @@ cmd_test() {
     log "=== Python $m (chroot): pytest"
     rm -f "$CHROOT_DIR$IN_ROOT/results/pytest-py$m.xml"
     # shellcheck disable=SC2086
-    in_chroot timeout "$TIMEOUT" "$v/bin/python" -m pytest "$IN_ROOT/src/tests" -q -p no:cacheprovider \
+    # CALLSITE_EXAMPLES: the demo tests find examples/ beside a venv in the checkout; these
+    # venvs live outside the repo copy.
+    in_chroot CALLSITE_EXAMPLES="$IN_ROOT/src/examples" timeout "$TIMEOUT" "$v/bin/python" -m pytest "$IN_ROOT/src/tests" -q -p no:cacheprovider \
       -o faulthandler_timeout=600 --junitxml="$IN_ROOT/results/pytest-py$m.xml" ${CALLSITE_PYTEST_ARGS:-} \
       2>&1 | tee "$results/pytest-py$m.log"
     echo "${PIPESTATUS[0]}" >"$results/pytest-py$m.rc"

@@ -33,52 +33,14 @@
 #include <internal/pycore_runtime.h>
 #undef Py_BUILD_CORE
 
-#include "layouts/debug_offsets.h"
-
-static inline PyCodeObject *inspect_314(_PyInterpreterFrame *f, intptr_t *lasti) {
-  /* Entry frames (INTERPRETER) and shims (CSTACK): hidden, as _PyFrame_IsIncomplete does. */
-  if (f->owner >= FRAME_OWNED_BY_INTERPRETER) return NULL;
-  PyObject *executable = (PyObject *)(f->f_executable.bits & ~(uintptr_t)Py_TAG_BITS);
-  if (!executable || !PyCode_Check(executable)) return NULL;
-  PyCodeObject *code = (PyCodeObject *)executable;
-  /* Byte distance = code units * sizeof(_Py_CODEUNIT): _PyInterpreterFrame_LASTI in bytes,
-   * as PyFrame_GetLasti reports it. instr_ptr starts at _PyCode_CODE(code)
-   * (_PyFrame_Initialize), so the distance is never negative. */
-  const intptr_t bytes = (const char *)f->instr_ptr - (const char *)_PyCode_CODE(code);
-  if (bytes < (intptr_t)code->_co_firsttraceable * (intptr_t)sizeof(_Py_CODEUNIT) &&
-      f->owner != FRAME_OWNED_BY_GENERATOR)
-    return NULL;
-  *lasti = bytes;
-  return code;
-}
-
-#define CALLSITE_FRAME_T _PyInterpreterFrame
-#define CALLSITE_FIRST_FRAME(ts) ((ts)->current_frame)
-#define CALLSITE_PREVIOUS(f) ((f)->previous)
-#define CALLSITE_INSPECT(f, lasti) inspect_314(f, lasti)
+#define CALLSITE_EXECUTABLE(f) ((PyObject *)((f)->f_executable.bits & ~(uintptr_t)Py_TAG_BITS))
+#define CALLSITE_HIDDEN_OWNER(owner) ((owner) >= FRAME_OWNED_BY_INTERPRETER)
 #define CALLSITE_WALK_NAME walk_314
-#include "layouts/walker.inc.h"
+#include "layouts/interpreter_frame.inc.h"
 
-static const void *current_marker_314(PyThreadState *tstate) { return tstate->current_frame; }
-
-/* struct _frame (3.14 internal/pycore_frame.h) points at its interpreter frame via f_frame. */
-const void *callsite_layout_internal_marker_of(PyFrameObject *frame) { return frame->f_frame; }
-
-#define FACT(field, value) {#field, offsetof(_Py_DebugOffsets, field), (uint64_t)(value)}
 /* Every offset the walker reads that CPython publishes (3.14 internal/pycore_debug_offsets.h). */
-static const callsite_offset_fact facts_314[] = {
-    FACT(thread_state.current_frame, offsetof(PyThreadState, current_frame)),
-    FACT(interpreter_frame.previous, offsetof(_PyInterpreterFrame, previous)),
-    FACT(interpreter_frame.executable, offsetof(_PyInterpreterFrame, f_executable)),
-    FACT(interpreter_frame.instr_ptr, offsetof(_PyInterpreterFrame, instr_ptr)),
-    FACT(interpreter_frame.owner, offsetof(_PyInterpreterFrame, owner)),
-    FACT(code_object.co_code_adaptive, offsetof(PyCodeObject, co_code_adaptive)),
-};
-#undef FACT
-static const callsite_offsets_expectation expected_314 = {
-    _Py_Debug_Cookie, offsetof(_Py_DebugOffsets, version),
-    offsetof(_Py_DebugOffsets, free_threaded), sizeof(_Py_DebugOffsets), PY_VERSION_HEX,
-    facts_314, sizeof facts_314 / sizeof facts_314[0]};
+static const callsite_offset_fact facts_314[] = {CALLSITE_WALKER_FACTS};
+static const callsite_offsets_expectation expected_314 = CALLSITE_OFFSETS_EXPECTATION(facts_314);
 
 const char *callsite_layout_internal_offsets_refusal(const void *image, size_t size) {
   return callsite_debug_offsets_refusal(image, size, &expected_314);
@@ -90,5 +52,5 @@ const char *callsite_layout_internal_version_refusal(void) {
 }
 
 const callsite_layout callsite_layout_compiled = {
-    "internal-3.14", PY_VERSION_HEX, walk_314, current_marker_314};
+    "internal-3.14", PY_VERSION_HEX, walk_314, walk_314_marker};
 #endif

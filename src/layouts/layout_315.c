@@ -30,52 +30,19 @@
 #include <internal/pycore_runtime.h>
 #undef Py_BUILD_CORE
 
-#include "layouts/debug_offsets.h"
-
-static inline PyCodeObject *inspect_315(_PyInterpreterFrame *f, intptr_t *lasti) {
-  /* Entry frames and the base frame (INTERPRETER): hidden, as _PyFrame_IsIncomplete does. */
-  if (f->owner >= FRAME_OWNED_BY_INTERPRETER) return NULL;
-  PyObject *executable = (PyObject *)(f->f_executable.bits & ~(uintptr_t)Py_TAG_BITS);
-  if (!executable || !PyCode_Check(executable)) return NULL;
-  PyCodeObject *code = (PyCodeObject *)executable;
-  /* Byte distance, as PyFrame_GetLasti reports it; instr_ptr starts at _PyCode_CODE(code). */
-  const intptr_t bytes = (const char *)f->instr_ptr - (const char *)_PyCode_CODE(code);
-  if (bytes < (intptr_t)code->_co_firsttraceable * (intptr_t)sizeof(_Py_CODEUNIT) &&
-      f->owner != FRAME_OWNED_BY_GENERATOR)
-    return NULL;
-  *lasti = bytes;
-  return code;
-}
-
-#define CALLSITE_FRAME_T _PyInterpreterFrame
-#define CALLSITE_FIRST_FRAME(ts) ((ts)->current_frame)
-#define CALLSITE_PREVIOUS(f) ((f)->previous)
-#define CALLSITE_INSPECT(f, lasti) inspect_315(f, lasti)
+/* As 3.14: the tagged f_executable; INTERPRETER (3) is now the last owner value. */
+#define CALLSITE_EXECUTABLE(f) ((PyObject *)((f)->f_executable.bits & ~(uintptr_t)Py_TAG_BITS))
+#define CALLSITE_HIDDEN_OWNER(owner) ((owner) >= FRAME_OWNED_BY_INTERPRETER)
 #define CALLSITE_WALK_NAME walk_315
-#include "layouts/walker.inc.h"
+#include "layouts/interpreter_frame.inc.h"
 
-static const void *current_marker_315(PyThreadState *tstate) { return tstate->current_frame; }
-
-/* struct _frame (3.15 internal/pycore_frame.h) points at its interpreter frame via f_frame. */
-const void *callsite_layout_internal_marker_of(PyFrameObject *frame) { return frame->f_frame; }
-
-#define FACT(field, value) {#field, offsetof(_Py_DebugOffsets, field), (uint64_t)(value)}
 /* Every offset the walker and its start-up check read that CPython publishes
  * (3.15 internal/pycore_debug_offsets.h). */
 static const callsite_offset_fact facts_315[] = {
-    FACT(thread_state.current_frame, offsetof(PyThreadState, current_frame)),
-    FACT(thread_state.base_frame, offsetof(PyThreadState, base_frame)),
-    FACT(interpreter_frame.previous, offsetof(_PyInterpreterFrame, previous)),
-    FACT(interpreter_frame.executable, offsetof(_PyInterpreterFrame, f_executable)),
-    FACT(interpreter_frame.instr_ptr, offsetof(_PyInterpreterFrame, instr_ptr)),
-    FACT(interpreter_frame.owner, offsetof(_PyInterpreterFrame, owner)),
-    FACT(code_object.co_code_adaptive, offsetof(PyCodeObject, co_code_adaptive)),
+    CALLSITE_WALKER_FACTS,
+    CALLSITE_FACT(thread_state.base_frame, offsetof(PyThreadState, base_frame)),
 };
-#undef FACT
-static const callsite_offsets_expectation expected_315 = {
-    _Py_Debug_Cookie, offsetof(_Py_DebugOffsets, version),
-    offsetof(_Py_DebugOffsets, free_threaded), sizeof(_Py_DebugOffsets), PY_VERSION_HEX,
-    facts_315, sizeof facts_315 / sizeof facts_315[0]};
+static const callsite_offsets_expectation expected_315 = CALLSITE_OFFSETS_EXPECTATION(facts_315);
 
 const char *callsite_layout_internal_offsets_refusal(const void *image, size_t size) {
   return callsite_debug_offsets_refusal(image, size, &expected_315);
@@ -103,5 +70,5 @@ const char *callsite_layout_internal_version_refusal(void) {
 }
 
 const callsite_layout callsite_layout_compiled = {
-    "internal-3.15", PY_VERSION_HEX, walk_315, current_marker_315};
+    "internal-3.15", PY_VERSION_HEX, walk_315, walk_315_marker};
 #endif
