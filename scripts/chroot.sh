@@ -225,7 +225,7 @@ cmd_run() {
   local m="$1" v; shift
   cmd_ensure; enter
   v="$(venv_for "$m")" && build_into "$v" "$m" || die "setup failed for $m"
-  in_chroot sh -c 'cd "$0" && PATH="$1/bin:$PATH" && shift 2 && exec "$@"' "$IN_ROOT/src" "$v" "$@"
+  in_chroot sh -c 'cd "$0" && PATH="$1/bin:$PATH" && shift && exec "$@"' "$IN_ROOT/src" "$v" "$@"
 }
 
 # One user of the chroot at a time: they share its mounts, repo copy and build trees.
