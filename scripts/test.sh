@@ -2,7 +2,8 @@
 # scripts/test.sh — sets everything up, runs pytest on every Python and the C++ tests (plain and
 # ASan+UBSan), prints a summary table; exits non-zero if anything failed.
 #
-# Usage: scripts/test.sh [3.10 3.11 ...]          (default: every pyenv Python 3.10-3.13)
+# Usage: scripts/test.sh [3.10 3.11 ...]   (default: every pyenv Python 3.10-3.13, and 3.14 and
+#                                          3.15 in a Debian sid chroot: scripts/chroot.sh)
 #   CALLSITE_SKIP_CPP=1      skip the C++ suites       CALLSITE_SKIP_ASAN=1   skip the ASan runs
 #   CALLSITE_PYTEST_ARGS=..  extra pytest arguments    CALLSITE_TEST_TIMEOUT  seconds per suite (1200)
 #   CALLSITE_TEST_JOBS=N     run N Python versions' suites at once (default 1)
@@ -40,10 +41,12 @@ record() {
 }
 
 # --- Python suites -----------------------------------------------------------------------------
+# 3.14 and 3.15 are tested in a Debian sid chroot (scripts/chroot.sh), the others on pyenv's.
+mapfile -t IN_CHROOT < <(scripts/chroot.sh wanted "$@")
 mapfile -t AVAIL < <(callsite_available_minors "$@")
 WANT=("$@"); [ ${#WANT[@]} -gt 0 ] || WANT=("${CALLSITE_SUPPORTED_MINORS[@]}")
 for m in "${WANT[@]}"; do
-  [[ " ${AVAIL[*]} " == *" $m "* ]] || ROWS+=("python $m|-|-|-|skipped: $(callsite_skip_reason "$m")")
+  [[ " ${AVAIL[*]} ${IN_CHROOT[*]} " == *" $m "* ]] || ROWS+=("python $m|-|-|-|skipped: $(callsite_skip_reason "$m")")
 done
 COUNT_PY="$(command -v python3 || true)"
 JOBS="${CALLSITE_TEST_JOBS:-1}"
@@ -79,6 +82,13 @@ for m in "${READY[@]}"; do
   fi
 done
 wait
+if [ ${#IN_CHROOT[@]} -gt 0 ]; then
+  if why="$(scripts/chroot.sh check)"; then
+    scripts/chroot.sh test "$RESULTS" "${IN_CHROOT[@]}"; AVAIL+=("${IN_CHROOT[@]}")
+  else
+    for m in "${IN_CHROOT[@]}"; do ROWS+=("python $m|-|-|-|skipped: $why"); done
+  fi
+fi
 for m in "${AVAIL[@]}"; do
   rc="$(cat "$RESULTS/pytest-py$m.rc" 2>/dev/null || echo missing)"
   if [ "$rc" = setup ]; then

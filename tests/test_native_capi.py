@@ -58,7 +58,9 @@ def test_cmake_helper():
                     reason="needs cmake and the source tree's examples/")
 def test_consumer_builds_against_the_installed_package(tmp_path):
     build = tmp_path / "build"
-    env = dict(os.environ, CMAKE_GENERATOR=os.environ.get("CMAKE_GENERATOR", ""))
+    # CMake's default generator needs make, which a minimal system (the sid chroot) lacks.
+    generator = os.environ.get("CMAKE_GENERATOR") or ("Ninja" if shutil.which("ninja") else "")
+    env = dict(os.environ, CMAKE_GENERATOR=generator)
     configure = subprocess.run(
         ["cmake", "-S", str(REPO / "examples" / "cpp_consumer"), "-B", str(build),
          f"-DPython_EXECUTABLE={sys.executable}"], capture_output=True, text=True, env=env)
