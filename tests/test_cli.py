@@ -95,7 +95,7 @@ def test_doctor_command_prints_the_report():
     assert as_json["backend"] == callsite.doctor()["backend"]
 
 
-def test_doctor_explains_a_refused_layout():
+def test_doctor_explains_a_refused_layout(callsite_testing):  # the switch: test builds only
     if callsite.layout_name == "none":
         pytest.skip("this build has no internal layout to refuse")
     r = cli("doctor", "--json", env={"CALLSITE_TEST_REFUSE_LAYOUT": "offsets differ here"})

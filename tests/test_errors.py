@@ -228,7 +228,7 @@ def test_warning_categories():
 
 
 @pytest.mark.skipif(callsite.layout_name == "none", reason="this build has no internal layout")
-def test_a_refused_layout_warns_at_the_importing_line(tmp_path):
+def test_a_refused_layout_warns_at_the_importing_line(tmp_path, callsite_testing):
     script = tmp_path / "user.py"
     script.write_text("import sys\n\nimport callsite\nprint(callsite.get_backend())\n")
     env = dict(os.environ, CALLSITE_TEST_REFUSE_LAYOUT="offsets differ")

@@ -37,7 +37,7 @@ _MODES = ("auto", "monitoring", "profile")
 _atexit_registered = False
 
 
-class _Session:
+class _Scope:
     """Returned by enable(): as a context manager, restores the settings in force before."""
 
     __slots__ = ("_previous",)
@@ -45,7 +45,7 @@ class _Session:
     def __init__(self, previous: dict[str, Any]) -> None:
         self._previous = previous
 
-    def __enter__(self) -> _Session:
+    def __enter__(self) -> _Scope:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -56,7 +56,7 @@ class _Session:
             _callsite.tracking_disable()
 
     def __repr__(self) -> str:
-        return f"<callsite.tracking session, restores {self._previous['mode'] or 'off'} on exit>"
+        return f"<callsite.tracking scope, restores {self._previous['mode'] or 'off'} on exit>"
 
 
 def enable(
@@ -65,7 +65,7 @@ def enable(
     *,
     filter: Filter | None = None,
     tool_id: int | None = None,
-) -> _Session:
+) -> _Scope:
     """Starts recording the last `window` call sites of every thread.
 
     mode: "monitoring" (sys.monitoring CALL events, 3.12+), "profile" (the C profile
@@ -88,7 +88,7 @@ def enable(
         # Hooks left installed would fire during interpreter teardown.
         _atexit.register(_disable_at_exit)
         _atexit_registered = True
-    return _Session(previous)
+    return _Scope(previous)
 
 
 def disable() -> None:

@@ -187,6 +187,8 @@ class CallSite(tuple[CodeType, int, CodeType | None, Frame]):
     n_sequence_fields: ClassVar[int]
     n_unnamed_fields: ClassVar[int]
     __match_args__: ClassVar[tuple[str, str, str, str]]
+    if sys.version_info >= (3, 13):
+        def __replace__(self, **changes: Any) -> CallSite: ...  # copy.replace() (3.13+)
     @property
     def code(self) -> CodeType: ...
     @property
