@@ -24,7 +24,7 @@ log "=== sanitized module, Python $MINOR: configure + build ($BUILD)"
 export PATH="$(dirname "$PY"):$PATH"
 if ! { cmake -S "$CALLSITE_ROOT" -B "$BUILD" -G Ninja -DPython_EXECUTABLE="$PY" \
          -DCALLSITE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
-       cmake --build "$BUILD" --target _callsite -j "$(nproc)"; } >"$OUT.build.log" 2>&1; then
+       cmake --build "$BUILD" -j "$(nproc)"; } >"$OUT.build.log" 2>&1; then
   tail -n 40 "$OUT.build.log"
   echo build >"$OUT.rc"; echo $((SECONDS - t0)) >"$OUT.secs"
   exit 1

@@ -37,6 +37,16 @@ inline PyThreadState *current_tstate() noexcept {
 #endif
 }
 
+/// Whether the interpreter is finalizing. Reads a runtime flag: safe without a thread state.
+/// Public since 3.13 as Py_IsFinalizing; _Py_IsFinalizing before.
+inline bool is_finalizing() noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
 /// Whether code objects carry column positions (PEP 657, co_positions(): 3.11+). Before,
 /// only lines exist: MLIR builds a FileLineColLoc with column 0, FrameSummary has no columns.
 inline constexpr bool kHasColumns = PY_VERSION_HEX >= 0x030B0000;

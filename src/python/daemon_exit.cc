@@ -6,6 +6,8 @@
 
 #include <exception>
 
+#include "core/compat.h"
+
 namespace callsite::python {
 namespace {
 
@@ -13,17 +15,9 @@ std::terminate_handler previous = nullptr;
 unsigned long main_thread_ident = 0;
 bool installed = false;
 
-bool finalizing() {
-#if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsFinalizing();
-#else
-  return _Py_IsFinalizing();
-#endif
-}
-
 // Reads only runtime flags and the thread id: no thread state needed (this thread has none).
 [[noreturn]] void on_terminate() {
-  if (finalizing() && PyThread_get_thread_ident() != main_thread_ident) {
+  if (compat::is_finalizing() && PyThread_get_thread_ident() != main_thread_ident) {
     for (;;) pause();  // the process exit ends it; no Python or C++ state is touched again
   }
   if (previous) previous();
