@@ -480,7 +480,7 @@ def test_empty_filename_prints_as_dash_like_mlir():
 
 
 def test_mlir_itself_prints_an_empty_filename_as_dash():
-    import test_mlir_support as H
+    import mlir_support as H
     for name in H.ALL_CANDIDATES:
         try:
             ir = H.import_ir(name)
