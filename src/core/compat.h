@@ -37,8 +37,8 @@ inline PyThreadState *current_tstate() noexcept {
 #endif
 }
 
-/// Whether the interpreter is finalizing. Public since 3.13 as Py_IsFinalizing; the private
-/// _Py_IsFinalizing before. Reads a runtime flag only: safe without a thread state.
+/// Whether the interpreter is finalizing. Reads a runtime flag: safe without a thread state.
+/// Public since 3.13 as Py_IsFinalizing; _Py_IsFinalizing before.
 inline bool is_finalizing() noexcept {
 #if PY_VERSION_HEX >= 0x030D0000
   return Py_IsFinalizing();

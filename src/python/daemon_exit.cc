@@ -8,6 +8,8 @@
 
 #include <exception>
 
+#include "core/compat.h"
+
 namespace callsite::python {
 namespace {
 
