@@ -5,7 +5,7 @@ from traceback import StackSummary
 from types import CodeType, FrameType, FunctionType, TracebackType
 from typing import Any, Literal, overload
 
-# --- core: capture, Traceback, Frame (issue 3) -------------------------------------------
+# --- core: capture, Traceback, Frame -----------------------------------------------------------
 class Frame:
     """One symbolized frame; field names follow traceback.FrameSummary."""
     @property
@@ -68,7 +68,7 @@ def internal_backend_refusal() -> str | None: ...
 
 layout_name: str
 
-# --- filter (issue 4) ----------------------------------------------------------------------
+# --- filter ----------------------------------------------------------------------------------
 _Rule = str | Pattern[str]
 
 class Filter:
@@ -107,87 +107,111 @@ class Filter:
     @classmethod
     def default(cls) -> Filter: ...
 
-# --- mlir (issue 4) ------------------------------------------------------------------------
+# --- mlir ------------------------------------------------------------------------------------
 from contextvars import ContextVar
 from types import ModuleType
 
-class MlirBindings:
-    """One `ir` module of MLIR Python bindings as callsite uses it (one object per module)."""
-    def __new__(cls, ir: ModuleType) -> MlirBindings: ...
-    @property
-    def ir(self) -> ModuleType: ...
-    @property
-    def installed(self) -> bool: ...
-    @property
-    def refs_per_location(self) -> int: ...
-    def acquire(self) -> None: ...
-    def release(self) -> None: ...
+class _MlirModule:
+    """callsite._callsite.mlir, used by callsite.mlir."""
 
-class MlirSettings:
-    """One auto_locations scope (immutable)."""
-    def __new__(
-        cls,
+    class MlirBindings:
+        """One `ir` module of MLIR Python bindings as callsite uses it (one object per module)."""
+        def __new__(cls, ir: ModuleType) -> _MlirModule.MlirBindings: ...
+        @property
+        def ir(self) -> ModuleType: ...
+        @property
+        def installed(self) -> bool: ...
+        @property
+        def refs_per_location(self) -> int: ...
+        def acquire(self) -> None: ...
+        def release(self) -> None: ...
+
+    class MlirSettings:
+        """One auto_locations scope (immutable)."""
+        def __new__(
+            cls,
+            filter: Filter | None = None,
+            limit: int | None = None,
+            *,
+            use_traceback: bool = False,
+            nameloc_wrap: bool = False,
+        ) -> _MlirModule.MlirSettings: ...
+        @property
+        def filter(self) -> Filter: ...
+        @property
+        def limit(self) -> int | None: ...
+        @property
+        def use_traceback(self) -> bool: ...
+        @property
+        def nameloc_wrap(self) -> bool: ...
+
+    settings: ContextVar[_MlirModule.MlirSettings | None]
+
+    @staticmethod
+    def location(
         filter: Filter | None = None,
-        limit: int | None = None,
         *,
-        use_traceback: bool = False,
-        nameloc_wrap: bool = False,
-    ) -> MlirSettings: ...
-    @property
-    def filter(self) -> Filter: ...
-    @property
-    def limit(self) -> int | None: ...
-    @property
-    def use_traceback(self) -> bool: ...
-    @property
-    def nameloc_wrap(self) -> bool: ...
+        skip: int = 0,
+        context: Any = None,
+        limit: int | None = None,
+    ) -> Any: ...  # an ir.Location of the bindings in use
+    @staticmethod
+    def sweep() -> int: ...
+    @staticmethod
+    def clear_caches() -> None: ...
+    @staticmethod
+    def cache_count() -> int: ...
+    @staticmethod
+    def cache_info(context: Any) -> dict[str, int] | None: ...
 
-mlir_settings: ContextVar[MlirSettings | None]
-
-def mlir_location(
-    filter: Filter | None = None,
-    *,
-    skip: int = 0,
-    context: Any = None,
-    limit: int | None = None,
-) -> Any: ...  # an ir.Location of the bindings in use
-def mlir_sweep() -> int: ...
-def mlir_clear_caches() -> None: ...
-def mlir_cache_count() -> int: ...
-def mlir_cache_info(context: Any) -> dict[str, int] | None: ...
+mlir: _MlirModule
 
 
-# --- tracking (issue 5) --------------------------------------------------------------------
-class CallSite(tuple[CodeType, int, CodeType | None, Frame]):
-    """One recorded call (callsite.tracking.window()): where it was made and what it called."""
-    @property
-    def code(self) -> CodeType: ...
-    @property
-    def offset(self) -> int: ...
-    @property
-    def callee(self) -> CodeType | None: ...
-    @property
-    def site(self) -> Frame: ...
+# --- tracking --------------------------------------------------------------------------------
+class _TrackingModule:
+    """callsite._callsite.tracking, used by callsite.tracking."""
 
-def tracking_enable(
-    mode: Literal["auto", "monitoring", "profile"],
-    window: int,
-    filter: Filter | None,
-    tool_id: int | None,
-) -> None: ...
-def tracking_disable() -> None: ...
-def tracking_status() -> dict[str, Any]: ...
-def tracking_clear() -> None: ...
-def tracking_refresh() -> None: ...
-def tracking_available_modes() -> dict[str, str | None]: ...
-def tracking_auto_mode() -> Literal["monitoring", "profile"]: ...
-def tracking_window(
-    skip: int = 0, limit: int | None = None, *, filter: Filter | None = None
-) -> list[CallSite]: ...
-def tracking_last(filter: Filter | None = None, /) -> Frame | None: ...
+    class CallSite(tuple[CodeType, int, CodeType | None, Frame]):
+        """One recorded call (callsite.tracking.window()): where it was made and what it called."""
+        @property
+        def code(self) -> CodeType: ...
+        @property
+        def offset(self) -> int: ...
+        @property
+        def callee(self) -> CodeType | None: ...
+        @property
+        def site(self) -> Frame: ...
+
+    @staticmethod
+    def enable(
+        mode: Literal["auto", "monitoring", "profile"],
+        window: int,
+        filter: Filter | None,
+        tool_id: int | None,
+    ) -> None: ...
+    @staticmethod
+    def disable() -> None: ...
+    @staticmethod
+    def status() -> dict[str, Any]: ...
+    @staticmethod
+    def clear() -> None: ...
+    @staticmethod
+    def refresh() -> None: ...
+    @staticmethod
+    def available_modes() -> dict[str, str | None]: ...
+    @staticmethod
+    def auto_mode() -> Literal["monitoring", "profile"]: ...
+    @staticmethod
+    def window(
+        skip: int = 0, limit: int | None = None, *, filter: Filter | None = None
+    ) -> list[_TrackingModule.CallSite]: ...
+    @staticmethod
+    def last(filter: Filter | None = None, /) -> Frame | None: ...
+
+tracking: _TrackingModule
 
 
-# --- native (issue 6) ----------------------------------------------------------------------
+# --- native ----------------------------------------------------------------------------------
 _C_API: Any  # PyCapsule "callsite._callsite._C_API": the C++ function table (include/callsite/api.h)
 
 class _NativeModule:

@@ -17,8 +17,11 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-from . import _callsite
-from ._callsite import Filter, MlirBindings, MlirSettings
+from ._callsite import Filter
+from ._callsite import mlir as _m
+
+MlirBindings = _m.MlirBindings
+MlirSettings = _m.MlirSettings
 
 __all__ = [
     "CANDIDATES",
@@ -39,7 +42,7 @@ CANDIDATES = ("mlir.ir", "iree.compiler.ir", "jaxlib.mlir.ir")
 #: MLIR's PyGlobals::TracebackLoc::kMaxFrames: loc_tracebacks(max_depth=) is clamped to it.
 MAX_DEPTH = 512
 
-location = _callsite.mlir_location
+location = _m.location
 _by_module: dict[int, MlirBindings] = {}
 
 
@@ -106,20 +109,20 @@ def auto_locations(
         nameloc_wrap=_action(current_loc, ("fallback", "nameloc_wrap"), "current_loc"),
     )
     acquired = []
-    token = _callsite.mlir_settings.set(settings)
+    token = _m.settings.set(settings)
     try:
         for b in bindings(ir):
             b.acquire()
             acquired.append(b)
         yield settings
     finally:
-        _callsite.mlir_settings.reset(token)
+        _m.settings.reset(token)
         for b in acquired:
             b.release()
 
 
 def _enclosing_limit() -> int:
-    current = _callsite.mlir_settings.get(None)
+    current = _m.settings.get(None)
     if isinstance(current, MlirSettings):
         return current.limit if current.limit is not None else current.filter.limit
     return Filter.default().limit
@@ -165,9 +168,9 @@ def register_traceback_file_exclusion(filename: str) -> None:
 
 def cache_info(context: Any) -> dict[str, int] | None:
     """Sizes and hit counts of `context`'s location cache (None: it has none)."""
-    return _callsite.mlir_cache_info(context)
+    return _m.cache_info(context)
 
 
 def clear_caches() -> None:
     """Drops every cached location (of every context)."""
-    _callsite.mlir_clear_caches()
+    _m.clear_caches()

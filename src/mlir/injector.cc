@@ -123,7 +123,7 @@ PyObject *injector_call(PyObject *op, PyObject *const *args, size_t nargsf, PyOb
     if (explicit_loc && !settings->use_traceback) {
       loc = Py_NewRef(explicit_loc);  // on_explicit=use_explicit, but still wrapped (as MLIR)
     } else {
-      loc = stack_location(*cc, detail::as_filter(settings->filter), settings->limit, 0);
+      loc = stack_location(*cc, settings->filter, settings->limit, 0);
       ours = true;
     }
   }

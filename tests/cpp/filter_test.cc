@@ -75,7 +75,7 @@ TEST_F(Filter, DecisionIsCachedOnTheCodeObjectAndInvalidatedByRuleChanges) {
   EXPECT_EQ(callsite::filter_keeps(f, c), 1);
   callsite::detail::CodeInfo *info = callsite::detail::code_info(c);
   ASSERT_NE(info, nullptr);
-  ASSERT_TRUE(info->filter);  // the decision now lives with the code object
+  ASSERT_TRUE(info->extension);  // the decision now lives with the code object
   const auto generation = callsite::filter_generation(f);
   PyObject *r = PyObject_CallMethod(f, "add_exclude", "s", "mod\\.py$");
   ASSERT_NE(r, nullptr);
