@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "capture/traceback_object.h"
+#include "core/frame_refs.h"
 #include "filter/filter_object.h"
 #include "filter/filter.h"
 #include "render/mlir_text.h"
@@ -51,7 +52,7 @@ PyObject *make_filter(std::vector<const char *> exclude, std::vector<const char 
 }
 
 callsite::RawFrame raw(PyObject *code, int lasti = 0) {
-  return {reinterpret_cast<std::uintptr_t>(code), lasti};
+  return callsite::detail::python_raw_frame(reinterpret_cast<PyCodeObject *>(code), lasti);
 }
 
 TEST_F(Filter, IncludeWinsElseNoExcludeMatch) {
