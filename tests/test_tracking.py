@@ -395,7 +395,7 @@ def test_resize_keeps_most_recent(mode):
         callsite._callsite.tracking.enable(mode, 5, None, None)  # one call, recorded before it runs
         w = (w, tracking.window())
         w16, w5 = entries(w[0]), entries(w[1])
-    # [window(), tracking_enable() (a CALL event; profile mode sees no c_call for a nanobind
+    # [window(), enable() (a CALL event; profile mode sees no c_call for a nanobind
     # function), then the most recent entries of the 16-entry window]
     assert len(w16) == 16 and len(w5) == 5
     start = w5.index(w16[0])
