@@ -71,8 +71,8 @@ def child(config: str, depth: int, n: int) -> int:
 
 def run(out_file: str, config: str, depth: int, n: int) -> int:
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}",
-           "--trace-children=no", "--compress-strings=no", "--compress-pos=no", sys.executable, os.path.abspath(__file__),
-           "--child", config, str(depth), str(n)]
+           "--trace-children=no", "--compress-strings=no", "--compress-pos=no",
+           sys.executable, os.path.abspath(__file__), "--child", config, str(depth), str(n)]
     proc = subprocess.run(cmd, env=dict(os.environ, PYTHONHASHSEED="0"),
                           capture_output=True, text=True)
     if proc.returncode != 0:
