@@ -93,7 +93,7 @@ setup_one() {
   log "  building callsite (log: $logf)"
   if CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
       "$py" -m pip install --disable-pip-version-check --no-build-isolation --no-deps -v \
-      -C cmake.define.CALLSITE_TESTING=ON "$CALLSITE_ROOT" >"$logf" 2>&1 && (cd / && "$py" -c 'import callsite') >>"$logf" 2>&1; then
+      --config-settings=cmake.define.CALLSITE_TESTING=ON "$CALLSITE_ROOT" >"$logf" 2>&1 && (cd / && "$py" -c 'import callsite') >>"$logf" 2>&1; then
     log "  callsite built and installed for Python $minor in $((SECONDS - t0)) s"
   else
     log "  FAILED: callsite build/import for Python $minor; last lines of $logf:"
