@@ -84,7 +84,7 @@ def doctor() -> dict[str, Any]:
         "mlir": {"bindings": mlir_bindings,
                  "hint": 'pip install "callsite[mlir]"'
                  if set(mlir_bindings.values()) == {"not installed"} else None},
-        "caches": {"mlir_location_contexts": _callsite.mlir_cache_count(),
+        "caches": {"mlir_location_contexts": _callsite.mlir.cache_count(),
                    "native_reification": native.cache_info()},
     }
 

@@ -22,7 +22,8 @@ from types import ModuleType
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ._callsite import Filter, MlirBindings, MlirSettings
+from ._callsite import Filter
+from ._callsite.mlir import MlirBindings, MlirSettings
 
 _GLOBALS_METHODS = (
     "loc_tracebacks_enabled",
@@ -215,6 +216,7 @@ def accelerate_bindings(bindings: MlirBindings) -> Accelerated:
                         "knobs (`_mlir_libs._mlir.globals.set_loc_tracebacks_enabled`: MLIR "
                         "older than loc_tracebacks); use callsite.mlir.auto_locations there")
     native = _native_package(bindings.ir)
+    assert native is not None  # has_traceback_knobs() found it
     accelerated = Accelerated(bindings, native)
     accelerated.install()
     _accelerated[key] = accelerated

@@ -19,10 +19,11 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-from . import _callsite
 from . import _mlir_accelerate as _accelerate
 from . import _mlir_detect as _detect
-from ._callsite import Filter, MlirBindings, MlirSettings
+from ._callsite import Filter
+from ._callsite import mlir as _m
+from ._callsite.mlir import MlirBindings, MlirSettings
 
 __all__ = [
     "KNOWN_IR_MODULES",
@@ -53,7 +54,7 @@ MAX_DEPTH = 512
 #: MLIR's default frame limit.
 DEFAULT_FRAME_LIMIT = 10
 
-from ._callsite import mlir_location as location  # noqa: E402
+from ._callsite.mlir import location  # noqa: E402
 # One MlirBindings per set of bindings, keyed by its OpView class: `pkg.ir` and the native
 # `pkg._mlir_libs._mlir.ir` it re-exports are the same bindings (wrapping both would wrap twice).
 _by_opview: dict[int, MlirBindings] = {}
@@ -160,7 +161,7 @@ def auto_locations(
     if ir is None:
         _detect.watch_imports(_on_bindings_imported)
     targets = bindings(ir)
-    token = _callsite.mlir_settings.set(settings)
+    token = _m.settings.set(settings)
     if ir is None:
         _open_scopes.append(acquired)
     try:
@@ -169,7 +170,7 @@ def auto_locations(
             acquired.append(b)
         yield settings
     finally:
-        _callsite.mlir_settings.reset(token)
+        _m.settings.reset(token)
         if ir is None:
             _open_scopes.remove(acquired)
         for b in acquired:
@@ -177,7 +178,7 @@ def auto_locations(
 
 
 def _enclosing_limit() -> int | None:
-    current = _callsite.mlir_settings.get(None)
+    current = _m.settings.get(None)
     if isinstance(current, MlirSettings):
         return current.limit if current.limit is not None else current.filter.limit
     return _ProcessKnobs.limit
@@ -339,12 +340,12 @@ def loc_tracebacks_enabled() -> bool:
 
 def cache_info(context: Any) -> dict[str, int] | None:
     """Sizes and hit counts of `context`'s location cache (None: it has none)."""
-    return _callsite.mlir_cache_info(context)
+    return _m.cache_info(context)
 
 
 def clear_caches() -> None:
     """Drops every cached location (of every context)."""
-    _callsite.mlir_clear_caches()
+    _m.clear_caches()
 
 
 KNOWN_IR_MODULES = _detect.KNOWN_IR_MODULES

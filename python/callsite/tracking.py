@@ -14,18 +14,8 @@ from __future__ import annotations
 import atexit as _atexit
 from typing import Any, Literal
 
-from . import _callsite
-from ._callsite import CallSite, Filter
-# window(skip=0, limit=None, *, filter=None) -> list[CallSite]: the calling thread's window,
-# most recent first (entry 0 is the call of window() itself).
-from ._callsite import tracking_window as window
-# last(filter=None, /) -> Frame | None: the most recent call site the filter keeps; entry 0
-# is the call of last() itself, so pass a filter that drops the calling file, or record with
-# one (enable(filter=...)).
-from ._callsite import tracking_last as last
-from ._callsite import tracking_clear as clear  # empties the calling thread's window
-from ._callsite import tracking_refresh as refresh  # re-applies a changed recording filter
-from ._callsite import tracking_status as status  # the settings and counters, as a dict
+from ._callsite import Filter
+from ._callsite import tracking as _t
 
 __all__ = ["CallSite", "available_modes", "clear", "disable", "enable", "last", "refresh", "status",
            "window"]
@@ -33,6 +23,16 @@ __all__ = ["CallSite", "available_modes", "clear", "disable", "enable", "last", 
 
 _MODES = ("auto", "monitoring", "profile")
 
+CallSite = _t.CallSite
+#: window(skip=0, limit=None, *, filter=None) -> list[CallSite]: the calling thread's window,
+#: most recent first (entry 0 is the call of window() itself).
+window = _t.window
+#: last(filter=None, /) -> Frame | None: the most recent call site the filter keeps; entry 0
+#: is the call of last() itself, so pass a filter that drops the calling file, or record with one (enable(filter=...)).
+last = _t.last
+clear = _t.clear
+refresh = _t.refresh
+status = _t.status
 
 _atexit_registered = False
 
@@ -51,9 +51,9 @@ class _Scope:
     def __exit__(self, *exc: object) -> None:
         p = self._previous
         if p["enabled"]:
-            _callsite.tracking_enable(p["mode"], p["window"], p["filter"], p["tool_id"])
+            _t.enable(p["mode"], p["window"], p["filter"], p["tool_id"])
         else:
-            _callsite.tracking_disable()
+            _t.disable()
 
     def __repr__(self) -> str:
         return f"<callsite.tracking scope, restores {self._previous['mode'] or 'off'} on exit>"
@@ -82,8 +82,8 @@ def enable(
     if filter is not None and not isinstance(filter, Filter):
         raise TypeError(f"enable(): filter must be a callsite.Filter or None, "
                         f"not {type(filter).__name__}")
-    previous = _callsite.tracking_status()
-    _callsite.tracking_enable(mode, window, filter, tool_id)
+    previous = _t.status()
+    _t.enable(mode, window, filter, tool_id)
     if not _atexit_registered:
         # Hooks left installed would fire during interpreter teardown.
         _atexit.register(_disable_at_exit)
@@ -93,16 +93,16 @@ def enable(
 
 def disable() -> None:
     """Removes every hook (no callback runs afterwards) and empties every window."""
-    _callsite.tracking_disable()
+    _t.disable()
 
 
 def available_modes() -> dict[str, str | None]:
     """{mode: None when usable here, else why not}, plus the mode "auto" picks."""
-    modes = _callsite.tracking_available_modes()
-    modes["auto"] = _callsite.tracking_auto_mode()
+    modes = _t.available_modes()
+    modes["auto"] = _t.auto_mode()
     return modes
 
 
 def _disable_at_exit() -> None:
-    if _callsite.tracking_status()["enabled"]:
-        _callsite.tracking_disable()
+    if _t.status()["enabled"]:
+        _t.disable()

@@ -3,7 +3,8 @@
 #include <Python.h>
 
 #include <cstddef>
-#include <vector>
+#include <memory>
+#include <new>
 
 #include "callsite/frame.h"
 
@@ -47,11 +48,8 @@ class RawStack {
  public:
   explicit RawStack(std::size_t skip) noexcept {
     n_ = capture_raw(inline_, N, skip);
-    while (n_ > N && n_ > heap_.size()) {
-      heap_.resize(n_ + 16);  // room for frames pushed between the two walks
-      n_ = capture_raw(heap_.data(), heap_.size(), skip);
-    }
-    frames_ = n_ > N ? heap_.data() : inline_;
+    if (n_ > N) [[unlikely]]
+      walk_deep(skip);
   }
   RawStack(const RawStack &) = delete;
   RawStack &operator=(const RawStack &) = delete;
@@ -60,9 +58,22 @@ class RawStack {
   std::size_t size() const noexcept { return n_; }
 
  private:
+  [[gnu::noinline]] void walk_deep(std::size_t skip) noexcept {
+    for (std::size_t capacity = 0; n_ > capacity;) {
+      capacity = n_ + 16;  // room for frames pushed between the walks
+      heap_.reset(new (std::nothrow) RawFrame[capacity]);
+      if (!heap_) {  // out of memory: the innermost frames that fit inline
+        n_ = N;
+        return;
+      }
+      n_ = capture_raw(heap_.get(), capacity, skip);
+    }
+    frames_ = heap_.get();
+  }
+
   RawFrame inline_[N];
-  std::vector<RawFrame> heap_;
-  const RawFrame *frames_;
+  std::unique_ptr<RawFrame[]> heap_;
+  const RawFrame *frames_ = inline_;
   std::size_t n_;
 };
 

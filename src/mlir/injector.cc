@@ -133,9 +133,8 @@ PyObject *injector_call(PyObject *op, PyObject *const *args, size_t nargsf, PyOb
     if (explicit_loc && !settings->use_traceback) {
       loc = Py_NewRef(explicit_loc);  // on_explicit=use_explicit, but still wrapped (as MLIR)
     } else {
-      detail::FilterObject *filter = detail::as_filter(settings->filter);
-      loc = settings->window ? window_location(*cc, filter, settings->limit)
-                             : stack_location(*cc, filter, settings->limit, 0);
+      loc = settings->window ? window_location(*cc, settings->filter, settings->limit)
+                             : stack_location(*cc, settings->filter, settings->limit, 0);
       ours = true;
     }
   }

@@ -1,4 +1,5 @@
-# Stubs for the callsite._callsite extension module (its native submodule: native.pyi).
+# Stubs for the callsite._callsite extension module (its submodules: mlir.pyi, native.pyi,
+# tracking.pyi).
 # Each subsystem keeps its own section. Checked against the module by `python -m mypy.stubtest`.
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -9,7 +10,9 @@ from traceback import StackSummary
 from types import CodeType, FrameType, FunctionType, ModuleType, TracebackType
 from typing import Any, ClassVar, Final, Literal, SupportsIndex, final, overload
 
+from . import mlir as mlir
 from . import native as native
+from . import tracking as tracking
 
 # --- capture: Traceback, Frame -----------------------------------------------------------------
 @final
@@ -81,7 +84,6 @@ def capture(
 get_backend: Callable[[], Literal["internal", "public"]]
 set_backend: Callable[[Literal["internal", "public"]], None]
 internal_backend_refusal: Callable[[], str | None]
-_code_positions: Callable[[CodeType], list[tuple[int | None, int | None, int | None, int | None]]]
 _build_info: Callable[[], dict[str, str | int | bool]]
 
 layout_name: Final[str]
@@ -126,89 +128,6 @@ class Filter:
     def apply(self, traceback: Traceback, /) -> Traceback: ...
     @classmethod
     def default(cls) -> Filter: ...
-
-# --- mlir --------------------------------------------------------------------------------------
-@final
-class MlirBindings:
-    """One `ir` module of MLIR Python bindings as callsite uses it (one object per module)."""
-    def __new__(cls, ir: ModuleType) -> MlirBindings: ...
-    @property
-    def ir(self) -> ModuleType: ...
-    @property
-    def installed(self) -> bool: ...
-    @property
-    def refs_per_location(self) -> int: ...
-    process_settings: MlirSettings | None
-    def acquire(self) -> None: ...
-    def release(self) -> None: ...
-
-@final
-class MlirSettings:
-    """One auto_locations scope (immutable)."""
-    def __new__(
-        cls,
-        filter: Filter | None = None,
-        limit: int | None = None,
-        *,
-        use_traceback: bool = False,
-        nameloc_wrap: bool = False,
-        window: bool = False,
-    ) -> MlirSettings: ...
-    @property
-    def filter(self) -> Filter: ...
-    @property
-    def limit(self) -> int | None: ...
-    @property
-    def use_traceback(self) -> bool: ...
-    @property
-    def nameloc_wrap(self) -> bool: ...
-    @property
-    def window(self) -> bool: ...
-
-mlir_settings: ContextVar[MlirSettings | None]
-
-def mlir_location(
-    filter: Filter | None = None,
-    *,
-    skip: int = 0,
-    context: Any = None,
-    limit: int | None = None,
-) -> Any: ...  # an ir.Location of the bindings in use
-mlir_sweep: Callable[[], int]
-mlir_clear_caches: Callable[[], None]
-mlir_cache_count: Callable[[], int]
-mlir_cache_info: Callable[[Any], dict[str, int] | None]
-
-# --- tracking ----------------------------------------------------------------------------------
-@final
-class CallSite(tuple[CodeType, int, CodeType | None, Frame]):
-    """One recorded call (callsite.tracking.window()): where it was made and what it called."""
-    n_fields: ClassVar[int]
-    n_sequence_fields: ClassVar[int]
-    n_unnamed_fields: ClassVar[int]
-    __match_args__: ClassVar[tuple[str, str, str, str]]
-    if sys.version_info >= (3, 13):
-        def __replace__(self, **changes: Any) -> CallSite: ...  # copy.replace() (3.13+)
-    @property
-    def code(self) -> CodeType: ...
-    @property
-    def offset(self) -> int: ...
-    @property
-    def callee(self) -> CodeType | None: ...
-    @property
-    def site(self) -> Frame: ...
-
-tracking_enable: Callable[[Literal["auto", "monitoring", "profile"], int, Filter | None, int | None], None]
-tracking_disable: Callable[[], None]
-tracking_available_modes: Callable[[], dict[str, str | None]]
-tracking_auto_mode: Callable[[], Literal["monitoring", "profile"]]
-def tracking_window(
-    skip: int = 0, limit: int | None = None, *, filter: Filter | None = None
-) -> list[CallSite]: ...
-def tracking_last(filter: Filter | None = None, /) -> Frame | None: ...
-def tracking_status() -> dict[str, Any]: ...
-def tracking_clear() -> None: ...
-def tracking_refresh() -> None: ...
 
 # --- native (the functions and types: native.pyi) ---------------------------------------------
 _C_API: Any  # PyCapsule "callsite._callsite._C_API": the C++ function table (include/callsite/api.h)
