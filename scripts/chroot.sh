@@ -30,7 +30,11 @@ CHROOT_CORE_DEPS=(nanobind scikit-build-core pytest cmake ninja coverage)
 CHROOT_CACHE="${CALLSITE_CHROOT_CACHE:-/var/cache/callsite}"
 CHROOT_KEY="$(printf '%s\n' sid apt "${CHROOT_PACKAGES[@]}" | sha256sum | cut -c1-12)"
 CHROOT_DIR="$CHROOT_CACHE/sid-$CHROOT_KEY"
-IN_ROOT=/opt/callsite          # inside the chroot: src/ (repo copy), venv/, results/
+IN_ROOT=/opt/callsite          # inside the chroot: src-*/ (repo copies), venv/, results/
+# One repo copy (with its build trees) per checkout: two checkouts sharing one build tree would
+# mix objects, since the copy keeps each checkout's modification times and an older source file
+# does not make ninja rebuild a newer object built from another checkout.
+SRC_IN="$IN_ROOT/src-$(cd "$CALLSITE_ROOT" && pwd -P | sha256sum | cut -c1-12)"
 TIMEOUT="${CALLSITE_TEST_TIMEOUT:-1200}"
 
 # The first non-security Debian mirror in the host's apt sources (deb822 or one-line format).
@@ -124,7 +128,7 @@ enter() {
   [ -f /etc/pip.conf ] && cp /etc/pip.conf "$CHROOT_DIR/etc/pip.conf"
   # The repo copy: tar keeps modification times, so the chroot's incremental builds (kept in
   # src/build/, which is not replaced) rebuild only what changed.
-  local src="$CHROOT_DIR$IN_ROOT/src"
+  local src="$CHROOT_DIR$SRC_IN"
   mkdir -p "$src"
   find "$src" -mindepth 1 -maxdepth 1 ! -name build -exec rm -rf {} +
   (cd "$CALLSITE_ROOT" && tar -c --exclude=./.venv --exclude=./build --exclude=./.git .) | tar -x -C "$src"
@@ -178,7 +182,7 @@ build_into() {
   local v="$1" m="$2" t0=$SECONDS logf="$CALLSITE_ROOT/build/logs/build-py$m.log"
   log "chroot: building callsite for Python $m (log: ${logf#$CALLSITE_ROOT/})"
   if in_chroot env CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$v/bin/python" -m pip install \
-       --no-build-isolation --no-deps -v -C cmake.define.CALLSITE_TESTING=ON "$IN_ROOT/src" >"$logf" 2>&1 &&
+       --no-build-isolation --no-deps -v -C cmake.define.CALLSITE_TESTING=ON "$SRC_IN" >"$logf" 2>&1 &&
      in_chroot sh -c "cd / && '$v/bin/python' -c 'import callsite'" >>"$logf" 2>&1; then
     log "chroot: callsite built for Python $m in $((SECONDS - t0)) s"
   else
@@ -215,7 +219,7 @@ cmd_test() {
     # shellcheck disable=SC2086
     # CALLSITE_EXAMPLES: the demo tests find examples/ beside a venv in the checkout; these
     # venvs live outside the repo copy.
-    in_chroot CALLSITE_EXAMPLES="$IN_ROOT/src/examples" timeout "$TIMEOUT" "$v/bin/python" -m pytest "$IN_ROOT/src/tests" -q -p no:cacheprovider \
+    in_chroot CALLSITE_EXAMPLES="$SRC_IN/examples" timeout "$TIMEOUT" "$v/bin/python" -m pytest "$SRC_IN/tests" -q -p no:cacheprovider \
       -o faulthandler_timeout=600 --junitxml="$IN_ROOT/results/pytest-py$m.xml" ${CALLSITE_PYTEST_ARGS:-} \
       2>&1 | tee "$results/pytest-py$m.log"
     echo "${PIPESTATUS[0]}" >"$results/pytest-py$m.rc"
@@ -228,7 +232,7 @@ cmd_run() {
   local m="$1" v; shift
   cmd_ensure; enter
   v="$(venv_for "$m")" && build_into "$v" "$m" || die "setup failed for $m"
-  in_chroot sh -c 'cd "$0" && PATH="$1/bin:$PATH" && shift && exec "$@"' "$IN_ROOT/src" "$v" "$@"
+  in_chroot sh -c 'cd "$0" && PATH="$1/bin:$PATH" && shift && exec "$@"' "$SRC_IN" "$v" "$@"
 }
 
 # One user of the chroot at a time: they share its mounts, repo copy and build trees.
