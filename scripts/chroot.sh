@@ -118,6 +118,7 @@ bind() { # bind SRC DST [ro]
 # Mounts /proc, /dev and the host's local pip directories; copies resolver, CA bundle and pip
 # configuration in; refreshes the repo copy. Unmounted by the EXIT trap.
 enter() {
+  mkdir -p "$CALLSITE_ROOT/build/logs"
   trap unmount_all EXIT
   trap 'exit 130' INT TERM # the EXIT trap then unmounts
   bind /proc "$CHROOT_DIR/proc" && bind /dev "$CHROOT_DIR/dev" || die "cannot bind-mount /proc, /dev"
