@@ -27,37 +27,75 @@ PyMethodDef last_def = {
     "last(filter=None, /)\n--\n\n"
     "The calling thread's most recent call site (the first `filter` keeps), as a Frame."};
 
-tr::Mode parse_mode(const std::string &name) {
-  if (name == "auto") return tr::auto_mode();
-  if (name == "profile") return tr::Mode::profile;
-  if (name == "monitoring") return tr::Mode::monitoring;
-  throw nb::value_error(
-      ("mode must be 'auto', 'monitoring' or 'profile', not '" + name + "'").c_str());
+// enable() and disable() run Python code (threading.setprofile), so they are plain METH_FASTCALL
+// functions rather than nanobind ones: nanobind's dispatcher is noexcept and catches `...`,
+// which before 3.14 would turn the forced unwind of a daemon thread ended by interpreter
+// finalization (pthread_exit) into std::terminate. Errors are Python errors, no C++ exception.
+
+// An int argument (not bool): false + TypeError naming it.
+bool int_arg(PyObject *v, const char *what, long long *out) {
+  if (!PyLong_Check(v) || PyBool_Check(v)) {
+    PyErr_Format(PyExc_TypeError, "%s must be an int, not %.200s", what, Py_TYPE(v)->tp_name);
+    return false;
+  }
+  *out = PyLong_AsLongLong(v);
+  return !(*out == -1 && PyErr_Occurred());
 }
 
-void enable(const std::string &mode, nb::handle window, nb::handle filter, nb::handle tool_id) {
+bool parse_mode(PyObject *name, tr::Mode *out) {
+  if (!PyUnicode_Check(name)) {
+    PyErr_Format(PyExc_TypeError, "mode must be a str, not %.200s", Py_TYPE(name)->tp_name);
+    return false;
+  }
+  if (PyUnicode_CompareWithASCIIString(name, "auto") == 0) return *out = tr::auto_mode(), true;
+  if (PyUnicode_CompareWithASCIIString(name, "profile") == 0) return *out = tr::Mode::profile, true;
+  if (PyUnicode_CompareWithASCIIString(name, "monitoring") == 0)
+    return *out = tr::Mode::monitoring, true;
+  PyErr_Format(PyExc_ValueError, "mode must be 'auto', 'monitoring' or 'profile', not %R", name);
+  return false;
+}
+
+// enable(mode, window, filter, tool_id), all positional (callsite/tracking.py checks them first).
+PyObject *enable_py(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 4) {
+    PyErr_Format(PyExc_TypeError, "enable() takes 4 arguments (mode, window, filter, tool_id), "
+                                  "%zd given", nargs);
+    return nullptr;
+  }
   tr::Settings s;
-  s.mode = parse_mode(mode);
-  auto as_int = [](nb::handle v, const char *what) -> long long {
-    if (!PyLong_Check(v.ptr()) || PyBool_Check(v.ptr()))
-      throw nb::type_error((std::string(what) + " must be an int, not " +
-                            Py_TYPE(v.ptr())->tp_name).c_str());
-    const long long n = PyLong_AsLongLong(v.ptr());
-    if (n == -1 && PyErr_Occurred()) throw nb::python_error();
-    return n;
-  };
-  const long long w = as_int(window, "window");
-  if (w < 1) throw nb::value_error(("window must be >= 1, got " + std::to_string(w)).c_str());
+  long long w = 0;
+  if (!parse_mode(args[0], &s.mode) || !int_arg(args[1], "window", &w)) return nullptr;
+  if (w < 1) {
+    PyErr_Format(PyExc_ValueError, "window must be >= 1, got %lld", w);
+    return nullptr;
+  }
   s.window = std::size_t(w);
-  s.filter = filter.is_none() ? nullptr : filter.ptr();
-  if (!tool_id.is_none()) {
-    const long long id = as_int(tool_id, "tool_id");
-    if (id < 0 || id > 5)
-      throw nb::value_error(("tool_id must be 0-5, got " + std::to_string(id)).c_str());
+  s.filter = args[2] == Py_None ? nullptr : args[2];
+  if (args[3] != Py_None) {
+    long long id = 0;
+    if (!int_arg(args[3], "tool_id", &id)) return nullptr;
+    if (id < 0 || id > 5) {
+      PyErr_Format(PyExc_ValueError, "tool_id must be 0-5, got %lld", id);
+      return nullptr;
+    }
     s.tool_id = int(id);
   }
-  if (!tr::enable(s)) throw nb::python_error();
+  if (!tr::enable(s)) return nullptr;
+  Py_RETURN_NONE;
 }
+
+PyObject *disable_py(PyObject *, PyObject *) {
+  if (!tr::disable()) return nullptr;
+  Py_RETURN_NONE;
+}
+
+PyMethodDef enable_def = {
+    "enable", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(enable_py)),
+    METH_FASTCALL,
+    "enable(mode, window, filter, tool_id, /)\n--\n\n"
+    "Installs (or reconfigures) call tracking; see callsite.tracking.enable."};
+PyMethodDef disable_def = {"disable", disable_py, METH_NOARGS,
+                           "disable()\n--\n\nRemoves every tracking hook and empties every window."};
 
 nb::dict status() {
   const tr::detail::Status st = tr::detail::status();
@@ -87,7 +125,7 @@ nb::dict available_modes() {
 
 // The nanobind-typed helpers above, as METH_NOARGS functions with text signatures.
 template <PyObject *(*Fn)()>
-PyObject *noargs(PyObject *, PyObject *) noexcept {
+PyObject *noargs(PyObject *, PyObject *) {
   try {
     return Fn();
   } catch (nb::python_error &e) {
@@ -129,13 +167,7 @@ void init_tracking(nb::module_ &parent) {
   if (!last) throw nb::python_error();
   m.attr("last") = nb::steal(last);
 
-  m.def("enable", &enable, nb::arg("mode"), nb::arg("window"), nb::arg("filter").none(),
-        nb::arg("tool_id").none(),
-        "Installs (or reconfigures) call tracking; see callsite.tracking.enable.");
-  m.def(
-      "disable", [] { if (!tr::disable()) throw nb::python_error(); },
-      "Removes every tracking hook and empties every window.");
-  for (PyMethodDef *def : {&status_def, &clear_def, &refresh_def}) {
+  for (PyMethodDef *def : {&enable_def, &disable_def, &status_def, &clear_def, &refresh_def}) {
     PyObject *fn = PyCFunction_NewEx(def, nullptr, m.attr("__name__").ptr());
     if (!fn) throw nb::python_error();
     m.attr(def->ml_name) = nb::steal(fn);

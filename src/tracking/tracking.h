@@ -43,11 +43,11 @@ Mode auto_mode() noexcept;
 
 /// Installs (or reconfigures) tracking. Re-enabling with another mode switches modes;
 /// windows survive a reconfiguration in the same mode. GIL held; false with a Python error.
-bool enable(const Settings &settings) noexcept;
+bool enable(const Settings &settings);
 
 /// Removes every hook (no callback runs afterwards) and releases every window's code
 /// objects. GIL held; false with a Python error (the hooks are still removed where possible).
-bool disable() noexcept;
+bool disable();
 
 /// The settings in force (mode off when disabled). `filter` is borrowed.
 Settings settings() noexcept;
@@ -68,6 +68,6 @@ void clear() noexcept;
 /// capture(source="window"): the calling thread's window of recent call sites as a
 /// Traceback, most recent first, after `skip`, at most `limit` entries, through `filter`
 /// (nullptr or None: unfiltered). Raises RuntimeError when tracking is disabled.
-PyObject *window_traceback(std::size_t skip, std::size_t limit, PyObject *filter) noexcept;
+PyObject *window_traceback(std::size_t skip, std::size_t limit, PyObject *filter);
 
 }  // namespace callsite::tracking
