@@ -102,9 +102,9 @@ PyObject *to_tuple(const std::vector<Rule> &rules) {
 
 }  // namespace
 
-Rules::~Rules() { clear(); }
+Rules::~Rules() noexcept(false) { clear(); }
 
-void Rules::clear() noexcept {
+void Rules::clear() {
   release(include_);
   release(exclude_);
 }

@@ -21,7 +21,9 @@ class Rules {
   Rules() = default;
   Rules(const Rules &) = delete;
   Rules &operator=(const Rules &) = delete;
-  ~Rules();
+  /// Not noexcept (a destructor is by default): releasing a rule can run a Python finalizer
+  /// (a str subclass as its source), and pthread_exit's forced unwind must pass from there.
+  ~Rules() noexcept(false);
 
   /// Compiles `rule` (a str regex or an re.Pattern) and appends it to `kind`, removing the
   /// same pattern from the other kind (as MLIR's register_traceback_file_* do). A duplicate
@@ -33,7 +35,7 @@ class Rules {
 
   /// Removes `source` (a pattern string) from both kinds. 1 removed, 0 absent, -1 error.
   int remove(PyObject *source);
-  void clear() noexcept;
+  void clear();
   bool empty() const noexcept { return include_.empty() && exclude_.empty(); }
 
   /// 1 keep, 0 drop, -1 error: searches the rules in `filename` (a str).

@@ -13,6 +13,6 @@ namespace callsite::python {
 /// interpreter is finalizing, parks the thread forever instead (what 3.14 does with daemon
 /// threads: the process then exits normally); anything else goes to the previous handler.
 /// Idempotent; GIL held.
-bool install_daemon_exit_guard() noexcept;
+bool install_daemon_exit_guard();
 
 }  // namespace callsite::python

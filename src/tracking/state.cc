@@ -133,7 +133,7 @@ Settings settings() noexcept {
   return Settings{active_mode, window_size, record_filter, monitoring::tool_id()};
 }
 
-bool refresh() noexcept {
+bool refresh() {
   return active_mode != Mode::monitoring || monitoring::restart();
 }
 

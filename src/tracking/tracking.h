@@ -54,7 +54,7 @@ Settings settings() noexcept;
 
 /// Re-enables the call sites switched off by DISABLE (sys.monitoring.restart_events): needed
 /// after the recording filter's rules change. A no-op in profile mode. False + Python error.
-bool refresh() noexcept;
+bool refresh();
 
 /// Copies the calling thread's window, most recent first, after dropping `skip` entries, into
 /// `out` (at most `capacity`). Returns the number copied, or -1 with a Python error when
