@@ -97,23 +97,6 @@ PyMethodDef enable_def = {
 PyMethodDef disable_def = {"disable", disable_py, METH_NOARGS,
                            "disable()\n--\n\nRemoves every tracking hook and empties every window."};
 
-nb::dict status() {
-  const tr::detail::Status st = tr::detail::status();
-  nb::dict d;
-  d["enabled"] = st.mode != tr::Mode::off;
-  d["mode"] = st.mode == tr::Mode::off ? nb::none() : nb::object(nb::str(tr::detail::mode_name(st.mode)));
-  d["window"] = st.window;
-  d["filter"] = st.filter ? nb::borrow(st.filter) : nb::none();
-  d["tool_id"] = st.tool_id < 0 ? nb::none() : nb::object(nb::int_(st.tool_id));
-  d["threads"] = st.threads;
-  d["this_thread"] = st.this_thread_covered;
-  d["callbacks"] = st.callbacks;
-  d["recorded"] = st.recorded;
-  d["disabled_sites"] = st.disabled;
-  d["filter_errors"] = st.filter_errors;
-  return d;
-}
-
 nb::dict available_modes() {
   nb::dict d;
   for (tr::Mode m : {tr::Mode::monitoring, tr::Mode::profile}) {
@@ -123,35 +106,38 @@ nb::dict available_modes() {
   return d;
 }
 
-// The nanobind-typed helpers above, as METH_NOARGS functions with text signatures.
-template <PyObject *(*Fn)()>
-PyObject *noargs(PyObject *, PyObject *) {
-  try {
-    return Fn();
-  } catch (nb::python_error &e) {
-    e.restore();
-  } catch (const std::exception &e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  }
-  return nullptr;
+// status(), clear(), refresh(): plain C API as well, holding no object whose destructor would
+// call the C API while that unwind passes.
+PyObject *status_obj(PyObject *, PyObject *) {
+  const tr::detail::Status st = tr::detail::status();
+  PyObject *tool_id = st.tool_id < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(st.tool_id);
+  if (!tool_id) return nullptr;
+  return Py_BuildValue(
+      "{s:O,s:z,s:n,s:O,s:N,s:n,s:O,s:K,s:K,s:K,s:K}", "enabled",
+      st.mode != tr::Mode::off ? Py_True : Py_False, "mode",
+      st.mode == tr::Mode::off ? nullptr : tr::detail::mode_name(st.mode), "window",
+      Py_ssize_t(st.window), "filter", st.filter ? st.filter : Py_None, "tool_id", tool_id,
+      "threads", Py_ssize_t(st.threads), "this_thread",
+      st.this_thread_covered ? Py_True : Py_False, "callbacks",
+      (unsigned long long)st.callbacks, "recorded", (unsigned long long)st.recorded,
+      "disabled_sites", (unsigned long long)st.disabled, "filter_errors",
+      (unsigned long long)st.filter_errors);
 }
-
-PyObject *status_obj() { return status().release().ptr(); }
-PyObject *clear_obj() {
+PyObject *clear_obj(PyObject *, PyObject *) {
   tr::clear();
   Py_RETURN_NONE;
 }
-PyObject *refresh_obj() {
-  if (!tr::refresh()) throw nb::python_error();
+PyObject *refresh_obj(PyObject *, PyObject *) {
+  if (!tr::refresh()) return nullptr;
   Py_RETURN_NONE;
 }
 
-PyMethodDef status_def = {"status", noargs<status_obj>, METH_NOARGS,
+PyMethodDef status_def = {"status", status_obj, METH_NOARGS,
                           "status()\n--\n\nThe tracking settings and counters, as a dict."};
-PyMethodDef clear_def = {"clear", noargs<clear_obj>, METH_NOARGS,
+PyMethodDef clear_def = {"clear", clear_obj, METH_NOARGS,
                          "clear()\n--\n\nEmpties the calling thread's window."};
 PyMethodDef refresh_def = {
-    "refresh", noargs<refresh_obj>, METH_NOARGS,
+    "refresh", refresh_obj, METH_NOARGS,
     "refresh()\n--\n\n"
     "sys.monitoring.restart_events(): re-applies a changed recording filter."};
 
