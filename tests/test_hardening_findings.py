@@ -198,9 +198,36 @@ _DAEMON_TRACKING = """
     print("exiting")
 """
 
+# What the terminate handler is still there for: a Python finalizer run by a collection that
+# an allocation inside callsite's noexcept code starts (here: the NativeFrame objects
+# Executable.frame() makes). 3.10/3.11 collect inside the allocation; 3.12+ only at the next
+# eval-breaker check, outside callsite. One thread: with several, garbage made while another
+# thread's collection runs its finalizers makes every next collection longer.
+_DAEMON_GC_FINALIZER = """
+    import threading, time, callsite, callsite.native as native
+    class Cycle:
+        def __init__(self):
+            self.me = self               # only the collector frees it
+        def __del__(self):
+            x = 0
+            for i in range(2000):        # bytecode inside a collection
+                x += i
+    exe = native.Executable("dsl", lambda s: native.Location("dsl.py", 1))
+    def work():
+        while True:
+            Cycle()
+            for i in range(10):
+                exe.frame(i)             # a GC allocation in noexcept code
+    threading.Thread(target=work, daemon=True).start()
+    time.sleep(0.15)
+    print("exiting")
+"""
+
 _DAEMON_SCRIPTS = {"filter": _DAEMON_FILTER, "reifier": _DAEMON_REIFIER,
                    "stack_summary": _DAEMON_STACK_SUMMARY, "native_frames": _DAEMON_NATIVE_FRAMES,
                    "tracking": _DAEMON_TRACKING}
+# Cases that pass only with the handler _callsite installs (docs/robustness.md).
+_DAEMON_BACKSTOP_SCRIPTS = {"gc_finalizer": _DAEMON_GC_FINALIZER}
 
 # Without the terminate handler _callsite installs (python/daemon_exit.cc): these paths must
 # let pthread_exit's forced unwind through on their own (test builds only).
@@ -225,6 +252,13 @@ def test_daemon_threads_calling_back_into_python_at_exit(case, handler, request)
         script = textwrap.dedent(_NO_TERMINATE_HANDLER) + script
     for _ in range(daemon_exit_runs()):
         proc = run_python(script, timeout=60)
+        assert_clean(proc, "exiting\n")
+
+
+@pytest.mark.parametrize("case", sorted(_DAEMON_BACKSTOP_SCRIPTS))
+def test_daemon_threads_parked_by_the_terminate_handler(case):
+    for _ in range(daemon_exit_runs()):
+        proc = run_python(_DAEMON_BACKSTOP_SCRIPTS[case], timeout=60)
         assert_clean(proc, "exiting\n")
 
 
