@@ -150,6 +150,17 @@ def test_no_version_test_outside_layouts_and_compat():
     assert offenders == []
 
 
+def test_no_catch_all_that_could_swallow_a_forced_unwind():
+    """`catch (...)` also catches pthread_exit's forced unwind (a daemon thread ended at
+    interpreter exit before 3.14): the library catches std::exception only (out of memory)."""
+    offenders = [
+        str(path.relative_to(REPO))
+        for folder, path in source_files(REPO)
+        if folder != "testing" and "catch (...)" in path.read_text()
+    ]
+    assert offenders == []
+
+
 # --- the checker can fail -------------------------------------------------------------------
 
 GOOD_TREE = {

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import textwrap
 
 import pytest
 
@@ -107,13 +108,15 @@ _DAEMON_FILTER = """
             # Fresh patterns: re compiles them in Python code, so the thread runs bytecode
             # (and can be told to exit) inside Filter().
             callsite.Filter(exclude=[f"t{k}_{i}_(a|b)+[cd]*x{j}" for j in range(4)])
+            callsite.Filter(limit=None).include_dir(f"/tmp/d{k}_{i}")  # os.path, re.escape
     for k in range(3):
         threading.Thread(target=work, args=(k,), daemon=True).start()
     time.sleep(0.15)
     print("exiting")
 """
 
-_DAEMON_REIFIER = """
+# A reifier that runs bytecode; every state is new, so every symbolization runs it.
+_REIFIER_PRELUDE = """
     import threading, time, callsite, callsite.native as native
     def where(state):
         x = 0
@@ -121,25 +124,141 @@ _DAEMON_REIFIER = """
             x += i
         return native.Location("dsl.py", state % 1000 + 1)
     exe = native.Executable("dsl", where)
+"""
+
+_DAEMON_REIFIER = _REIFIER_PRELUDE + """
     def work(k):
         s = k * 10**9
         while True:
-            s += 1
+            s += 3
             str(exe.reify(s))
             with exe.frame(s + 1):
-                str(callsite.capture()[0])
+                tb = callsite.capture()
+                str(tb[0])
+            with exe.frame(s + 2):
+                callsite.capture().to_mlir()
     for k in range(3):
         threading.Thread(target=work, args=(k,), daemon=True).start()
     time.sleep(0.15)
     print("exiting")
 """
 
+# traceback.FrameSummary / StackSummary and linecache are Python code, and so is the reifier.
+_DAEMON_STACK_SUMMARY = _REIFIER_PRELUDE + """
+    def work(k):
+        s = k * 10**9
+        while True:
+            s += 1
+            with exe.frame(s):
+                tb = callsite.capture()
+            tb.as_stack_summary()
+            tb.format()
+    for k in range(3):
+        threading.Thread(target=work, args=(k,), daemon=True).start()
+    time.sleep(0.15)
+    print("exiting")
+"""
 
-@pytest.mark.parametrize("script", [_DAEMON_FILTER, _DAEMON_REIFIER], ids=["filter", "reifier"])
-def test_daemon_threads_calling_back_into_python_at_exit(script):
-    runs = 12 if not long_mode() else 60
-    for _ in range(runs):
+# The decorator's frame around a Python function, filtered captures and Filter queries that
+# symbolize native frames, and the traceback entry of an exception leaving a native frame.
+_DAEMON_NATIVE_FRAMES = _REIFIER_PRELUDE + """
+    keep_all = callsite.Filter(limit=None, default_exclusions=False)
+    state = [0]
+    def inner(k):
+        state[0] += 1
+        s = k * 10**9 + state[0]
+        with exe.frame(s):
+            callsite.capture(filter=keep_all)
+            keep_all.first_user_frame()
+        try:
+            with exe.frame(s + 10**8):
+                raise ValueError(s)
+        except ValueError:
+            pass
+    def work(k):
+        framed = exe.frame(k)(inner)
+        while True:
+            framed(k)
+    for k in range(3):
+        threading.Thread(target=work, args=(k,), daemon=True).start()
+    time.sleep(0.15)
+    print("exiting")
+"""
+
+# enable()/disable() call threading.setprofile (Python code) from the tracking subsystem.
+_DAEMON_TRACKING = """
+    import threading, time, callsite, callsite.tracking as tracking
+    def work(k):
+        while True:
+            tracking.enable(mode="profile", window=4)
+            tracking.disable()
+    for k in range(3):
+        threading.Thread(target=work, args=(k,), daemon=True).start()
+    time.sleep(0.15)
+    print("exiting")
+"""
+
+# What the terminate handler is still there for: a Python finalizer run by a collection that
+# an allocation inside callsite's noexcept code starts (here: the NativeFrame objects
+# Executable.frame() makes). 3.10/3.11 collect inside the allocation; 3.12+ only at the next
+# eval-breaker check, outside callsite. One thread: with several, garbage made while another
+# thread's collection runs its finalizers makes every next collection longer.
+_DAEMON_GC_FINALIZER = """
+    import threading, time, callsite, callsite.native as native
+    class Cycle:
+        def __init__(self):
+            self.me = self               # only the collector frees it
+        def __del__(self):
+            x = 0
+            for i in range(2000):        # bytecode inside a collection
+                x += i
+    exe = native.Executable("dsl", lambda s: native.Location("dsl.py", 1))
+    def work():
+        while True:
+            Cycle()
+            for i in range(10):
+                exe.frame(i)             # a GC allocation in noexcept code
+    threading.Thread(target=work, daemon=True).start()
+    time.sleep(0.15)
+    print("exiting")
+"""
+
+_DAEMON_SCRIPTS = {"filter": _DAEMON_FILTER, "reifier": _DAEMON_REIFIER,
+                   "stack_summary": _DAEMON_STACK_SUMMARY, "native_frames": _DAEMON_NATIVE_FRAMES,
+                   "tracking": _DAEMON_TRACKING}
+# Cases that pass only with the handler _callsite installs (docs/robustness.md).
+_DAEMON_BACKSTOP_SCRIPTS = {"gc_finalizer": _DAEMON_GC_FINALIZER}
+
+# Without the terminate handler _callsite installs (python/daemon_exit.cc): these paths must
+# let pthread_exit's forced unwind through on their own (test builds only).
+_NO_TERMINATE_HANDLER = """
+    import callsite._callsite_testing as _T
+    assert _T.default_terminate_handler()
+"""
+
+
+def daemon_exit_runs() -> int:
+    """Interpreter exits per daemon-thread case: CALLSITE_DAEMON_RUNS, else 8 (60 long)."""
+    runs = os.environ.get("CALLSITE_DAEMON_RUNS")
+    return int(runs) if runs else (60 if long_mode() else 8)
+
+
+@pytest.mark.parametrize("handler", ["installed", "default"])
+@pytest.mark.parametrize("case", sorted(_DAEMON_SCRIPTS))
+def test_daemon_threads_calling_back_into_python_at_exit(case, handler, request):
+    script = textwrap.dedent(_DAEMON_SCRIPTS[case])
+    if handler == "default":
+        request.getfixturevalue("callsite_testing")  # skips without the test-only module
+        script = textwrap.dedent(_NO_TERMINATE_HANDLER) + script
+    for _ in range(daemon_exit_runs()):
         proc = run_python(script, timeout=60)
+        assert_clean(proc, "exiting\n")
+
+
+@pytest.mark.parametrize("case", sorted(_DAEMON_BACKSTOP_SCRIPTS))
+def test_daemon_threads_parked_by_the_terminate_handler(case):
+    for _ in range(daemon_exit_runs()):
+        proc = run_python(_DAEMON_BACKSTOP_SCRIPTS[case], timeout=60)
         assert_clean(proc, "exiting\n")
 
 

@@ -55,7 +55,7 @@ inline std::size_t capture_raw(RawFrame *out, std::size_t capacity,
 }
 
 /// Symbolizes one raw entry (Python or native). False with a Python error. GIL held.
-inline bool symbolize(const RawFrame &frame, FrameInfo *out) noexcept {
+inline bool symbolize(const RawFrame &frame, FrameInfo *out) {
   return detail::native_api->symbolize(&frame, out) == 0;
 }
 
@@ -63,7 +63,7 @@ inline bool symbolize(const RawFrame &frame, FrameInfo *out) noexcept {
 inline const NativeLink *innermost() noexcept { return detail::native_api->innermost(); }
 
 /// Prepends an entry for (executable, state) to the traceback of the exception being raised.
-inline void add_traceback(const Executable &executable, std::uintptr_t state) noexcept {
+inline void add_traceback(const Executable &executable, std::uintptr_t state) {
   detail::native_api->add_traceback(&executable, state);
 }
 

@@ -43,8 +43,12 @@ struct NativeLocation {
 /// Turns (executable, state) into a location. Returns 0 on success, -1 on failure (with or
 /// without a Python error set): callsite then warns once per executable and shows a placeholder.
 /// Called with the GIL held, lazily, at most once per (executable, state) while cached.
+/// Not `noexcept`, and neither are the table entries that may run one (symbolize,
+/// add_traceback): a reifier may call into Python, and before 3.14 CPython ends a daemon thread
+/// that waits for the GIL during interpreter finalization with pthread_exit, whose forced unwind
+/// must pass every C++ frame on the way out (a `noexcept` frame would call std::terminate).
 using Reifier = int (*)(const struct Executable *executable, std::uintptr_t state,
-                        NativeLocation *out) noexcept;
+                        NativeLocation *out);
 
 /// One kind of native code. Usually a `static const` (nothing to manage); executables created
 /// at run time should be made by callsite (`api::new_executable`), which refcounts them through
@@ -81,11 +85,11 @@ struct NativeAPI {
   /// callsite::capture_raw: borrowed entries; returns the count the stack had. GIL held.
   std::size_t (*capture_raw)(RawFrame *out, std::size_t capacity, std::size_t skip) noexcept;
   /// callsite::symbolize (Python and native entries). 0, or -1 + error. GIL held.
-  int (*symbolize)(const RawFrame *frame, FrameInfo *out) noexcept;
+  int (*symbolize)(const RawFrame *frame, FrameInfo *out);
   /// Prepends an entry for (executable, state) to the traceback of the exception being
   /// raised, as CPython's PyTraceBack_Here does for a Python frame. Never loses the original
   /// exception; returns 0, or -1 if no exception is set. GIL held.
-  int (*add_traceback)(const Executable *executable, std::uintptr_t state) noexcept;
+  int (*add_traceback)(const Executable *executable, std::uintptr_t state);
   /// A callsite.native.Executable owning a C++ reifier: new reference, or nullptr + error.
   /// `free_user_data(user_data)` runs when the executable dies (may be nullptr).
   PyObject *(*new_executable)(const char *name, const char *kind, Reifier reify,
@@ -124,7 +128,7 @@ class NativeFrame {
   /// Adds this frame (at its current state) to the traceback of the exception being raised:
   /// call it on the error path, before returning nullptr to Python. Returns nullptr, so
   /// `return frame.add_traceback();` reads naturally. GIL held.
-  PyObject *add_traceback() const noexcept {
+  PyObject *add_traceback() const {
     if (const NativeAPI *api = detail::native_api)
       api->add_traceback(link_.executable, link_.state);
     return nullptr;

@@ -15,7 +15,7 @@ namespace {
 
 using namespace callsite::native;
 
-int symbolize_c(const RawFrame *frame, FrameInfo *out) noexcept {
+int symbolize_c(const RawFrame *frame, FrameInfo *out) {
   return callsite::symbolize(*frame, out) ? 0 : -1;
 }
 

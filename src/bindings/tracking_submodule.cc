@@ -27,54 +27,75 @@ PyMethodDef last_def = {
     "last(filter=None, /)\n--\n\n"
     "The calling thread's most recent call site (the first `filter` keeps), as a Frame."};
 
-tr::Mode parse_mode(const std::string &name) {
-  if (name == "auto") return tr::auto_mode();
-  if (name == "profile") return tr::Mode::profile;
-  if (name == "monitoring") return tr::Mode::monitoring;
-  throw nb::value_error(
-      ("mode must be 'auto', 'monitoring' or 'profile', not '" + name + "'").c_str());
+// enable() and disable() run Python code (threading.setprofile), so they are plain METH_FASTCALL
+// functions rather than nanobind ones: nanobind's dispatcher is noexcept and catches `...`,
+// which before 3.14 would turn the forced unwind of a daemon thread ended by interpreter
+// finalization (pthread_exit) into std::terminate. Errors are Python errors, no C++ exception.
+
+// An int argument (not bool): false + TypeError naming it.
+bool int_arg(PyObject *v, const char *what, long long *out) {
+  if (!PyLong_Check(v) || PyBool_Check(v)) {
+    PyErr_Format(PyExc_TypeError, "%s must be an int, not %.200s", what, Py_TYPE(v)->tp_name);
+    return false;
+  }
+  *out = PyLong_AsLongLong(v);
+  return !(*out == -1 && PyErr_Occurred());
 }
 
-void enable(const std::string &mode, nb::handle window, nb::handle filter, nb::handle tool_id) {
+bool parse_mode(PyObject *name, tr::Mode *out) {
+  if (!PyUnicode_Check(name)) {
+    PyErr_Format(PyExc_TypeError, "mode must be a str, not %.200s", Py_TYPE(name)->tp_name);
+    return false;
+  }
+  if (PyUnicode_CompareWithASCIIString(name, "auto") == 0) return *out = tr::auto_mode(), true;
+  if (PyUnicode_CompareWithASCIIString(name, "profile") == 0) return *out = tr::Mode::profile, true;
+  if (PyUnicode_CompareWithASCIIString(name, "monitoring") == 0)
+    return *out = tr::Mode::monitoring, true;
+  PyErr_Format(PyExc_ValueError, "mode must be 'auto', 'monitoring' or 'profile', not %R", name);
+  return false;
+}
+
+// enable(mode, window, filter, tool_id), all positional (callsite/tracking.py checks them first).
+PyObject *enable_py(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 4) {
+    PyErr_Format(PyExc_TypeError, "enable() takes 4 arguments (mode, window, filter, tool_id), "
+                                  "%zd given", nargs);
+    return nullptr;
+  }
   tr::Settings s;
-  s.mode = parse_mode(mode);
-  auto as_int = [](nb::handle v, const char *what) -> long long {
-    if (!PyLong_Check(v.ptr()) || PyBool_Check(v.ptr()))
-      throw nb::type_error((std::string(what) + " must be an int, not " +
-                            Py_TYPE(v.ptr())->tp_name).c_str());
-    const long long n = PyLong_AsLongLong(v.ptr());
-    if (n == -1 && PyErr_Occurred()) throw nb::python_error();
-    return n;
-  };
-  const long long w = as_int(window, "window");
-  if (w < 1) throw nb::value_error(("window must be >= 1, got " + std::to_string(w)).c_str());
+  long long w = 0;
+  if (!parse_mode(args[0], &s.mode) || !int_arg(args[1], "window", &w)) return nullptr;
+  if (w < 1) {
+    PyErr_Format(PyExc_ValueError, "window must be >= 1, got %lld", w);
+    return nullptr;
+  }
   s.window = std::size_t(w);
-  s.filter = filter.is_none() ? nullptr : filter.ptr();
-  if (!tool_id.is_none()) {
-    const long long id = as_int(tool_id, "tool_id");
-    if (id < 0 || id > 5)
-      throw nb::value_error(("tool_id must be 0-5, got " + std::to_string(id)).c_str());
+  s.filter = args[2] == Py_None ? nullptr : args[2];
+  if (args[3] != Py_None) {
+    long long id = 0;
+    if (!int_arg(args[3], "tool_id", &id)) return nullptr;
+    if (id < 0 || id > 5) {
+      PyErr_Format(PyExc_ValueError, "tool_id must be 0-5, got %lld", id);
+      return nullptr;
+    }
     s.tool_id = int(id);
   }
-  if (!tr::enable(s)) throw nb::python_error();
+  if (!tr::enable(s)) return nullptr;
+  Py_RETURN_NONE;
 }
 
-nb::dict status() {
-  const tr::detail::Status st = tr::detail::status();
-  nb::dict d;
-  d["enabled"] = st.mode != tr::Mode::off;
-  d["mode"] = st.mode == tr::Mode::off ? nb::none() : nb::object(nb::str(tr::detail::mode_name(st.mode)));
-  d["window"] = st.window;
-  d["filter"] = st.filter ? nb::borrow(st.filter) : nb::none();
-  d["tool_id"] = st.tool_id < 0 ? nb::none() : nb::object(nb::int_(st.tool_id));
-  d["threads"] = st.threads;
-  d["this_thread"] = st.this_thread_covered;
-  d["callbacks"] = st.callbacks;
-  d["recorded"] = st.recorded;
-  d["disabled_sites"] = st.disabled;
-  d["filter_errors"] = st.filter_errors;
-  return d;
+PyObject *disable_py(PyObject *, PyObject *) {
+  if (!tr::disable()) return nullptr;
+  Py_RETURN_NONE;
 }
+
+PyMethodDef enable_def = {
+    "enable", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(enable_py)),
+    METH_FASTCALL,
+    "enable(mode, window, filter, tool_id, /)\n--\n\n"
+    "Installs (or reconfigures) call tracking; see callsite.tracking.enable."};
+PyMethodDef disable_def = {"disable", disable_py, METH_NOARGS,
+                           "disable()\n--\n\nRemoves every tracking hook and empties every window."};
 
 nb::dict available_modes() {
   nb::dict d;
@@ -85,35 +106,38 @@ nb::dict available_modes() {
   return d;
 }
 
-// The nanobind-typed helpers above, as METH_NOARGS functions with text signatures.
-template <PyObject *(*Fn)()>
-PyObject *noargs(PyObject *, PyObject *) noexcept {
-  try {
-    return Fn();
-  } catch (nb::python_error &e) {
-    e.restore();
-  } catch (const std::exception &e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  }
-  return nullptr;
+// status(), clear(), refresh(): plain C API as well, holding no object whose destructor would
+// call the C API while that unwind passes.
+PyObject *status_obj(PyObject *, PyObject *) {
+  const tr::detail::Status st = tr::detail::status();
+  PyObject *tool_id = st.tool_id < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(st.tool_id);
+  if (!tool_id) return nullptr;
+  return Py_BuildValue(
+      "{s:O,s:z,s:n,s:O,s:N,s:n,s:O,s:K,s:K,s:K,s:K}", "enabled",
+      st.mode != tr::Mode::off ? Py_True : Py_False, "mode",
+      st.mode == tr::Mode::off ? nullptr : tr::detail::mode_name(st.mode), "window",
+      Py_ssize_t(st.window), "filter", st.filter ? st.filter : Py_None, "tool_id", tool_id,
+      "threads", Py_ssize_t(st.threads), "this_thread",
+      st.this_thread_covered ? Py_True : Py_False, "callbacks",
+      (unsigned long long)st.callbacks, "recorded", (unsigned long long)st.recorded,
+      "disabled_sites", (unsigned long long)st.disabled, "filter_errors",
+      (unsigned long long)st.filter_errors);
 }
-
-PyObject *status_obj() { return status().release().ptr(); }
-PyObject *clear_obj() {
+PyObject *clear_obj(PyObject *, PyObject *) {
   tr::clear();
   Py_RETURN_NONE;
 }
-PyObject *refresh_obj() {
-  if (!tr::refresh()) throw nb::python_error();
+PyObject *refresh_obj(PyObject *, PyObject *) {
+  if (!tr::refresh()) return nullptr;
   Py_RETURN_NONE;
 }
 
-PyMethodDef status_def = {"status", noargs<status_obj>, METH_NOARGS,
+PyMethodDef status_def = {"status", status_obj, METH_NOARGS,
                           "status()\n--\n\nThe tracking settings and counters, as a dict."};
-PyMethodDef clear_def = {"clear", noargs<clear_obj>, METH_NOARGS,
+PyMethodDef clear_def = {"clear", clear_obj, METH_NOARGS,
                          "clear()\n--\n\nEmpties the calling thread's window."};
 PyMethodDef refresh_def = {
-    "refresh", noargs<refresh_obj>, METH_NOARGS,
+    "refresh", refresh_obj, METH_NOARGS,
     "refresh()\n--\n\n"
     "sys.monitoring.restart_events(): re-applies a changed recording filter."};
 
@@ -129,13 +153,7 @@ void init_tracking(nb::module_ &parent) {
   if (!last) throw nb::python_error();
   m.attr("last") = nb::steal(last);
 
-  m.def("enable", &enable, nb::arg("mode"), nb::arg("window"), nb::arg("filter").none(),
-        nb::arg("tool_id").none(),
-        "Installs (or reconfigures) call tracking; see callsite.tracking.enable.");
-  m.def(
-      "disable", [] { if (!tr::disable()) throw nb::python_error(); },
-      "Removes every tracking hook and empties every window.");
-  for (PyMethodDef *def : {&status_def, &clear_def, &refresh_def}) {
+  for (PyMethodDef *def : {&enable_def, &disable_def, &status_def, &clear_def, &refresh_def}) {
     PyObject *fn = PyCFunction_NewEx(def, nullptr, m.attr("__name__").ptr());
     if (!fn) throw nb::python_error();
     m.attr(def->ml_name) = nb::steal(fn);

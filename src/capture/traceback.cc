@@ -12,7 +12,7 @@ namespace callsite::detail {
 
 PyTypeObject *traceback_type = nullptr;
 
-void traceback_dealloc(PyObject *self) noexcept {
+void traceback_dealloc(PyObject *self) {
   TracebackObject *tb = reinterpret_cast<TracebackObject *>(self);
   const Py_ssize_t n = Py_SIZE(tb);
   if (tb->may_have_native)

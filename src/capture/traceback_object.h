@@ -24,7 +24,7 @@ extern PyTypeObject *traceback_type;
 
 /// tp_dealloc: releases every entry's reference and recycles the storage. Hot: runs once
 /// per dropped capture.
-void traceback_dealloc(PyObject *self) noexcept;
+void traceback_dealloc(PyObject *self);
 
 /// Allocates a Traceback of `n` entries and copies `frames` into it, taking a reference to
 /// every code object / executable. New reference, or nullptr with an error set.

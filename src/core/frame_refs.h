@@ -23,7 +23,7 @@ inline RawFrame native_raw_frame(const Executable *executable, std::uintptr_t st
 /// Executables made at run time are owned by a Python object (Executable::owner) that
 /// Tracebacks and frames holding their entries keep alive; static ones have no owner.
 inline void retain(const Executable *executable) noexcept { Py_XINCREF(executable->owner); }
-inline void release(const Executable *executable) noexcept { Py_XDECREF(executable->owner); }
+inline void release(const Executable *executable) { Py_XDECREF(executable->owner); }
 
 inline void retain(const RawFrame &f) noexcept {
   if (f.is_python())
@@ -32,7 +32,7 @@ inline void retain(const RawFrame &f) noexcept {
     retain(f.executable());
 }
 
-inline void release(const RawFrame &f) noexcept {
+inline void release(const RawFrame &f) {
   if (f.is_python())
     Py_DECREF(static_cast<PyObject *>(f.code()));
   else

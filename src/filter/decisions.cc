@@ -21,7 +21,7 @@ namespace {
 constexpr Py_ssize_t kMaxCachedFilenames = 4096;
 }  // namespace
 
-int keeps_filename(FilterObject *f, PyObject *filename) noexcept {
+int keeps_filename(FilterObject *f, PyObject *filename) {
   if (f->rules->empty()) return 1;
   if (PyObject *hit = PyDict_GetItemWithError(f->filename_cache, filename)) return hit == Py_True;
   if (PyErr_Occurred()) return -1;
@@ -32,7 +32,7 @@ int keeps_filename(FilterObject *f, PyObject *filename) noexcept {
   return keep;
 }
 
-int keeps_code_slow(FilterObject *f, PyCodeObject *code, CodeInfo *info) noexcept {
+int keeps_code_slow(FilterObject *f, PyCodeObject *code, CodeInfo *info) {
   const int keep = keeps_filename(f, code->co_filename);
   if (keep < 0 || !info) return keep;
   if (!info->extension) {
@@ -46,7 +46,7 @@ int keeps_code_slow(FilterObject *f, PyCodeObject *code, CodeInfo *info) noexcep
   return keep;
 }
 
-int keeps_raw(FilterObject *f, const RawFrame &frame) noexcept {
+int keeps_raw(FilterObject *f, const RawFrame &frame) {
   if (frame.is_python()) {
     auto *code = static_cast<PyCodeObject *>(frame.code());
     return keeps_code(f, code, code_info(code));
@@ -57,7 +57,7 @@ int keeps_raw(FilterObject *f, const RawFrame &frame) noexcept {
 }
 
 std::size_t keep_frames(PyObject *filter, const RawFrame *frames, std::size_t n, RawFrame *out,
-                        std::size_t limit) noexcept {
+                        std::size_t limit) {
   FilterObject *f = as_filter(filter);
   std::size_t written = 0;
   return keep_first(
@@ -84,14 +84,14 @@ namespace callsite {
 
 bool is_filter(PyObject *obj) noexcept { return detail::is_filter_object(obj); }
 
-int filter_keeps(PyObject *filter, PyCodeObject *code) noexcept {
+int filter_keeps(PyObject *filter, PyCodeObject *code) {
   detail::FilterObject *f = detail::checked(filter);
   if (!f) return -1;
   return detail::keeps_code(f, code, detail::code_info(code));
 }
 
 std::size_t filter_frames(PyObject *filter, const RawFrame *frames, std::size_t n,
-                          RawFrame *out, std::size_t limit) noexcept {
+                          RawFrame *out, std::size_t limit) {
   detail::FilterObject *f = detail::checked(filter);
   if (!f) return SIZE_MAX;
   return detail::keep_frames(filter, frames, n, out, f->limit < limit ? f->limit : limit);
@@ -102,7 +102,7 @@ std::size_t filter_frames(PyObject *filter, const RawFrame *frames, std::size_t 
 namespace callsite {
 
 PyObject *filtered_traceback(PyObject *filter, const RawFrame *frames, std::size_t n,
-                             std::size_t limit) noexcept {
+                             std::size_t limit) {
   std::vector<RawFrame> kept(n < limit ? n : limit);
   const std::size_t k = filter_frames(filter, frames, n, kept.data(), limit);
   if (k == SIZE_MAX) return nullptr;

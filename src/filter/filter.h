@@ -14,26 +14,26 @@ bool is_filter(PyObject *obj) noexcept;
 
 /// The process-wide default Filter (borrowed): excludes generated `*_ops_gen.py` modules and
 /// callsite's own files, limit 10 — what MLIR's loc_tracebacks() has in effect by default.
-PyObject *default_filter() noexcept;
+PyObject *default_filter();
 
 /// Whether `filter` keeps frames of `code`: a frame is kept when its co_filename matches an
 /// include rule, or else matches no exclude rule (MLIR's isUserTracebackFilename). 1 keep,
 /// 0 drop, -1 error (TypeError when `filter` is not a Filter). Cached per code object, so a
 /// repeated code object costs a lookup; a rule change invalidates. GIL held.
-int filter_keeps(PyObject *filter, PyCodeObject *code) noexcept;
+int filter_keeps(PyObject *filter, PyCodeObject *code);
 
 /// Copies the frames of `frames[0..n)` that `filter` keeps into `out`, in order, stopping
 /// after `limit` kept frames (the filter's own limit applies too; the limit counts kept
 /// frames, the walk goes on past dropped ones). `out` must have room for min(n, limit).
 /// Returns the number written, or SIZE_MAX with a Python error set. GIL held.
 std::size_t filter_frames(PyObject *filter, const RawFrame *frames, std::size_t n,
-                          RawFrame *out, std::size_t limit = SIZE_MAX) noexcept;
+                          RawFrame *out, std::size_t limit = SIZE_MAX);
 
 /// The kept frames of `frames[0..n)`, at most `limit` (and the filter's own limit), as a new
 /// Traceback. New reference, or nullptr with an error (TypeError when `filter` is not a
 /// Filter).
 PyObject *filtered_traceback(PyObject *filter, const RawFrame *frames, std::size_t n,
-                             std::size_t limit) noexcept;
+                             std::size_t limit);
 
 /// The filter's frame limit (counts kept frames; SIZE_MAX: none). SIZE_MAX with TypeError
 /// set when `filter` is not a Filter.

@@ -50,14 +50,14 @@ struct FilterDecisions final : CodeInfoExtension {
 };
 
 /// Decides from the filename (per-filter dict, then the rules). 1/0/-1.
-int keeps_filename(FilterObject *f, PyObject *filename) noexcept;
+int keeps_filename(FilterObject *f, PyObject *filename);
 
 /// The uncached path of keeps_code: decides and records the decision on `info` (if any).
-int keeps_code_slow(FilterObject *f, PyCodeObject *code, CodeInfo *info) noexcept;
+int keeps_code_slow(FilterObject *f, PyCodeObject *code, CodeInfo *info);
 
 /// Whether `f` keeps frames of `code`, `info` being code's CodeInfo (or nullptr): a scan of
 /// four slots when the decision is cached. 1/0/-1. Hot: runs per frame per captured location.
-inline int keeps_code(FilterObject *f, PyCodeObject *code, CodeInfo *info) noexcept {
+inline int keeps_code(FilterObject *f, PyCodeObject *code, CodeInfo *info) {
   if (info && info->extension) {
     const auto *d = static_cast<const FilterDecisions *>(info->extension.get());
     for (const auto &slot : d->slots)
@@ -68,14 +68,14 @@ inline int keeps_code(FilterObject *f, PyCodeObject *code, CodeInfo *info) noexc
 
 /// Whether `f` keeps the raw frame (Python frames by code object, native ones by the
 /// filename they reify to). 1/0/-1.
-int keeps_raw(FilterObject *f, const RawFrame &frame) noexcept;
+int keeps_raw(FilterObject *f, const RawFrame &frame);
 
 /// As callsite::filter_frames(), but `limit` alone bounds the result (the caller resolved it
 /// from the filter's own limit or an explicit one). 1 keep, 0 drop per frame; returns the
 /// number kept or SIZE_MAX with an error.
 /// `filter` must be a checked Filter.
 std::size_t keep_frames(PyObject *filter, const RawFrame *frames, std::size_t n, RawFrame *out,
-                        std::size_t limit) noexcept;
+                        std::size_t limit);
 
 /// A new generation (process-wide counter).
 std::uint64_t next_filter_generation() noexcept;

@@ -102,9 +102,9 @@ PyObject *to_tuple(const std::vector<Rule> &rules) {
 
 }  // namespace
 
-Rules::~Rules() { clear(); }
+Rules::~Rules() noexcept(false) { clear(); }
 
-void Rules::clear() noexcept {
+void Rules::clear() {
   release(include_);
   release(exclude_);
 }
@@ -130,7 +130,7 @@ int Rules::add(RuleKind kind, PyObject *rule) {
   return 1;
 }
 
-int Rules::remove(PyObject *source) noexcept {
+int Rules::remove(PyObject *source) {
   if (!PyUnicode_Check(source)) {
     PyErr_Format(PyExc_TypeError, "callsite.Filter.remove() expects a str pattern, not %.200s",
                  Py_TYPE(source)->tp_name);
@@ -141,7 +141,7 @@ int Rules::remove(PyObject *source) noexcept {
   return a || b;
 }
 
-int Rules::keeps(PyObject *filename) const noexcept {
+int Rules::keeps(PyObject *filename) const {
   const int included = search_any(include_, filename);
   if (included != 0) return included;  // 1, or -1 on error
   const int excluded = search_any(exclude_, filename);
@@ -171,7 +171,7 @@ PyObject *literal_prefix_pattern(PyObject *path) {
   return pattern;
 }
 
-bool init_rules() noexcept {
+bool init_rules() {
   if (re_compile) return true;
   PyObject *re = PyImport_ImportModule("re");
   if (!re) return false;

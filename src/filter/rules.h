@@ -21,7 +21,9 @@ class Rules {
   Rules() = default;
   Rules(const Rules &) = delete;
   Rules &operator=(const Rules &) = delete;
-  ~Rules();
+  /// Not noexcept (a destructor is by default): releasing a rule can run a Python finalizer
+  /// (a str subclass as its source), and pthread_exit's forced unwind must pass from there.
+  ~Rules() noexcept(false);
 
   /// Compiles `rule` (a str regex or an re.Pattern) and appends it to `kind`, removing the
   /// same pattern from the other kind (as MLIR's register_traceback_file_* do). A duplicate
@@ -32,12 +34,12 @@ class Rules {
   int add(RuleKind kind, PyObject *rule);
 
   /// Removes `source` (a pattern string) from both kinds. 1 removed, 0 absent, -1 error.
-  int remove(PyObject *source) noexcept;
-  void clear() noexcept;
+  int remove(PyObject *source);
+  void clear();
   bool empty() const noexcept { return include_.empty() && exclude_.empty(); }
 
   /// 1 keep, 0 drop, -1 error: searches the rules in `filename` (a str).
-  int keeps(PyObject *filename) const noexcept;
+  int keeps(PyObject *filename) const;
 
   /// A tuple of the source strings of one kind (new reference).
   PyObject *sources(RuleKind kind) const noexcept;
@@ -56,6 +58,6 @@ PyObject *literal_prefix_pattern(PyObject *path);
 
 /// Imports `re` and interns the names used here; called by the first rule compiled, so
 /// that `import callsite` does not import `re`.
-bool init_rules() noexcept;
+bool init_rules();
 
 }  // namespace callsite::detail

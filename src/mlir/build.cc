@@ -1,6 +1,7 @@
 // mlir/build.cc — ir.Location construction via Location.file/.name/.callsite/.unknown.
 #include "mlir/build.h"
 
+#include <exception>
 #include <vector>
 
 #include "core/compat.h"
@@ -63,14 +64,14 @@ bool is_nameloc(BindingsObject *b, PyObject *loc) {
 
 }  // namespace
 
-PyObject *frame_location(ContextCache &cc, const RawFrame &frame) noexcept {
+PyObject *frame_location(ContextCache &cc, const RawFrame &frame) {
   auto it = cc.frames.find(frame);
   if (it != cc.frames.end()) return it->second;
   PyObject *loc = build_frame(cc, frame);
   if (!loc) return nullptr;
   try {
     cc.frames.emplace(frame, own(cc, loc));
-  } catch (...) {
+  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
     --cc.held;
     Py_DECREF(loc);
     PyErr_NoMemory();
@@ -80,7 +81,7 @@ PyObject *frame_location(ContextCache &cc, const RawFrame &frame) noexcept {
   return loc;
 }
 
-PyObject *unknown_location(ContextCache &cc) noexcept {
+PyObject *unknown_location(ContextCache &cc) {
   if (!cc.unknown) {
     PyObject *args[1] = {cc.context};
     PyObject *loc = call(cc.bindings->loc_unknown, args, 0, kw_context);
@@ -90,7 +91,7 @@ PyObject *unknown_location(ContextCache &cc) noexcept {
   return cc.unknown;
 }
 
-PyObject *callsite_location(ContextCache &cc, PyObject *callee, PyObject *caller) noexcept {
+PyObject *callsite_location(ContextCache &cc, PyObject *callee, PyObject *caller) {
   PyObject *callers = PyList_New(1);
   if (!callers) return nullptr;
   PyList_SET_ITEM(callers, 0, Py_NewRef(caller));
@@ -101,7 +102,7 @@ PyObject *callsite_location(ContextCache &cc, PyObject *callee, PyObject *caller
 }
 
 PyObject *nameloc_wrap(ContextCache &cc, PyObject *current, PyObject *inner,
-                       bool own_inner) noexcept {
+                       bool own_inner) {
   auto group = cc.wraps.find(current);
   if (group != cc.wraps.end()) {
     auto hit = group->second.by_inner.find(inner);
@@ -141,7 +142,7 @@ PyObject *nameloc_wrap(ContextCache &cc, PyObject *current, PyObject *inner,
       Py_INCREF(own(cc, current));
     }
     group->second.by_inner.emplace(inner, ContextCache::Wrapped{own(cc, loc), own_inner});
-  } catch (...) {
+  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
     Py_DECREF(loc);
     PyErr_NoMemory();
     return nullptr;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <vector>
 
 #include "core/frame_refs.h"
@@ -127,7 +128,7 @@ bool SeqTable::insert(std::uint64_t hash, const RawFrame *f, std::size_t n, std:
                       std::uint64_t e1, PyObject *location) noexcept {
   try {
     map_.emplace(hash, Entry{FrameSeq(f, n), e0, e1, location});
-  } catch (...) {
+  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
     return false;
   }
   if (owning_) Py_INCREF(location);

@@ -25,7 +25,7 @@ inline std::uint64_t stack_seed(std::uint64_t stamp, std::size_t limit) {
 
 }  // namespace
 
-PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m) noexcept {
+PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m) {
   // New references throughout: building calls into the bindings, which may run a collection
   // or even re-enter here; nothing borrowed from the tables is held across such a call.
   if (m == 0) return Py_XNewRef(unknown_location(cc));
@@ -61,7 +61,7 @@ PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m) n
 }
 
 PyObject *stack_location(ContextCache &cc, PyObject *filter, std::size_t limit,
-                         std::size_t skip) noexcept {
+                         std::size_t skip) {
   if (limit == SIZE_MAX) limit = detail::limit_of(filter);
   const std::uint64_t generation = detail::generation_of(filter);
   const RawStack<kStackBuffer> stack(skip);
@@ -89,7 +89,7 @@ PyObject *stack_location(ContextCache &cc, PyObject *filter, std::size_t limit,
   return loc;
 }
 
-PyObject *window_location(ContextCache &cc, PyObject *filter, std::size_t limit) noexcept {
+PyObject *window_location(ContextCache &cc, PyObject *filter, std::size_t limit) {
   if (limit == SIZE_MAX) limit = detail::limit_of(filter);
   PyObject *tb = tracking::window_traceback(0, limit, filter);
   if (!tb) return nullptr;
@@ -143,7 +143,7 @@ BindingsObject *resolve(PyObject *context, PyObject **ctx_out) {
 }  // namespace
 
 PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
-                      PyObject *kwnames) noexcept {
+                      PyObject *kwnames) {
   PyObject *slots[kAll] = {nullptr, nullptr, nullptr, nullptr};
   if (!detail::bind_fastcall_args("location", kNames, kAll, 1, args, nargs, kwnames, slots))
     return nullptr;

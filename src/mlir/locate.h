@@ -13,19 +13,19 @@ namespace callsite::mlir {
 /// the filter's limit). A repeated stack costs one walk and one hash lookup. New reference
 /// (the cache keeps its own), or nullptr with an error.
 PyObject *stack_location(ContextCache &cc, PyObject *filter, std::size_t limit,
-                         std::size_t skip) noexcept;
+                         std::size_t skip);
 
 /// The same from the calling thread's tracked call window (callsite.tracking) instead of a
 /// stack walk: its most recent call sites the filter keeps, at most `limit`. RuntimeError
 /// when tracking is off.
-PyObject *window_location(ContextCache &cc, PyObject *filter, std::size_t limit) noexcept;
+PyObject *window_location(ContextCache &cc, PyObject *filter, std::size_t limit);
 
 /// The location of given kept frames (innermost first): unknown, one NameLoc, or the
 /// CallSiteLoc chain. New reference.
-PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m) noexcept;
+PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m);
 
 /// callsite.mlir.location(filter=None, *, skip=0, context=None, limit=None) — METH_FASTCALL.
 PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
-                      PyObject *kwnames) noexcept;
+                      PyObject *kwnames);
 
 }  // namespace callsite::mlir

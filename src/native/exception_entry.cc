@@ -77,7 +77,7 @@ PyObject *new_entry(const Executable *exe, std::uintptr_t state, PyObject *next)
 
 }  // namespace
 
-int add_traceback(const Executable *exe, std::uintptr_t state) noexcept {
+int add_traceback(const Executable *exe, std::uintptr_t state) {
   PyObject *value = compat::take_raised_exception();
   if (!value) return -1;
   PyObject *tb = PyException_GetTraceback(value);  // new reference or nullptr
@@ -93,7 +93,7 @@ int add_traceback(const Executable *exe, std::uintptr_t state) noexcept {
 }
 
 void insert_traceback(PyObject *value, PyObject *tb, const void *marker,
-                      const Executable *exe, std::uintptr_t state) noexcept {
+                      const Executable *exe, std::uintptr_t state) {
   if (!tb || !PyTraceBack_Check(tb)) return;
   PyTracebackObject *after = nullptr;
   for (auto *t = reinterpret_cast<PyTracebackObject *>(tb); t; t = t->tb_next)

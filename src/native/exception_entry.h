@@ -11,13 +11,13 @@ namespace callsite::native {
 /// lands between the Python frame that called the native code (added next, as the error
 /// propagates into it) and the frames the native code called. Any failure while reifying is
 /// reported as unraisable; the original exception always survives. -1 if none is set.
-int add_traceback(const Executable *executable, std::uintptr_t state) noexcept;
+int add_traceback(const Executable *executable, std::uintptr_t state);
 
 /// For `with` blocks: the exception `value` (whose traceback `tb` already starts at the
 /// frame running the block) gets an entry for (executable, state) right after the entry of
 /// the Python frame whose marker is `marker` (at the head when there is none). GIL held,
 /// no exception set; never raises.
 void insert_traceback(PyObject *value, PyObject *tb, const void *marker,
-                      const Executable *executable, std::uintptr_t state) noexcept;
+                      const Executable *executable, std::uintptr_t state);
 
 }  // namespace callsite::native

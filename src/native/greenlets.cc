@@ -1,6 +1,7 @@
 // native/greenlets.cc — saves and restores the shadow-stack top around greenlet switches.
 #include "native/greenlets.h"
 
+#include <exception>
 #include <unordered_map>
 
 #include "native/shadow_stack.h"
@@ -44,7 +45,7 @@ PyObject *on_switch(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
     if (stack->head && !finished(origin)) {
       try {
         t_suspended[origin] = stack->head;
-      } catch (...) {  // out of memory: the frames stay visible where they are, as before
+      } catch (const std::exception &) {  // out of memory: the frames stay visible where they are
         return Py_NewRef(Py_None);
       }
     }

@@ -216,7 +216,7 @@ bool fill_defaults(const Executable *exe, Reified *r) {
 
 }  // namespace
 
-bool init_reify() noexcept {
+bool init_reify() {
   if (!reification_warning) {
     // A callsite.CallsiteWarning too when the package is there (not when embedded without it).
     PyObject *warnings = PyImport_ImportModule("callsite._warnings");
@@ -239,7 +239,7 @@ bool init_reify() noexcept {
   return true;
 }
 
-const Reified *reify(const Executable *exe, std::uintptr_t state) noexcept {
+const Reified *reify(const Executable *exe, std::uintptr_t state) {
   try {
     PerExecutable &per = cache[exe];
     if (auto it = per.states.find(state); it != per.states.end()) {
@@ -314,7 +314,7 @@ PyObject *cache_info() noexcept {
 
 // --- what symbolize asks for native entries (registered by init_reify) --------------------
 
-bool symbolize_native(const RawFrame &frame, FrameInfo *out) noexcept {
+bool symbolize_native(const RawFrame &frame, FrameInfo *out) {
   const Reified *r = reify(frame.executable(), frame.state());
   if (!r) return false;
   out->kind = FrameKind::native;

@@ -20,7 +20,7 @@ struct Reified {
 /// a Python error only when that warning was turned into an error, when the reifier raised a
 /// BaseException that is not an Exception (propagated, nothing cached), or on out of memory.
 /// GIL held; must be called with no exception set.
-const Reified *reify(const Executable *executable, std::uintptr_t state) noexcept;
+const Reified *reify(const Executable *executable, std::uintptr_t state);
 
 /// Drops the cache of an executable that is being destroyed. GIL held.
 void forget(const Executable *executable) noexcept;
@@ -29,12 +29,12 @@ void forget(const Executable *executable) noexcept;
 PyObject *cache_info() noexcept;
 
 /// A native entry's location through reify(), as symbolize() reports it. False + Python error.
-bool symbolize_native(const RawFrame &frame, FrameInfo *out) noexcept;
+bool symbolize_native(const RawFrame &frame, FrameInfo *out);
 
 /// The warning category of reifier failures (callsite.native.ReificationWarning); created by
 /// init_reify(). Borrowed.
 extern PyObject *reification_warning;
 /// Creates the warning category and registers symbolize_native with symbolize(). Once, at init.
-bool init_reify() noexcept;
+bool init_reify();
 
 }  // namespace callsite::native

@@ -181,7 +181,7 @@ bool in_suspendable_frame() noexcept {
 bool park(NativeLink *link) noexcept {
   try {
     parked[link->python_frame].push_back(link);
-  } catch (...) {
+  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
     PyErr_NoMemory();
     return false;
   }

@@ -22,7 +22,7 @@ constexpr std::size_t kFilteredWalk = 512;
 }  // namespace
 
 PyObject *capture_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
-                     PyObject *kwnames) noexcept {
+                     PyObject *kwnames) {
   if (nargs == 0 && !kwnames) return callsite::capture(0, SIZE_MAX);  // the common call
 
   PyObject *slots[kAll] = {nullptr, nullptr, nullptr, nullptr};

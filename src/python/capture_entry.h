@@ -7,6 +7,6 @@ namespace callsite::detail {
 
 /// callsite.capture(skip=0, limit=None, *, filter=None, source="walk") — METH_FASTCALL|KEYWORDS.
 PyObject *capture_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                     PyObject *kwnames) noexcept;
+                     PyObject *kwnames);
 
 }  // namespace callsite::detail

@@ -28,7 +28,7 @@ bool installed = false;
 
 }  // namespace
 
-bool install_daemon_exit_guard() noexcept {
+bool install_daemon_exit_guard() {
   if (installed) return true;
   // threading.main_thread(): the thread that runs Py_FinalizeEx in an ordinary program.
   main_thread_ident = PyThread_get_thread_ident();

@@ -406,7 +406,7 @@ PyTypeObject *init_filter_type() noexcept {
 
 namespace callsite {
 
-PyObject *default_filter() noexcept {
+PyObject *default_filter() {
   using namespace detail;
   if (!the_default && init_filter_type()) {
     PyObject *empty = PyTuple_New(0);

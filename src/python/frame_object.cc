@@ -166,7 +166,7 @@ PyTypeObject *init_frame_type() noexcept {
   return frame_type;
 }
 
-PyObject *new_frame(const RawFrame &raw) noexcept {
+PyObject *new_frame(const RawFrame &raw) {
   FrameInfo info;
   if (!symbolize(raw, &info)) return nullptr;
   FrameObject *f = PyObject_New(FrameObject, frame_type);

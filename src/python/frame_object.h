@@ -11,7 +11,7 @@ extern PyTypeObject *frame_type;
 PyTypeObject *init_frame_type() noexcept;
 
 /// Symbolizes `raw` into a new callsite.Frame (new reference, or nullptr with an error set).
-PyObject *new_frame(const RawFrame &raw) noexcept;
+PyObject *new_frame(const RawFrame &raw);
 
 /// The raw frame a callsite.Frame was made from; `obj` must be a Frame.
 const RawFrame &frame_raw(PyObject *obj) noexcept;

@@ -17,7 +17,7 @@
 
 namespace callsite::python {
 
-bool init_types() noexcept {
+bool init_types() {
   static bool done = false;
   if (done) return true;
   if (!detail::init_traceback_type() || !detail::init_frame_type()) return false;

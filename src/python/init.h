@@ -7,6 +7,6 @@ namespace callsite::python {
 /// dependency order (Traceback and Frame before Filter; native frames after their reifier
 /// cache). Idempotent. Called by the _callsite module and by the C++ tests' environment, so
 /// both run the same order. GIL held; false with a Python error.
-bool init_types() noexcept;
+bool init_types();
 
 }  // namespace callsite::python

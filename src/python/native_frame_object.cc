@@ -4,6 +4,7 @@
 
 #include <structmember.h>
 
+#include <exception>
 #include <unordered_set>
 
 #include "native/exception_entry.h"
@@ -44,7 +45,7 @@ bool push_frame(PyNativeFrame *f, bool nested) {
   }
   try {
     python_links.insert(&f->link);
-  } catch (...) {
+  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
     PyErr_NoMemory();
     return false;
   }

@@ -79,7 +79,7 @@ bool init_call_site_type() noexcept {
 }
 
 PyObject *window_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
-                    PyObject *kwnames) noexcept {
+                    PyObject *kwnames) {
   PyObject *slots[3] = {nullptr, nullptr, nullptr};
   if (!callsite::detail::bind_fastcall_args("window", kNames, 3, 2, args, nargs, kwnames, slots))
     return nullptr;
@@ -94,7 +94,7 @@ PyObject *window_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
   });
 }
 
-PyObject *last_py(PyObject *, PyObject *const *args, Py_ssize_t nargs) noexcept {
+PyObject *last_py(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs > 1) {
     PyErr_Format(PyExc_TypeError, "last() takes at most 1 argument (%zd given)", nargs);
     return nullptr;

@@ -90,7 +90,7 @@ bool append_mlir_frame(std::string &out, const FrameInfo &info) noexcept {
   return true;
 }
 
-bool mlir_location_text(const RawFrame *frames, std::size_t n, std::string *out) noexcept {
+bool mlir_location_text(const RawFrame *frames, std::size_t n, std::string *out) {
   out->assign("loc(");
   if (n == 0) {
     *out += "unknown)";

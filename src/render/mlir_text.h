@@ -22,6 +22,6 @@ bool append_mlir_frame(std::string &out, const FrameInfo &info) noexcept;
 /// MLIR's text for the location of `frames[0..n)` (innermost first): `loc(unknown)` for none,
 /// the bare NameLoc for one, `loc(callsite(f0 at callsite(f1 at ... fN)))` otherwise — what
 /// `str(op.location)` prints for an op built under loc_tracebacks(). False with an error.
-bool mlir_location_text(const RawFrame *frames, std::size_t n, std::string *out) noexcept;
+bool mlir_location_text(const RawFrame *frames, std::size_t n, std::string *out);
 
 }  // namespace callsite

@@ -48,7 +48,7 @@ PyObject *frame_summary(PyObject *cls, const FrameInfo &info) {
 
 }  // namespace
 
-PyObject *stack_summary(const RawFrame *frames, std::size_t count) noexcept {
+PyObject *stack_summary(const RawFrame *frames, std::size_t count) {
   PyObject *frame_cls = traceback_attr("FrameSummary");
   PyObject *stack_cls = frame_cls ? traceback_attr("StackSummary") : nullptr;
   if (!stack_cls) {
@@ -73,7 +73,7 @@ PyObject *stack_summary(const RawFrame *frames, std::size_t count) noexcept {
   return result;
 }
 
-PyObject *format_stack(const RawFrame *frames, std::size_t n) noexcept {
+PyObject *format_stack(const RawFrame *frames, std::size_t n) {
   PyObject *summary = stack_summary(frames, n);
   if (!summary) return nullptr;
   PyObject *lines = PyObject_CallMethod(summary, "format", nullptr);

@@ -16,7 +16,7 @@ void set_native_symbolizer(NativeSymbolizer symbolizer) noexcept {
   native_symbolizer = symbolizer;
 }
 
-bool symbolize(const RawFrame &frame, FrameInfo *out) noexcept {
+bool symbolize(const RawFrame &frame, FrameInfo *out) {
   if (!frame.is_python()) {
     if (native_symbolizer) return native_symbolizer(frame, out);
     PyErr_SetString(PyExc_RuntimeError, "callsite: native frames are not initialised");

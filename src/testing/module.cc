@@ -3,6 +3,8 @@
 // API capsule; code_positions decodes line tables with this module's own copy of the core.
 #include <nanobind/nanobind.h>
 
+#include <exception>
+
 #include "callsite/api.h"
 #include "layouts/layout.h"
 #include "testing/code_positions.h"
@@ -35,6 +37,20 @@ NB_MODULE(_callsite_testing, m) {
       nb::arg("image"),
       "Whether this build would refuse its layout given an interpreter's _PyRuntime.debug_offsets "
       "(the bytes): the reason, or None (tests use other versions' offsets).");
+  m.def(
+      "default_terminate_handler",
+      [] {
+        // The terminate handler _callsite installs for daemon threads at interpreter exit
+        // (python/daemon_exit.cc) is process-wide: putting libstdc++'s default back lets the
+        // tests show which paths pass pthread_exit's forced unwind without it.
+#if defined(__GLIBCXX__)
+        return std::set_terminate(__gnu_cxx::__verbose_terminate_handler) !=
+               __gnu_cxx::__verbose_terminate_handler;
+#else
+        return std::set_terminate(nullptr) != nullptr;
+#endif
+      },
+      "Puts the C++ runtime's default std::terminate handler back; True if another was set.");
   m.def("bench_empty", &t::empty_loop, nb::arg("n"));
   m.def("bench_push_pop", &t::push_pop_loop, nb::arg("n"));
   m.def("bench_push_set_pop", &t::push_set_pop_loop, nb::arg("n"));

@@ -23,7 +23,7 @@ extern std::uint64_t filter_errors;
 /// Whether the recording filter lets calls made from `code` be recorded. A filter error must
 /// not propagate into the user's call (it would fail an unrelated call): it is counted and
 /// the site is recorded.
-inline bool record_keeps(PyCodeObject *code) noexcept {
+inline bool record_keeps(PyCodeObject *code) {
   if (!record_filter) return true;
   const int k = filter_keeps(record_filter, code);
   if (k >= 0) return k != 0;
@@ -41,9 +41,9 @@ inline std::uint64_t record_filter_generation() noexcept {
 namespace profile {
 bool available(const char **why_not) noexcept;
 /// Installs the profile function on every thread and the threading hook for later threads.
-bool start() noexcept;
+bool start();
 /// Restores every thread's previous profile function and the previous threading hook.
-bool stop() noexcept;
+bool stop();
 /// The calling thread's window, or nullptr when the thread is not covered.
 Window *window_of(PyThreadState *tstate) noexcept;
 /// Whether `tstate` currently runs callsite's profile function.
@@ -55,10 +55,10 @@ namespace monitoring {
 bool available(const char **why_not) noexcept;
 /// Takes a tool id (`tool_id`, or 4 then 3 when -1), registers the CALL callback, turns the
 /// events on. False with an error naming the holder when the id is taken.
-bool start(int tool_id) noexcept;
-bool stop() noexcept;
+bool start(int tool_id);
+bool stop();
 /// sys.monitoring.restart_events(), resetting the DISABLE count.
-bool restart() noexcept;
+bool restart();
 int tool_id() noexcept;
 /// False with RuntimeError when another tool freed (and maybe took) callsite's tool id.
 bool check_owned() noexcept;

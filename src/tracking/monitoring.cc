@@ -178,7 +178,7 @@ Window *window_of(PyThreadState *tstate) noexcept {
   return create_window(tstate);
 }
 
-bool start(int requested) noexcept {
+bool start(int requested) {
   PyObject *mon = sys_monitoring();
   if (!mon || !init_objects(mon)) return false;
   PyObject *taken = PyList_New(0);
@@ -224,7 +224,7 @@ bool start(int requested) noexcept {
   return true;
 }
 
-bool stop() noexcept {
+bool stop() {
   if (tool < 0) return true;
   PyObject *mon = sys_monitoring();
   if (!mon) return false;
@@ -242,7 +242,7 @@ bool stop() noexcept {
   return ok;
 }
 
-bool restart() noexcept {
+bool restart() {
   PyObject *mon = sys_monitoring();
   if (!mon) return false;
   PyObject *res = PyObject_CallMethod(mon, "restart_events", nullptr);
@@ -278,14 +278,14 @@ bool available(const char **why_not) noexcept {
 int tool_id() noexcept { return -1; }
 bool check_owned() noexcept { return true; }
 Window *window_of(PyThreadState *) noexcept { return nullptr; }
-bool start(int) noexcept {
+bool start(int) {
   const char *why = nullptr;
   available(&why);
   PyErr_SetString(PyExc_RuntimeError, why);
   return false;
 }
-bool stop() noexcept { return true; }
-bool restart() noexcept { return true; }
+bool stop() { return true; }
+bool restart() { return true; }
 void drop_windows() noexcept {}
 
 #endif

@@ -143,7 +143,7 @@ Window *window_of(PyThreadState *tstate) noexcept {
   return r;
 }
 
-bool start() noexcept {
+bool start() {
   if (!thread_hook) {
     thread_hook = PyCFunction_NewEx(&thread_start_def, nullptr, nullptr);
     if (!thread_hook) return false;
@@ -173,7 +173,7 @@ bool start() noexcept {
   return true;
 }
 
-bool stop() noexcept {
+bool stop() {
   bool ok = true;
   // The threading hook first, unless someone replaced it since.
   if (hook_installed) {

@@ -54,7 +54,7 @@ namespace callsite::tracking {
 
 using namespace detail;
 
-PyObject *window_traceback(std::size_t skip, std::size_t limit, PyObject *filter) noexcept {
+PyObject *window_traceback(std::size_t skip, std::size_t limit, PyObject *filter) {
   if (filter == Py_None) filter = nullptr;
   Window *r = window_for_query("capture(source='window')");
   if (!r) return nullptr;

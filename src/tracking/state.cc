@@ -86,7 +86,7 @@ Mode auto_mode() noexcept {
   return monitoring::available(nullptr) ? Mode::monitoring : Mode::profile;
 }
 
-bool enable(const Settings &s) noexcept {
+bool enable(const Settings &s) {
   if (!validate(s)) return false;
   const bool same_mode = active_mode == s.mode &&
                          (s.mode != Mode::monitoring || s.tool_id == -1 ||
@@ -118,7 +118,7 @@ bool enable(const Settings &s) noexcept {
   return ok;
 }
 
-bool disable() noexcept {
+bool disable() {
   const Mode was = active_mode;
   active_mode = Mode::off;  // first: a callback still running from here on only forwards
   bool ok = true;
@@ -133,7 +133,7 @@ Settings settings() noexcept {
   return Settings{active_mode, window_size, record_filter, monitoring::tool_id()};
 }
 
-bool refresh() noexcept {
+bool refresh() {
   return active_mode != Mode::monitoring || monitoring::restart();
 }
 

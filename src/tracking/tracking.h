@@ -43,18 +43,18 @@ Mode auto_mode() noexcept;
 
 /// Installs (or reconfigures) tracking. Re-enabling with another mode switches modes;
 /// windows survive a reconfiguration in the same mode. GIL held; false with a Python error.
-bool enable(const Settings &settings) noexcept;
+bool enable(const Settings &settings);
 
 /// Removes every hook (no callback runs afterwards) and releases every window's code
 /// objects. GIL held; false with a Python error (the hooks are still removed where possible).
-bool disable() noexcept;
+bool disable();
 
 /// The settings in force (mode off when disabled). `filter` is borrowed.
 Settings settings() noexcept;
 
 /// Re-enables the call sites switched off by DISABLE (sys.monitoring.restart_events): needed
 /// after the recording filter's rules change. A no-op in profile mode. False + Python error.
-bool refresh() noexcept;
+bool refresh();
 
 /// Copies the calling thread's window, most recent first, after dropping `skip` entries, into
 /// `out` (at most `capacity`). Returns the number copied, or -1 with a Python error when
@@ -68,6 +68,6 @@ void clear() noexcept;
 /// capture(source="window"): the calling thread's window of recent call sites as a
 /// Traceback, most recent first, after `skip`, at most `limit` entries, through `filter`
 /// (nullptr or None: unfiltered). Raises RuntimeError when tracking is disabled.
-PyObject *window_traceback(std::size_t skip, std::size_t limit, PyObject *filter) noexcept;
+PyObject *window_traceback(std::size_t skip, std::size_t limit, PyObject *filter);
 
 }  // namespace callsite::tracking

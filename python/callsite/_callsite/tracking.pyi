@@ -24,8 +24,11 @@ class CallSite(tuple[CodeType, int, CodeType | None, Frame]):
     @property
     def site(self) -> Frame: ...
 
-enable: Callable[[Literal["auto", "monitoring", "profile"], int, Filter | None, int | None], None]
-disable: Callable[[], None]
+def enable(
+    mode: Literal["auto", "monitoring", "profile"], window: int, filter: Filter | None,
+    tool_id: int | None, /
+) -> None: ...
+def disable() -> None: ...
 available_modes: Callable[[], dict[str, str | None]]
 auto_mode: Callable[[], Literal["monitoring", "profile"]]
 def window(
