@@ -3,6 +3,7 @@
 bindings, (d) the same switch served by callsite (callsite.mlir.accelerate()).
 
     python bench/bench_dsls.py [--dsl pycde_design ...] [--repeats 5] [--seconds 0.3]
+    python bench/bench_dsls.py --instructions [--builds 3]      (valgrind, Python 3.11+)
 
 The designs are the integration tests' (tests/dsl/*_design.py: pycde, CuTe DSL in dry-run mode,
 jaxlib, iree). Each DSL runs in its own process (pycde and iree cannot share one); a DSL that
@@ -11,6 +12,12 @@ is not installed is skipped with the reason. In a process the four modes are int
 timed, process CPU time (this machine is shared); the minimum per mode is kept. Ratios: d/a (target <= 1.10), (c-a)/(d-a) (MLIR's added
 cost over callsite's, target >= 10) and (b-a)/(d-a) (the DSL's own over callsite's; pycde
 target >= 20).
+
+Timings on a shared machine cannot resolve an added cost of a few percent, so --instructions
+counts instead: each (DSL, mode) in its own process under callgrind, collecting only inside
+`operator.call` (`--toggle-collect`), through which the worker makes exactly `builds` builds
+after warming that mode up; the same ratios from instructions per build. Counts repeat from
+run to run (PYTHONHASHSEED fixed), whatever else the machine does.
 """
 from __future__ import annotations
 
@@ -19,7 +26,10 @@ import contextlib
 import gc
 import importlib
 import json
+import operator
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -105,6 +115,72 @@ def worker(name: str, repeats: int, seconds: float) -> dict:
             "python": sys.version.split()[0]}
 
 
+def count_worker(name: str, mode: str, builds: int) -> dict:
+    """Builds `builds` times through operator.call, the only calls callgrind collects."""
+    sys.path.insert(0, DESIGNS_DIR)
+    design = importlib.import_module(name)
+    design.SCALE = DESIGNS[name][3]
+    scope = _modes(design)[mode]
+    if scope is None:
+        return {"ops": 0, "absent": True}
+    ops = len(design.build())
+    _time_builds(design, scope, 2)  # warm this mode's paths and caches
+    with scope():
+        gc.collect()
+        gc.disable()
+        try:
+            for _ in range(builds):
+                operator.call(design.build, collect=False)
+        finally:
+            gc.enable()
+    return {"ops": ops}
+
+
+def count_instructions(name: str, builds: int) -> dict:
+    """mode -> instructions per build of `name`'s design, each mode in its own valgrind run."""
+    per_build: dict = {}
+    ops = 0
+    for mode in MODES:
+        env = {k: v for k, v in os.environ.items() if k != "CALLSITE_MLIR"}
+        env["PYTHONHASHSEED"] = "0"
+        done = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+             "--toggle-collect=_operator_call*", sys.executable, __file__, "--count-worker",
+             name, "--mode", mode, "--builds", str(builds)],
+            capture_output=True, text=True, env=env, cwd=DESIGNS_DIR)
+        collected = re.search(r"Collected : (\d+)", done.stderr)
+        if done.returncode != 0 or not collected:
+            last = (done.stderr.strip().splitlines() or ["?"])[-1]
+            return {"skipped": (f"{DESIGNS[name][2]} not installed"
+                                if "ModuleNotFoundError" in done.stderr else last[:160])}
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        if result.get("absent"):
+            continue
+        ops = result["ops"]
+        per_build[mode] = int(collected.group(1)) / builds
+    return {"ops": ops, "instructions_per_build": per_build}
+
+
+def instruction_table(results: dict) -> str:
+    lines = ["| DSL | ops | (a) none, Ir/op | (b) DSL's own | (c) MLIR loc_tracebacks "
+             "| (d) callsite | d/a | (c-a)/(d-a) | (b-a)/(d-a) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name, r in results.items():
+        label = DESIGNS[name][0]
+        if "skipped" in r:
+            lines.append(f"| {label} | skipped: {r['skipped']} |||||||| ")
+            continue
+        t, n = r["instructions_per_build"], r["ops"]
+        a, c, d = t["none"], t["mlir"], t["callsite"]
+        b = t.get("own")
+        per_op = lambda x: f"{x / n:,.0f}"  # noqa: E731
+        own = per_op(b) if b is not None else ("= (c)" if name == "cute_design" else "none")
+        lines.append(f"| {label} | {n} | {per_op(a)} | {own} | {per_op(c)} | {per_op(d)} | "
+                     f"{d / a:.3f} | {_ratio(c - a, d - a)} | "
+                     f"{_ratio(b - a, d - a) if b is not None else '-'} |")
+    return "\n".join(lines)
+
+
 # --- driver ------------------------------------------------------------------------------------
 
 def _ratio(x: float, y: float) -> str:
@@ -135,10 +211,33 @@ def main() -> None:
     parser.add_argument("--dsl", action="append", choices=list(DESIGNS))
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=0.3)
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions under callgrind instead of timing")
+    parser.add_argument("--builds", type=int, default=3,
+                        help="with --instructions: builds counted per mode")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--count-worker", help=argparse.SUPPRESS)
+    parser.add_argument("--mode", choices=MODES, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.repeats < 1 or args.builds < 1 or args.seconds <= 0:
+        parser.error(f"--repeats and --builds must be >= 1 and --seconds > 0, got "
+                     f"{args.repeats}, {args.builds}, {args.seconds}")
     if args.worker:
         print(json.dumps(worker(args.worker, args.repeats, args.seconds)))
+        return
+    if args.count_worker:
+        print(json.dumps(count_worker(args.count_worker, args.mode, args.builds)))
+        return
+    if args.instructions:
+        if not hasattr(operator, "call") or shutil.which("valgrind") is None:
+            sys.exit("--instructions needs Python 3.11+ (operator.call) and valgrind on PATH")
+        counted = {}
+        for name in args.dsl or list(DESIGNS):
+            counted[name] = count_instructions(name, args.builds)
+            print(f"{DESIGNS[name][0]}: done", file=sys.stderr)
+        print(f"Python {sys.version.split()[0]}, instructions (callgrind) per op, "
+              f"{args.builds} builds per mode")
+        print(instruction_table(counted))
         return
     results = {}
     for name in args.dsl or list(DESIGNS):
