@@ -57,6 +57,16 @@ struct Executable {
   PyObject *owner = nullptr;     ///< set by callsite for executables it owns; nullptr if static
 };
 
+/// The synthetic code object that makes frames of one executable visible to every reader of
+/// the interpreter's frame chain (made by `api::visible_code`, owned by callsite). Frames point
+/// their instruction pointer at `first_state + min(state, states)`: instruction 1+k carries the
+/// location of state k, `first_state + states` is "no location".
+struct VisibleCode {
+  PyObject *code;
+  const std::uint16_t *first_state;
+  std::uintptr_t states;
+};
+
 /// A thread's shadow stack: the innermost frame. Further fields are private to _callsite.
 struct ThreadStack {
   NativeLink *head;
@@ -92,6 +102,17 @@ struct NativeAPI {
                               void *user_data, void (*free_user_data)(void *)) noexcept;
   /// The Executable inside a callsite.native.Executable, or nullptr + TypeError.
   const Executable *(*executable_of)(PyObject *obj) noexcept;
+  /// The visible code of `executable` for states [0, states), reified through its reifier on
+  /// first use and kept as long as the executable. nullptr without an error (after a
+  /// RuntimeWarning) where this interpreter has no visible frames; nullptr + error on failure.
+  const VisibleCode *(*visible_code)(const Executable *executable, std::size_t states) noexcept;
+  /// Links a real interpreter frame of `code` at `state` on the calling thread (attached,
+  /// GIL held) and stores where set_state writes in *ip; nullptr: shadow-only.
+  void *(*push_visible)(const VisibleCode *code, std::uintptr_t state,
+                        const std::uint16_t ***ip) noexcept;
+  /// Unlinks a frame of push_visible: it must be the thread's current interpreter frame
+  /// (aborts with a message when `checked`, else leaves it linked).
+  void (*pop_visible)(void *frame, int checked) noexcept;
 };
 
 #define CALLSITE_NATIVE_API_VERSION 1
@@ -111,12 +132,30 @@ class NativeFrame {
     stack_ = api ? api->push(&link_, &executable, state) : nullptr;  // no callsite: a no-op frame
     if (!stack_) link_ = NativeLink{nullptr, nullptr, &executable, state};
   }
+  /// A frame that is also a real interpreter frame when `visible` is not null (see
+  /// `api::visible_code`): sys._getframe, tracebacks, faulthandler and profilers show it at the
+  /// location of its state. Only for a frame around a nested call made from C on a thread
+  /// holding the GIL, popped before returning (strictly LIFO with the interpreter's frames).
+  NativeFrame(const Executable &executable, std::uintptr_t state,
+              const VisibleCode *visible) noexcept
+      : NativeFrame(executable, state) {
+    if (visible && stack_) {
+      frame_ = detail::native_api->push_visible(visible, state, &ip_);
+      first_state_ = visible->first_state;
+      states_ = visible->states;
+    }
+  }
   ~NativeFrame() { pop(); }
   NativeFrame(const NativeFrame &) = delete;
   NativeFrame &operator=(const NativeFrame &) = delete;
 
   /// Updates where the frame is (a store: call it as often as the JIT likes).
-  void set_state(std::uintptr_t state) noexcept { link_.state = state; }
+  void set_state(std::uintptr_t state) noexcept {
+    link_.state = state;
+    if (frame_) *ip_ = first_state_ + (state < states_ ? state : states_);
+  }
+  /// True when this frame is also a real interpreter frame.
+  bool visible() const noexcept { return frame_ != nullptr; }
   std::uintptr_t state() const noexcept { return link_.state; }
   const Executable &executable() const noexcept { return *link_.executable; }
   const NativeLink &link() const noexcept { return link_; }
@@ -125,6 +164,11 @@ class NativeFrame {
   /// call it on the error path, before returning nullptr to Python. Returns nullptr, so
   /// `return frame.add_traceback();` reads naturally. GIL held.
   PyObject *add_traceback() const noexcept {
+    if (frame_) {  // the real frame, as the eval loop adds a Python frame's entry
+      if (PyErr_Occurred())
+        if (PyFrameObject *f = PyEval_GetFrame()) PyTraceBack_Here(f);
+      return nullptr;
+    }
     if (const NativeAPI *api = detail::native_api)
       api->add_traceback(link_.executable, link_.state);
     return nullptr;
@@ -132,6 +176,10 @@ class NativeFrame {
 
   /// Pops now instead of at scope exit (idempotent).
   void pop() noexcept {
+    if (frame_) {
+      detail::native_api->pop_visible(frame_, CALLSITE_NATIVE_CHECKS);
+      frame_ = nullptr;
+    }
     if (!stack_) return;
     if (stack_->head == &link_)
       stack_->head = const_cast<NativeLink *>(link_.previous);
@@ -143,6 +191,10 @@ class NativeFrame {
  private:
   NativeLink link_;
   ThreadStack *stack_;
+  void *frame_ = nullptr;  ///< the interpreter frame of a visible frame
+  const std::uint16_t **ip_ = nullptr;
+  const std::uint16_t *first_state_ = nullptr;
+  std::uintptr_t states_ = 0;
 };
 
 }  // namespace callsite

@@ -34,6 +34,7 @@ ReificationWarning = _n.ReificationWarning
 current = _n.current
 stack = _n.stack
 cache_info = _n.cache_info
+visible_frames_refusal = _n.visible_frames_refusal
 
 
 class Location(NamedTuple):
@@ -52,6 +53,12 @@ class Location(NamedTuple):
     colno: int | None = None
     end_colno: int | None = None
     code: CodeType | None = None
+
+
+def visible_frames_available() -> bool:
+    """True when ``Executable(..., visible=True)`` makes real interpreter frames here (else
+    frames stay on callsite's shadow stack; ``visible_frames_refusal()`` says why)."""
+    return visible_frames_refusal() is None
 
 
 def frame(executable: Executable, state: int = 0) -> NativeFrame:
@@ -128,4 +135,6 @@ __all__ = [
     "current",
     "frame",
     "stack",
+    "visible_frames_available",
+    "visible_frames_refusal",
 ]

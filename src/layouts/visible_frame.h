@@ -1,0 +1,50 @@
+/* layouts/visible_frame.h — native frames as real interpreter frames: the per-version part.
+ *
+ * A visible native frame is a _PyInterpreterFrame linked on the thread's frame chain around a
+ * nested call made from C, running a synthetic code object whose instruction 1+k carries the
+ * location of state k (native/visible_code.cc builds it). Every reader of the chain (the
+ * frame objects of sys._getframe and tracebacks, faulthandler, py-spy) then shows it. Plain C
+ * for the same reason as layout.h. Frame memory is a block the caller provides, off the C
+ * stack: greenlet's Greenlet::expose_frames (3.12+) writes through every complete frame of a
+ * suspended greenlet's chain that it does not find on the C stack. */
+#ifndef CALLSITE_LAYOUTS_VISIBLE_FRAME_H
+#define CALLSITE_LAYOUTS_VISIBLE_FRAME_H
+
+#include <Python.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* co_flags bit marking a synthetic code object, so that callsite's walker skips the Python
+ * view of a visible frame (its native entry comes from the shadow stack). Outside PyCF_MASK,
+ * so PyEval_MergeCompilerFlags never passes it on, and unused by CPython 3.10-3.15. */
+#define CALLSITE_CO_VISIBLE_NATIVE 0x40000000
+
+typedef struct callsite_visible_ops {
+  const char *name;        /* "visible-3.12" */
+  size_t frame_size;       /* bytes of one frame block (specials + the synthetic code's slots) */
+  size_t ip_offset;        /* offset of the instruction pointer field in a frame block */
+  size_t code_units_offset; /* offsetof(PyCodeObject, co_code_adaptive) */
+  int resume_opcode, nop_opcode;
+  /* Fills `frame` (frame_size bytes) as a frame of `code` (borrowed: the caller keeps it
+   * alive while the frame is linked) at instruction `ip`, then makes it the current frame of
+   * `tstate`, which must be attached on the calling thread. */
+  void (*push)(PyThreadState *tstate, void *frame, PyObject *code, const void *ip);
+  /* Nonzero when `frame` is the current frame of `tstate` (pop's precondition). */
+  int (*is_current)(PyThreadState *tstate, const void *frame);
+  /* Unlinks `frame` (the current frame) and either hands it to the frame object a tool made
+   * for it and still holds (as CPython's take_ownership does) or releases what CPython stored
+   * in it. The block may be reused afterwards. GIL held; the pending exception is kept. */
+  void (*pop)(PyThreadState *tstate, void *frame);
+} callsite_visible_ops;
+
+/* The implementation for the running interpreter, or NULL when this build has none or the
+ * internal layout is refused (then native frames stay on the shadow stack only). */
+const callsite_visible_ops *callsite_visible_frames(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,21 @@
+/* layouts/visible_select.c — whether this build and the running interpreter have a tested
+ * visible-frame implementation (visible_frame_3XX.c): only where the internal layout of the
+ * same version is compiled and accepted, since both rely on the same struct layouts. */
+#include <Python.h>
+
+#include "layouts/layout.h"
+#include "layouts/visible_frame.h"
+
+#if CALLSITE_HAVE_VISIBLE
+extern const callsite_visible_ops callsite_visible_ops_compiled;
+#endif
+
+const callsite_visible_ops *callsite_visible_frames(void) {
+#if CALLSITE_HAVE_VISIBLE
+  static int refused = -1;
+  if (refused < 0) refused = callsite_layout_internal_refusal() != NULL;
+  return refused ? NULL : &callsite_visible_ops_compiled;
+#else
+  return NULL;
+#endif
+}
