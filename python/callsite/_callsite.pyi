@@ -196,7 +196,14 @@ class _NativeModule:
     class Executable:
         """One kind of native code; reifier(state) -> Location | tuple | None, called lazily."""
         def __init__(
-            self, name: str, reifier: Callable[[int], tuple[Any, ...] | None], *, kind: str = "python"
+            self,
+            name: str,
+            reifier: Callable[[int], tuple[Any, ...] | None] | None = None,
+            *,
+            kind: str = "python",
+            visible: bool = False,
+            locations: list[tuple[Any, ...]] | tuple[tuple[Any, ...], ...] | None = None,
+            states: int | None = None,
         ) -> None: ...
         @property
         def name(self) -> str: ...
@@ -235,5 +242,7 @@ class _NativeModule:
     def stack() -> list[tuple[str, str, int]]: ...
     @staticmethod
     def cache_info() -> dict[str, int]: ...
+    @staticmethod
+    def visible_frames_refusal() -> str | None: ...
 
 native: _NativeModule
