@@ -3,8 +3,8 @@
 
 1. The tax: what recording every call costs a call-heavy pure-Python workload (recursive fib,
    a small stack-machine interpreter), with tracking off / callsite profile mode / callsite monitoring
-   mode, against the seed's pure-Python trackers (bench/seed_trackers.py: "seed" as written,
-   "lean" = the seed's round-robin suggestion). Tax per call = (t_mode - t_off) / calls, calls
+   mode, against pure-Python trackers (bench/python_trackers.py: "plain" as proposed,
+   "lean" = the proposal's round-robin suggestion). Tax per call = (t_mode - t_off) / calls, calls
    being the call events the mode records (profile: call + c_call; monitoring: CALL).
    Target: callsite's tax <= 50% of the Python tracker's, per mode.
 2. The query: the most recent user call site from the window (capture(source="window",
@@ -26,7 +26,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import seed_trackers  # noqa: E402
+import python_trackers  # noqa: E402
 
 import callsite  # noqa: E402
 import callsite.tracking as tracking  # noqa: E402
@@ -161,11 +161,11 @@ def filtered_tax_table(repeats):
 
 def tax_table(repeats):
     modes = ["profile"] + (["monitoring"] if HAVE_MONITORING else [])
-    trackers = {"profile": [CallsiteTracker("profile"), seed_trackers.LeanProfile(),
-                            seed_trackers.SeedProfile()]}
+    trackers = {"profile": [CallsiteTracker("profile"), python_trackers.LeanProfile(),
+                            python_trackers.PlainProfile()]}
     if HAVE_MONITORING:
-        trackers["monitoring"] = [CallsiteTracker("monitoring"), seed_trackers.LeanMonitoring(),
-                                  seed_trackers.SeedMonitoring()]
+        trackers["monitoring"] = [CallsiteTracker("monitoring"), python_trackers.LeanMonitoring(),
+                                  python_trackers.PlainMonitoring()]
     else:
         print("  monitoring mode: SKIPPED — sys.monitoring needs Python 3.12+")
     rows, verdicts = [], []
@@ -197,14 +197,14 @@ def tax_table(repeats):
             taxes = {t.name: best[(mode, t.name)] / calls - off for t in trackers[mode]}
             callsite_tax = taxes[f"callsite {mode} (C)"]
             lean = taxes[trackers[mode][1].name]
-            seed = taxes[trackers[mode][2].name]
+            plain = taxes[trackers[mode][2].name]
             rows.append((wname, mode, f"{calls:,}", fmt_ns(off), fmt_ns(callsite_tax), fmt_ns(lean),
-                         fmt_ns(seed), fmt_ratio(callsite_tax / lean), fmt_ratio(callsite_tax / seed),
+                         fmt_ns(plain), fmt_ratio(callsite_tax / lean), fmt_ratio(callsite_tax / plain),
                          fmt_ratio((off + callsite_tax) / off)))
             verdicts.append((wname, mode, callsite_tax / lean))
     print(markdown_table(
         ["workload", "mode", "calls", "off ns/call", "callsite tax", "lean Python tax",
-         "seed Python tax", "callsite/lean", "callsite/seed", "slowdown (callsite)"], rows))
+         "plain Python tax", "callsite/lean", "callsite/plain", "slowdown (callsite)"], rows))
     for wname, mode, r in verdicts:
         print(f"  target (callsite tax <= 50% of the lean Python tax), {mode}, {wname}: "
               f"{'met' if r <= 0.5 else 'NOT met'} ({r:.0%})")

@@ -30,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # for _timing (bench only)
 
 CAPTURE_FN = "callsite::detail::capture_py"
-DEALLOC_FN = "tb_dealloc"
+DEALLOC_FN = "traceback_dealloc"
 
 # name -> (statement leaving its result in _r, needs, callsite backend or None)
 METHODS = {
@@ -268,8 +268,8 @@ def main(argv=None) -> int:
         rows.append(row)
     print(f"### Ir per loop iteration at depth {d0} (per extra frame: depth {depths[0]}→"
           f"{depths[-1]})\n")
-    print(table(("method", "whole iteration", "capture_py", "tb_dealloc",
-                 "capture_py /frame", "tb_dealloc /frame", "whole /frame"), rows))
+    print(table(("method", "whole iteration", "capture_py", "traceback_dealloc",
+                 "capture_py /frame", "traceback_dealloc /frame", "whole /frame"), rows))
 
     for m in methods:
         if m not in CALLSITE_METHODS:

@@ -8,8 +8,7 @@
 # Why a separate build: nanobind links Release modules with -Wl,-s, and callgrind needs symbols.
 # RelWithDebInfo with Release's flags (-O3 -DNDEBUG -fno-stack-protector, LTO) plus -g
 # compiles the same code as Release (-g does not change code generation) and skips the strip.
-# Interpreter: $CALLSITE_CG_VENV_<3XY> if set, else .venv/py3.X (scripts/setup.sh --bench), else
-# /tmp/probe-3.X.* (the development venvs).
+# Interpreter: $CALLSITE_CG_VENV_<3XY> if set, else .venv/py3.X (scripts/setup.sh --bench).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -25,7 +24,6 @@ for v in "${versions[@]}"; do
   var="CALLSITE_CG_VENV_${tag}"
   venv="${!var:-}"
   if [[ -z "$venv" && -x "$root/.venv/py$v/bin/python" ]]; then venv="$root/.venv/py$v"; fi
-  if [[ -z "$venv" ]]; then venv="$(ls -d /tmp/probe-"$v".* 2>/dev/null | head -1 || true)"; fi
   py="$venv/bin/python"
   if [[ ! -x "$py" ]]; then echo "== Python $v: no interpreter venv found, skipped" >&2; continue; fi
   build="$root/build/bench-cg-$tag"

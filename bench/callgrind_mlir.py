@@ -32,6 +32,8 @@ CONFIGS = ("location-hit", "op-auto", "op-unknown")
 
 
 def child(config: str, depth: int, n: int) -> int:
+    import gc
+
     import _timing as T
     import callsite.mlir
     from iree.compiler import ir
@@ -62,6 +64,9 @@ def child(config: str, depth: int, n: int) -> int:
         return 0
 
     loop = loop_location if config == "location-hit" else loop_op
+    # A collection's cost depends on everything alive, not on the loop: with the collector on,
+    # N1 and N2 runs collect a different number of times and the difference is not the loop's.
+    gc.disable()
 
     def entry(result):
         result.set(T.call_at_depth(depth, loop, n, T.clock))
@@ -71,8 +76,8 @@ def child(config: str, depth: int, n: int) -> int:
 
 def run(out_file: str, config: str, depth: int, n: int) -> int:
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}",
-           "--trace-children=no", sys.executable, os.path.abspath(__file__),
-           "--child", config, str(depth), str(n)]
+           "--trace-children=no", "--compress-strings=no", "--compress-pos=no",
+           sys.executable, os.path.abspath(__file__), "--child", config, str(depth), str(n)]
     proc = subprocess.run(cmd, env=dict(os.environ, PYTHONHASHSEED="0"),
                           capture_output=True, text=True)
     if proc.returncode != 0:

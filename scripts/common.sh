@@ -16,20 +16,31 @@ callsite_pyenv_versions() {
   } | sed 's/^[* ]*//; s/ .*//' | grep -E '^3\.[0-9]+\.[0-9]+$' | sort -u -V
 }
 
+# usable_python EXE: true when EXE runs and can create a venv with pip in it.
+callsite_usable_python() {
+  [ -x "$1" ] && "$1" -c 'import venv, ensurepip' >/dev/null 2>&1
+}
+
 # Prints the interpreter path for minor version $1 (e.g. 3.11): the newest pyenv 3.11.* that
-# runs. Returns 1 and prints the reason on stdout when there is none.
+# runs, else `python3.11` on PATH. Returns 1 and prints the reason on stdout when there is none.
 callsite_find_python() {
-  local minor="$1" full exe best=""
+  local minor="$1" full exe best="" on_path
   for full in $(callsite_pyenv_versions | grep -E "^${minor//./\\.}\.[0-9]+$"); do
     exe="$PYENV_ROOT/versions/$full/bin/python$minor"
     [ -x "$exe" ] || exe="$PYENV_ROOT/versions/$full/bin/python3"
-    if [ -x "$exe" ] && "$exe" -c 'import venv, ensurepip' >/dev/null 2>&1; then best="$exe"; fi
+    if callsite_usable_python "$exe"; then best="$exe"; fi
   done
   if [ -z "$best" ]; then
-    if callsite_pyenv_versions | grep -qE "^${minor//./\\.}\."; then
+    on_path="$(command -v "python$minor" 2>/dev/null || true)"
+    if [ -n "$on_path" ] && callsite_usable_python "$on_path"; then best="$on_path"; fi
+  fi
+  if [ -z "$best" ]; then
+    if [ -n "${on_path:-}" ]; then
+      echo "python$minor on PATH ($on_path) lacks venv/ensurepip (Debian: apt-get install python$minor-venv)"
+    elif callsite_pyenv_versions | grep -qE "^${minor//./\\.}\."; then
       echo "pyenv has $minor but its interpreter does not run or lacks venv/ensurepip"
     else
-      echo "not installed under pyenv ($PYENV_ROOT/versions)"
+      echo "no python$minor on PATH and none under pyenv ($PYENV_ROOT/versions)"
     fi
     return 1
   fi
@@ -57,3 +68,14 @@ callsite_available_minors() {
 }
 
 callsite_venv() { echo "$CALLSITE_ROOT/.venv/py$1"; }
+
+# Prints the Python minor the demo uses: the default one when it has an interpreter, else the
+# first supported one that has.
+callsite_demo_minor() {
+  if ! callsite_skip_reason "$CALLSITE_DEFAULT_MINOR" >/dev/null; then
+    echo "$CALLSITE_DEFAULT_MINOR"; return 0
+  fi
+  local first; first="$(callsite_available_minors | head -n 1)"
+  [ -n "$first" ] || die "no usable Python interpreter among: ${CALLSITE_SUPPORTED_MINORS[*]}"
+  echo "$first"
+}

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # scripts/setup.sh — idempotent set-up: system packages, one venv per Python, deps, callsite built in.
 #
-# Usage: scripts/setup.sh [--bench] [3.10 3.11 ...]   (default: every pyenv Python 3.10-3.13)
+# Usage: scripts/setup.sh [--bench] [--dsls] [3.10 3.11 ...]   (default: every pyenv Python 3.10-3.13)
 #   --bench / CALLSITE_BENCH=1   also install jaxlib, and torch==2.13.0 on 3.11
+#   --dsls / CALLSITE_DSLS=1     also install the DSLs of the integration tests and bench_dsls.py
+#                                (pycde, nvidia-cutlass-dsl, jaxlib), each one a tolerated failure
 #   CALLSITE_SETUP_RETRY=1       retry optional peers whose install failed before
 # Re-runs skip dependency installs recorded in .venv/py3.X/.callsite-stamp-*, but always rebuild
 # callsite (incremental: scikit-build-core keeps build/{wheel_tag}). Exits non-zero if callsite
@@ -11,17 +13,20 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 BENCH="${CALLSITE_BENCH:-0}"
+DSLS="${CALLSITE_DSLS:-0}"
 MINORS=()
 for arg in "$@"; do
   case "$arg" in
     --bench) BENCH=1 ;;
+    --dsls) DSLS=1 ;;
     3.*) MINORS+=("$arg") ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) die "unknown argument: $arg" ;;
   esac
 done
 
-CORE_DEPS=(nanobind scikit-build-core pytest cmake ninja)
+# pip >= 23.1: the build passes -C (config settings); 3.10's bundled pip is 23.0.
+CORE_DEPS=("pip>=23.1" nanobind scikit-build-core pytest cmake ninja)
 LOGDIR="$CALLSITE_ROOT/build/logs"
 mkdir -p "$LOGDIR"
 
@@ -83,6 +88,24 @@ setup_one() {
   pip_step "$py" iree 0 iree-base-compiler
   # coverage: the tracked windows are tested alongside its C tracer / sys.monitoring tool.
   pip_step "$py" coverage 0 coverage
+  # mypy: the suite type-checks the package (mypy --strict) and its stubs (stubtest).
+  pip_step "$py" mypy 0 mypy
+  # filecheck: FileCheck for MLIR's own auto_location.py test (tests/mlir_upstream).
+  pip_step "$py" filecheck 0 filecheck
+  if [ "$DSLS" = 1 ]; then
+    # Real DSLs for tests/test_dsl_integration.py; pycde and iree share a venv but never a
+    # process (the tests run each design in its own).
+    pip_step "$py" pycde 0 pycde
+    pip_step "$py" cutlass 0 nvidia-cutlass-dsl
+    pip_step "$py" jaxlib 0 jaxlib
+  fi
+  # Hostile-state and fuzz tests: each is skipped with the reason when its peer is missing.
+  pip_step "$py" hypothesis 0 hypothesis
+  pip_step "$py" greenlet 0 greenlet
+  pip_step "$py" yappi 0 yappi
+  pip_step "$py" pyinstrument 0 pyinstrument
+  pip_step "$py" viztracer 0 viztracer
+  pip_step "$py" atheris 0 atheris
   if [ "$BENCH" = 1 ]; then
     pip_step "$py" jaxlib 0 jaxlib
     # Only the CPU wheel on local disk: any other torch would pull GBs of CUDA.
@@ -93,7 +116,7 @@ setup_one() {
   log "  building callsite (log: $logf)"
   if CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
       "$py" -m pip install --disable-pip-version-check --no-build-isolation --no-deps -v \
-      -C cmake.define.CALLSITE_TESTING=ON "$CALLSITE_ROOT" >"$logf" 2>&1 && (cd / && "$py" -c 'import callsite') >>"$logf" 2>&1; then
+      --config-settings=cmake.define.CALLSITE_TESTING=ON "$CALLSITE_ROOT" >"$logf" 2>&1 && (cd / && "$py" -c 'import callsite') >>"$logf" 2>&1; then
     log "  callsite built and installed for Python $minor in $((SECONDS - t0)) s"
   else
     log "  FAILED: callsite build/import for Python $minor; last lines of $logf:"

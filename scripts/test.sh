@@ -2,11 +2,14 @@
 # scripts/test.sh — sets everything up, runs pytest on every Python and the C++ tests (plain and
 # ASan+UBSan), prints a summary table; exits non-zero if anything failed.
 #
-# Usage: scripts/test.sh [3.10 3.11 ...]          (default: every pyenv Python 3.10-3.13)
-#   CALLSITE_SKIP_CPP=1      skip the C++ suites       CALLSITE_SKIP_ASAN=1   skip only the ASan one
+# Usage: scripts/test.sh [3.10 3.11 ...]   (default: every pyenv Python 3.10-3.13, and 3.14 and
+#                                          3.15 in a Debian sid chroot: scripts/chroot.sh)
+#   CALLSITE_SKIP_CPP=1      skip the C++ suites       CALLSITE_SKIP_ASAN=1   skip the ASan runs
 #   CALLSITE_PYTEST_ARGS=..  extra pytest arguments    CALLSITE_TEST_TIMEOUT  seconds per suite (1200)
 #   CALLSITE_TEST_JOBS=N     run N Python versions' suites at once (default 1)
+#   CALLSITE_DSLS=0          do not install the DSLs of the integration tests (their tests skip)
 set -uo pipefail
+export CALLSITE_DSLS="${CALLSITE_DSLS:-1}"  # setup.sh --dsls: pycde, CuTe DSL, jaxlib (tolerated)
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$CALLSITE_ROOT"
 
@@ -38,10 +41,12 @@ record() {
 }
 
 # --- Python suites -----------------------------------------------------------------------------
+# 3.14 and 3.15 are tested in a Debian sid chroot (scripts/chroot.sh), the others on pyenv's.
+mapfile -t IN_CHROOT < <(scripts/chroot.sh wanted "$@")
 mapfile -t AVAIL < <(callsite_available_minors "$@")
 WANT=("$@"); [ ${#WANT[@]} -gt 0 ] || WANT=("${CALLSITE_SUPPORTED_MINORS[@]}")
 for m in "${WANT[@]}"; do
-  [[ " ${AVAIL[*]} " == *" $m "* ]] || ROWS+=("python $m|-|-|-|skipped: $(callsite_skip_reason "$m")")
+  [[ " ${AVAIL[*]} ${IN_CHROOT[*]} " == *" $m "* ]] || ROWS+=("python $m|-|-|-|skipped: $(callsite_skip_reason "$m")")
 done
 COUNT_PY="$(command -v python3 || true)"
 JOBS="${CALLSITE_TEST_JOBS:-1}"
@@ -77,6 +82,13 @@ for m in "${READY[@]}"; do
   fi
 done
 wait
+if [ ${#IN_CHROOT[@]} -gt 0 ]; then
+  if why="$(scripts/chroot.sh check)"; then
+    scripts/chroot.sh test "$RESULTS" "${IN_CHROOT[@]}"; AVAIL+=("${IN_CHROOT[@]}")
+  else
+    for m in "${IN_CHROOT[@]}"; do ROWS+=("python $m|-|-|-|skipped: $why"); done
+  fi
+fi
 for m in "${AVAIL[@]}"; do
   rc="$(cat "$RESULTS/pytest-py$m.rc" 2>/dev/null || echo missing)"
   if [ "$rc" = setup ]; then
@@ -139,6 +151,15 @@ if [ "${CALLSITE_SKIP_CPP:-0}" != 1 ]; then
         run_ctest cpp-asan "$CALLSITE_ROOT/build/cpp-asan" -DCALLSITE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
     fi
   fi
+fi
+
+# --- the extension itself under ASan+UBSan (one Python version) -------------------------------
+if [ "${CALLSITE_SKIP_ASAN:-0}" != 1 ] && [ ${#READY[@]} -gt 0 ]; then
+  m="$CALLSITE_DEFAULT_MINOR"; [[ " ${READY[*]} " == *" $m "* ]] || m="${READY[0]}"
+  scripts/test_sanitized_module.sh "$m"; rc=$?
+  read -r p f s < <(junit_counts "$RESULTS/pytest-asan-py$m.xml" 2>/dev/null || echo "0 0 0")
+  [ "$rc" = 0 ] || [ "${f:-0}" -gt 0 ] || f=1
+  record "asan module $m" "${p:-0}" "${f:-0}" "${s:-0}" "rc=$rc, $(cat "$RESULTS/pytest-asan-py$m.secs") s"
 fi
 
 # --- summary -----------------------------------------------------------------------------------

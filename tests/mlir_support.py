@@ -176,3 +176,14 @@ callsite.mlir.register_traceback_file_exclusion(__file__)
 
 def register_support_exclusion(ir):
     ir._globals.register_traceback_file_exclusion(__file__)
+
+
+def oracle_ir(name):
+    """The bindings `name` for a test whose oracle is MLIR's own walk: skipped where that walk
+    records nothing; this file's frames excluded from MLIR's rules."""
+    ir = import_ir(name)
+    why = mlir_walk_refusal(ir)
+    if why:
+        pytest.skip(why)
+    register_support_exclusion(ir)
+    return ir

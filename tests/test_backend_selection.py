@@ -43,7 +43,7 @@ def test_environment_selects_the_public_walk():
 def test_a_refused_layout_falls_back_and_says_so(callsite_testing):
     # CALLSITE_TEST_REFUSE_LAYOUT is read by test builds only (the ones with the test hooks).
     result = run({"CALLSITE_TEST_REFUSE_LAYOUT": "pretend the offsets disagree"})
-    assert "RuntimeWarning: callsite: using the public C API frame walk: pretend the offsets" in (
+    assert "BackendWarning: callsite: using the public C API frame walk: pretend the offsets" in (
         result.stderr
     )
     assert result.stdout.splitlines() == [

@@ -168,7 +168,7 @@ def test_deleting_a_context_frees_its_cache(ir, tmp_path):
             return ir.Operation.create("test.op")
     ''')
     gc.collect()
-    before = callsite._callsite.mlir_cache_count()
+    before = callsite._callsite.mlir.cache_count()
     with callsite.mlir.auto_locations(ir=ir):
         with H.context(ir) as ctx:
             for _ in range(3):
@@ -178,7 +178,7 @@ def test_deleting_a_context_frees_its_cache(ir, tmp_path):
         del ctx
         gc.collect()
         assert alive() is None  # the cached locations did not keep the context alive
-        assert callsite._callsite.mlir_cache_count() == before
+        assert callsite._callsite.mlir.cache_count() == before
 
 
 def test_code_refcounts_unchanged_after_10k_ops(ir, tmp_path):
@@ -303,7 +303,7 @@ def test_scope_restored_after_exception(ir):
         with callsite.mlir.auto_locations(ir=ir):
             1 / 0
     assert ir.Operation.__dict__["create"] is original
-    assert callsite._callsite.mlir_settings.get(None) is None
+    assert callsite._callsite.mlir.settings.get(None) is None
 
 
 def test_opview_wrapping_an_existing_operation(ir):

@@ -7,14 +7,14 @@ import sys
 
 import pytest
 
-import callsite.__main__ as cli
+from callsite import _demo as cli
 
 
 @pytest.fixture
 def examples():
     try:
         return cli.examples_dir()
-    except SystemExit as e:
+    except FileNotFoundError as e:
         pytest.skip(str(e))
 
 
@@ -51,4 +51,4 @@ def test_cli(examples):
     assert "##### callsite demo: dsl" in r.stdout and "loc(callsite(" not in r.stderr
     bad = subprocess.run([sys.executable, "-m", "callsite", "demo", "nope"], capture_output=True,
                          text=True)
-    assert bad.returncode == 2 and "unknown section 'nope'" in bad.stderr
+    assert bad.returncode == 2 and "unknown demo section 'nope'" in bad.stderr

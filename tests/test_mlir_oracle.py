@@ -76,12 +76,7 @@ SCENARIOS = {
 
 @pytest.fixture(params=H.CANDIDATES)
 def ir(request):
-    ir = H.import_ir(request.param)
-    why = H.mlir_walk_refusal(ir)
-    if why:
-        pytest.skip(why)
-    H.register_support_exclusion(ir)
-    return ir
+    return H.oracle_ir(request.param)
 
 
 def run_all_ways(ir, fn, f, *, limit=10, mlir_kw=None, callsite_kw=None, current=None):

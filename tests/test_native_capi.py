@@ -10,7 +10,14 @@ import sys
 import pytest
 
 import callsite
-from callsite import _cmake, _callsite
+from callsite import _callsite
+
+
+def _installed_cmake_dir():
+    try:
+        return callsite.cmake_dir()
+    except FileNotFoundError:
+        return None
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
@@ -30,24 +37,30 @@ def test_capsule_is_exported():
 
 
 def test_cmake_helper():
-    inc = _cmake.include_dir()
-    assert inc and (pathlib.Path(inc) / "callsite" / "api.h").is_file()
-    d = _cmake.cmake_dir()
+    inc = callsite.include_dir()
+    assert (pathlib.Path(inc) / "callsite" / "api.h").is_file()
+    d = _installed_cmake_dir()
     assert d is None or (pathlib.Path(d) / "callsiteConfig.cmake").is_file()
-    out = subprocess.run([sys.executable, "-m", "callsite._cmake", "--include-dir"],
+    out = subprocess.run([sys.executable, "-m", "callsite", "--include-dir"],
                          capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == inc
-    bad = subprocess.run([sys.executable, "-m", "callsite._cmake", "--nope"], capture_output=True,
-                         text=True)
-    assert bad.returncode == 2 and "usage" in bad.stderr
+    cmake = subprocess.run([sys.executable, "-m", "callsite", "--cmake-dir"],
+                           capture_output=True, text=True)
+    if d is None:
+        assert cmake.returncode == 1
+        assert "not installed from a wheel (build one with `pip install .`)" in cmake.stderr
+    else:
+        assert cmake.returncode == 0 and cmake.stdout.strip() == d
 
 
-@pytest.mark.skipif(_cmake.cmake_dir() is None, reason="callsite is not an installed wheel")
+@pytest.mark.skipif(_installed_cmake_dir() is None, reason="callsite is not an installed wheel")
 @pytest.mark.skipif(not shutil.which("cmake") or not (REPO / "examples").is_dir(),
                     reason="needs cmake and the source tree's examples/")
 def test_consumer_builds_against_the_installed_package(tmp_path):
     build = tmp_path / "build"
-    env = dict(os.environ, CMAKE_GENERATOR=os.environ.get("CMAKE_GENERATOR", ""))
+    # CMake's default generator needs make, which a minimal system (the sid chroot) lacks.
+    generator = os.environ.get("CMAKE_GENERATOR") or ("Ninja" if shutil.which("ninja") else "")
+    env = dict(os.environ, CMAKE_GENERATOR=generator)
     configure = subprocess.run(
         ["cmake", "-S", str(REPO / "examples" / "cpp_consumer"), "-B", str(build),
          f"-DPython_EXECUTABLE={sys.executable}"], capture_output=True, text=True, env=env)

@@ -72,7 +72,7 @@ def test_positional_and_duplicate_arguments():
 
 
 def test_set_backend_rejects_unknown_names():
-    with pytest.raises(ValueError, match="backend must be 'internal' or 'public'"):
+    with pytest.raises(ValueError, match="name must be 'internal' or 'public', not 'fast'"):
         callsite.set_backend("fast")
 
 

@@ -269,7 +269,7 @@ def test_skip_and_limit(mode):
         tb = callsite.capture(2, 3, source="window")
     assert entries(part) == entries(full)[2:5]
     assert [(c, o) for c, o in tb.raw()] == [(e.code, e.offset) for e in full[2:5]]
-    assert tracking.window.__name__ == "tracking_window"
+    assert (tracking.window.__module__, tracking.window.__name__) == ("callsite._callsite.tracking", "window")
 
 
 def test_disabled_window_raises_clearly():
@@ -392,10 +392,10 @@ def test_resize_keeps_most_recent(mode):
     with tracking.enable(mode=mode, window=16):
         fib(6)
         w = tracking.window()
-        callsite._callsite.tracking_enable(mode, 5, None, None)  # one call, recorded before it runs
+        callsite._callsite.tracking.enable(mode, 5, None, None)  # one call, recorded before it runs
         w = (w, tracking.window())
         w16, w5 = entries(w[0]), entries(w[1])
-    # [window(), tracking_enable() (a CALL event; profile mode sees no c_call for a nanobind
+    # [window(), enable() (a CALL event; profile mode sees no c_call for a nanobind
     # function), then the most recent entries of the 16-entry window]
     assert len(w16) == 16 and len(w5) == 5
     start = w5.index(w16[0])

@@ -176,7 +176,7 @@ class TestToolIds:
         calls = []
 
         def other(code, offset, callable_, arg0):
-            calls.append(offset)
+            calls.append((code, offset))  # DISABLE is per (code, offset): offsets alone repeat
             return mon.DISABLE
 
         mon.use_tool_id(3, "disabler")

@@ -28,7 +28,9 @@ def user_filter() -> callsite.Filter:
     (the interpreter, the driver's callers, the bindings' dialect classes), literal rules drop
     the DSL framework, the helper library and this driver."""
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
-    f = callsite.Filter(exclude=[f"^(?!{re.escape(here)})"])
+    # No default exclusions: they drop callsite's package directory, which holds this example
+    # when it runs from an installed wheel; the first rule drops everything else anyway.
+    f = callsite.Filter(exclude=[f"^(?!{re.escape(here)})"], default_exclusions=False)
     for module in (tinydsl, helpers, sys.modules[__name__]):
         f.exclude_file(module.__file__)
     return f

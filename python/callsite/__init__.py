@@ -2,29 +2,95 @@
 
 Fast capture of the Python call stack as raw (code, instruction offset) frames, symbolized
 lazily into file/line/column ranges, rendered as MLIR locations, traceback objects or dicts.
-"""
-from ._callsite import (
-    Filter,
-    Frame,
-    Traceback,
-    capture,
-    get_backend,
-    internal_backend_refusal,
-    layout_name,
-    set_backend,
-)
 
-from . import tracking  # noqa: E402  (callsite.tracking: tracked call windows, issue 5)
-from . import native  # noqa: E402  (callsite.native: native and JIT frames, issue 6)
+``import callsite`` loads the extension and nothing else: the submodules (``callsite.mlir``,
+``callsite.tracking``, ``callsite.native``) and :func:`doctor` are imported on first use.
+"""
+import os as _os
+
+from ._version import __version__
+
+# Refused here, before the extension reads it: a misspelt value would otherwise be ignored.
+_requested_backend = _os.environ.get("CALLSITE_BACKEND", "")
+if _requested_backend not in ("", "internal", "public"):
+    raise ImportError("CALLSITE_BACKEND must be 'internal' or 'public' (or unset), "
+                      f"not {_requested_backend!r}")
+
+def _in_main_interpreter() -> bool:
+    try:
+        from _thread import _is_main_interpreter  # 3.12+
+        return bool(_is_main_interpreter())
+    except ImportError:
+        pass
+    for name in ("_interpreters", "_xxsubinterpreters"):
+        try:
+            mod = __import__(name)
+        except ImportError:
+            continue
+        return bool(mod.get_current() == mod.get_main())
+    return True
+
+
+# The extension module keeps process-wide caches of Python objects, owned by the interpreter
+# that loaded it. A legacy subinterpreter would be handed a copy of the main interpreter's
+# module (single-phase init) without the extension being asked: refuse here, clearly.
+if not _in_main_interpreter():
+    raise ImportError("callsite cannot be imported in a subinterpreter: it supports the main "
+                      "interpreter only")
+
+from ._callsite import Filter, Frame, Traceback, capture, layout_name  # noqa: E402
+from ._backend import get_backend, internal_backend_refusal, set_backend  # noqa: E402
+from ._warnings import BackendWarning, CallsiteWarning  # noqa: E402
+
+# collections.abc.Sequence is _collections_abc.Sequence; the latter is loaded at start-up.
+from _collections_abc import Sequence as _Sequence  # noqa: E402
+
+_Sequence.register(Traceback)
+
+if internal_backend_refusal() is not None and layout_name != "none":
+    # A build without a layout is a known configuration; a refused one is a surprise.
+    import warnings as _warnings_module
+
+    # stacklevel 2: the importer's line (warnings skips importlib's own frames).
+    _warnings_module.warn(f"callsite: using the public C API frame walk: "
+                          f"{internal_backend_refusal()}", BackendWarning, stacklevel=2)
 
 __all__ = [
+    "BackendWarning",
+    "CallsiteWarning",
     "Filter",
     "Frame",
     "Traceback",
+    "__version__",
     "capture",
+    "cmake_dir",
+    "doctor",
     "get_backend",
+    "include_dir",
     "internal_backend_refusal",
     "layout_name",
     "set_backend",
 ]
-__version__ = "0.1.0"
+
+_SUBMODULES = frozenset(("mlir", "native", "tracking"))
+
+
+def __getattr__(name: str) -> object:
+    # PEP 562: the submodules cost import time most users of capture() never need.
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    if name == "doctor":
+        from ._doctor import doctor
+
+        return doctor
+    if name in ("cmake_dir", "include_dir"):
+        from . import _paths
+
+        return getattr(_paths, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _SUBMODULES | {"cmake_dir", "doctor", "include_dir"})

@@ -1,78 +1,85 @@
-"""`python -m callsite demo [SECTION ...]`: runs callsite's demos (every section by default).
-
-A section is a function taking the output stream; add one to SECTIONS. The demos live in the
-source tree's examples/ directory (see examples_dir()).
-"""
+"""``python -m callsite``: version, C++ package paths, and the demo, doctor and bench commands."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import os
 import sys
-from pathlib import Path
 
 
-def examples_dir() -> Path:
-    """examples/ of the callsite checkout: $CALLSITE_EXAMPLES, else next to the package (an
-    installed copy or a development build linking to the sources), else the checkout that
-    holds the virtual environment (scripts/setup.sh puts it in .venv/py3.X)."""
-    here = Path(__file__).resolve().parent
-    prefix = Path(sys.prefix).resolve()
-    candidates = [os.environ.get("CALLSITE_EXAMPLES"), here / "examples"]
-    candidates += [p / "examples" for p in (here.parents[1:2] + prefix.parents[1:2])]
-    for c in candidates:
-        if c and (Path(c) / "dsl" / "demo.py").is_file():
-            return Path(c)
-    raise SystemExit("callsite demo: examples/ not found; run it from a callsite checkout "
-                     "(scripts/demo.sh) or set CALLSITE_EXAMPLES=/path/to/callsite/examples")
+def _parser() -> argparse.ArgumentParser:
+    from ._version import __version__
 
+    parser = argparse.ArgumentParser(
+        prog="python -m callsite",
+        description="callsite: fast call-stack capture and source locations for Python-fronted "
+                    "compilers, DSLs and JITs.")
+    parser.add_argument("--version", action="version", version=f"callsite {__version__}")
+    paths = parser.add_mutually_exclusive_group()
+    paths.add_argument("--cmake-dir", action="store_true",
+                       help="print the directory of callsiteConfig.cmake (for callsite_ROOT)")
+    paths.add_argument("--include-dir", action="store_true",
+                       help="print the directory holding the C++ headers (callsite/*.h)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-def load_example(name: str):
-    """examples/<name>/ imported as the package `callsite_examples_<name>`."""
-    path = examples_dir() / name
-    package = f"callsite_examples_{name}"
-    if package in sys.modules:
-        return sys.modules[package]
-    spec = importlib.util.spec_from_file_location(package, path / "__init__.py",
-                                                  submodule_search_locations=[str(path)])
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[package] = module
-    spec.loader.exec_module(module)
-    return module
+    demo = sub.add_parser("demo", help="run the demos (DSL with MLIR locations, native frames)")
+    demo.add_argument("sections", nargs="*", metavar="SECTION",
+                      help="which demos (default: all of dsl, native)")
 
+    doctor = sub.add_parser("doctor", help="what this installation can do, and why")
+    doctor.add_argument("--json", action="store_true", help="print callsite.doctor() as JSON")
 
-def dsl_section(out) -> int:
-    """The DSL demo: real MLIR with source locations (examples/dsl)."""
-    load_example("dsl")
-    return importlib.import_module("callsite_examples_dsl.demo").main(out)
-
-
-def native_section(out) -> int:
-    """Native frames: a C++ interpreter's frames between the Python frames (examples/interp)."""
-    from . import native  # the interpreter is the callsite.callsite_calc extension
-
-    native._demo(out)
-    return 0
-
-
-SECTIONS = {"dsl": dsl_section, "native": native_section}
+    bench = sub.add_parser("bench", help="a short benchmark against the installed peers")
+    bench.add_argument("--json", metavar="FILE",
+                       help="also write the results as JSON to FILE ('-': standard output)")
+    bench.add_argument("--plot", metavar="PNG",
+                       help='also draw the ratios into PNG (needs matplotlib: '
+                            'pip install "callsite[plot]")')
+    bench.add_argument("--quick", action="store_true", help="fewer repeats (noisier)")
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m callsite")
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="run the demos")
-    demo.add_argument("sections", nargs="*", metavar="SECTION",
-                      help=f"which demos (default: all of {', '.join(SECTIONS)})")
+    parser = _parser()
     args = parser.parse_args(argv)
-    unknown = [s for s in args.sections if s not in SECTIONS]
-    if unknown:
-        parser.error(f"unknown section {unknown[0]!r} (choose from {', '.join(SECTIONS)})")
-    status = 0
-    for name in args.sections or list(SECTIONS):
-        print(f"\n##### callsite demo: {name} — {SECTIONS[name].__doc__.splitlines()[0]}\n")
-        status |= SECTIONS[name](sys.stdout) or 0
-    return status
+    if args.cmake_dir or args.include_dir:
+        if args.command:
+            parser.error(f"--{'cmake' if args.cmake_dir else 'include'}-dir takes no command")
+        from . import _paths
+
+        try:
+            print(_paths.cmake_dir() if args.cmake_dir else _paths.include_dir())
+        except FileNotFoundError as e:
+            print(e, file=sys.stderr)
+            return 1
+        return 0
+    if args.command == "demo":
+        from . import _demo
+
+        unknown = [s for s in args.sections if s not in _demo.SECTIONS]
+        if unknown:
+            parser.error(f"unknown demo section {unknown[0]!r} "
+                         f"(choose from {', '.join(_demo.SECTIONS)})")
+        try:
+            return _demo.run(args.sections, sys.stdout)
+        except FileNotFoundError as e:
+            print(e, file=sys.stderr)
+            return 1
+    if args.command == "doctor":
+        from . import _doctor
+
+        report = _doctor.doctor()
+        if args.json:
+            import json
+
+            print(json.dumps(report, indent=2, default=str))
+        else:
+            print(_doctor.format_report(report))
+        return 0
+    if args.command == "bench":
+        from . import _bench
+
+        return _bench.main(json_path=args.json, plot_path=args.plot, quick=args.quick)
+    parser.print_help()
+    return 0
 
 
 if __name__ == "__main__":

@@ -5,81 +5,120 @@
         ...  # every op built without loc= gets the caller's stack as MLIR's loc_tracebacks() would
 
 Works with any distribution of the bindings (``mlir.ir``, ``iree.compiler.ir``,
-``jaxlib.mlir.ir`` or a module passed to :func:`use`). Locations are built by C++ wrappers of the
+``jaxlib.mlir.ir``, ``circt.ir``, ``cutlass._mlir.ir``... recognised by structure, or a module
+passed to :func:`use`). :func:`accelerate` makes MLIR's own switches (``ir.loc_tracebacks()``
+and the ``_globals`` knobs) produce callsite's locations; ``CALLSITE_MLIR=1`` does it for any
+process. Locations are built by C++ wrappers of the
 bindings' op builders and cached per context, per call site and per frame.
 """
 from __future__ import annotations
 
 import contextlib
 import importlib
-import sys
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-from . import _callsite
-from ._callsite import Filter, MlirBindings, MlirSettings
+from . import _mlir_accelerate as _accelerate
+from . import _mlir_detect as _detect
+from ._callsite import Filter
+from ._callsite import mlir as _m
+from ._callsite.mlir import MlirBindings, MlirSettings
 
 __all__ = [
-    "CANDIDATES",
+    "KNOWN_IR_MODULES",
     "MAX_DEPTH",
+    "accelerate",
     "auto_locations",
     "bindings",
     "cache_info",
     "clear_caches",
+    "decelerate",
     "loc_tracebacks",
+    "loc_tracebacks_enabled",
+    "loc_tracebacks_frame_limit",
     "location",
     "register_traceback_file_exclusion",
     "register_traceback_file_inclusion",
+    "set_loc_tracebacks_enabled",
+    "set_loc_tracebacks_frame_limit",
+    "set_traceback_action_on_current_loc",
+    "set_traceback_action_on_explicit_loc",
+    "traceback_action_on_current_loc",
+    "traceback_action_on_explicit_loc",
     "use",
 ]
 
-#: Where the bindings are looked for, in order.
-CANDIDATES = ("mlir.ir", "iree.compiler.ir", "jaxlib.mlir.ir")
-#: MLIR's PyGlobals::TracebackLoc::kMaxFrames: loc_tracebacks(max_depth=) is clamped to it.
+#: MLIR's PyGlobals::TracebackLoc::kMaxFrames: frame limits are clamped to it.
 MAX_DEPTH = 512
+#: MLIR's default frame limit.
+DEFAULT_FRAME_LIMIT = 10
 
-location = _callsite.mlir_location
-_by_module: dict[int, MlirBindings] = {}
+from ._callsite.mlir import location  # noqa: E402
+# One MlirBindings per set of bindings, keyed by its OpView class: `pkg.ir` and the native
+# `pkg._mlir_libs._mlir.ir` it re-exports are the same bindings (wrapping both would wrap twice).
+_by_opview: dict[int, MlirBindings] = {}
+# The bindings each open auto_locations scope acquired (bindings imported while a scope is
+# open join every open scope).
+_open_scopes: list[list[MlirBindings]] = []
+_accelerate_new_bindings = False
+
+
+class _ProcessKnobs:
+    """callsite's own process-wide knobs (MLIR's PyGlobals::TracebackLoc, for every set of
+    accelerated bindings and for scopes that do not set their own)."""
+
+    limit = DEFAULT_FRAME_LIMIT
+    use_traceback = False
+    nameloc_wrap = False
+    limit_set = use_traceback_set = nameloc_wrap_set = False
+
+
+def _opview_key(ir: ModuleType) -> int:
+    opview = getattr(ir, "OpView", None)
+    return id(opview) if opview is not None else id(ir)
 
 
 def use(ir: ModuleType | str) -> MlirBindings:
     """The bindings of an ``ir`` module (or its dotted name), registered for callsite."""
     if isinstance(ir, str):
         ir = importlib.import_module(ir)
-    found = _by_module.get(id(ir))
+    if not isinstance(ir, ModuleType):
+        raise TypeError(f"ir must be an MLIR bindings `ir` module or its dotted name, not "
+                        f"{type(ir).__name__}")
+    key = _opview_key(ir)
+    found = _by_opview.get(key)
     if found is None:
-        found = _by_module[id(ir)] = MlirBindings(ir)
+        found = _by_opview[key] = MlirBindings(ir)
     return found
 
 
 def bindings(ir: ModuleType | str | None = None) -> list[MlirBindings]:
-    """The bindings auto_locations applies to: `ir`'s if given; else every candidate already
-    imported and every module passed to use(); else the first candidate that imports. Raises
-    ImportError when there is none."""
+    """The bindings auto_locations applies to: `ir`'s if given; else every set of MLIR bindings
+    already imported (recognised by structure, never imported to find out) and every module
+    passed to use(). Raises ImportError saying what to do when there is none."""
     if ir is not None:
         return [use(ir)]
-    for name in CANDIDATES:
-        if name in sys.modules:
-            use(sys.modules[name])
-    if _by_module:
-        return list(_by_module.values())
-    errors = []
-    for name in CANDIDATES:
-        try:
-            return [use(name)]
-        except ImportError as e:
-            errors.append(f"{name}: {e}")
-    raise ImportError("callsite.mlir: no MLIR Python bindings found (pip install iree-base-compiler, "
-                      "or pass the ir module): " + "; ".join(errors))
+    for module in _detect.loaded_ir_modules():
+        use(module)
+    if not _by_opview:
+        raise ImportError(_detect.none_loaded_message())
+    return list(_by_opview.values())
 
 
-def _action(value: Any, choices: tuple[str, str], what: str) -> bool:
-    """False for choices[0], True for choices[1]; accepts the strings or MLIR's enum members."""
-    name = getattr(value, "name", value)
-    if isinstance(name, str) and name.lower() in choices:
-        return name.lower() == choices[1]
-    raise ValueError(f"{what} must be one of {choices!r} (or MLIR's enum), not {value!r}")
+def _on_bindings_imported(module: ModuleType) -> None:
+    """A set of bindings was imported: it joins the open scopes (and accelerate())."""
+    b = use(module)
+    if _accelerate_new_bindings and _accelerate.has_traceback_knobs(module):
+        _apply_knobs(_accelerate.accelerate_bindings(b))
+    for acquired in _open_scopes:
+        if b not in acquired:
+            b.acquire()
+            acquired.append(b)
+
+
+def _flag(value: Any, kind: str, argument: str, default: bool) -> bool:
+    return default if value is None else _accelerate.action_flag(value, kind, argument)
 
 
 @contextlib.contextmanager
@@ -87,42 +126,62 @@ def auto_locations(
     filter: Filter | None = None,
     *,
     limit: int | None = None,
-    on_explicit: Any = "use_explicit",
-    current_loc: Any = "fallback",
+    on_explicit: Any = None,
+    current_loc: Any = None,
     ir: ModuleType | str | None = None,
+    source: str = "walk",
 ) -> Iterator[MlirSettings]:
     """Ops built in this scope without ``loc=`` get the caller's stack as their location.
 
     filter: which frames count (default Filter.default(): no generated *_ops_gen.py, no callsite);
     limit: at most this many kept frames (default: the filter's). on_explicit: "use_explicit"
     keeps an explicit loc=, "use_traceback" replaces it. current_loc: "fallback" ignores an
-    enclosing ``with Location``, "nameloc_wrap" wraps the result in its NameLoc names. The
-    settings are the calling thread's (and asyncio task's) only; scopes nest.
+    enclosing ``with Location``, "nameloc_wrap" wraps the result in its NameLoc names (None:
+    the process-wide action, see set_traceback_action_on_explicit_loc/_on_current_loc). MLIR's
+    enum members and their 0/1 values are accepted too. The settings are the calling thread's
+    (and asyncio task's) only and win over the process-wide ones; scopes nest. ir: the
+    bindings (default: every set already imported, and any imported while the scope is open).
+    source: "walk" (default) walks the stack at each op; "window" takes the most recent call
+    sites the filter keeps from callsite.tracking's window instead (tracking must be enabled:
+    RuntimeError otherwise). The window wins when tracking is on anyway and stacks are deep
+    (no walk, no whole-stack key); it is a record of recent calls, not the stack: with limit=1
+    it is the user's line that made the innermost kept call, which is where the op was built;
+    deeper entries are earlier calls, not callers.
     """
+    if source not in ("walk", "window"):
+        raise ValueError(f"source must be 'walk' or 'window', not {source!r}")
     settings = MlirSettings(
         filter,
         limit,
-        use_traceback=_action(on_explicit, ("use_explicit", "use_traceback"), "on_explicit"),
-        nameloc_wrap=_action(current_loc, ("fallback", "nameloc_wrap"), "current_loc"),
+        use_traceback=_flag(on_explicit, "explicit", "on_explicit", _ProcessKnobs.use_traceback),
+        nameloc_wrap=_flag(current_loc, "current", "current_loc", _ProcessKnobs.nameloc_wrap),
+        window=source == "window",
     )
-    acquired = []
-    token = _callsite.mlir_settings.set(settings)
+    acquired: list[MlirBindings] = []
+    if ir is None:
+        _detect.watch_imports(_on_bindings_imported)
+    targets = bindings(ir)
+    token = _m.settings.set(settings)
+    if ir is None:
+        _open_scopes.append(acquired)
     try:
-        for b in bindings(ir):
+        for b in targets:
             b.acquire()
             acquired.append(b)
         yield settings
     finally:
-        _callsite.mlir_settings.reset(token)
+        _m.settings.reset(token)
+        if ir is None:
+            _open_scopes.remove(acquired)
         for b in acquired:
             b.release()
 
 
-def _enclosing_limit() -> int:
-    current = _callsite.mlir_settings.get(None)
+def _enclosing_limit() -> int | None:
+    current = _m.settings.get(None)
     if isinstance(current, MlirSettings):
         return current.limit if current.limit is not None else current.filter.limit
-    return Filter.default().limit
+    return _ProcessKnobs.limit
 
 
 def loc_tracebacks(
@@ -133,20 +192,21 @@ def loc_tracebacks(
     on_explicit_actn: Any = None,
     current_loc_actn: Any = None,
     ir: ModuleType | str | None = None,
-):
+) -> contextlib.AbstractContextManager[MlirSettings]:
     """Drop-in for MLIR's ``ir.loc_tracebacks()``: same arguments (both MLIR's
     ``on_explicit_actn``/``current_loc_actn`` names and the short ones), same meaning, the
     rules of Filter.default() (see register_traceback_file_inclusion/exclusion). max_depth=None
-    keeps the enclosing scope's limit; it is clamped to 512 as in MLIR. Unlike MLIR's switch,
-    the scope is the calling thread's/task's only."""
+    keeps the enclosing scope's limit (outside one: set_loc_tracebacks_frame_limit's); it is
+    clamped to 512 as in MLIR. Unlike MLIR's switch, the scope is the calling thread's/task's
+    only (accelerate() gives MLIR's own switch callsite's locations process-wide)."""
     explicit = on_explicit if on_explicit is not None else on_explicit_actn
     current = current_loc if current_loc is not None else current_loc_actn
-    depth = _enclosing_limit() if max_depth is None else max_depth
-    if depth is None or depth > MAX_DEPTH:  # MLIR: set_loc_tracebacks_frame_limit clamps
-        depth = MAX_DEPTH
+    depth = (_enclosing_limit() if max_depth is None
+             else _clamped_limit(max_depth, "loc_tracebacks(): max_depth", none_ok=True))
     return auto_locations(
         Filter.default(),
         limit=depth,
+        # As MLIR's: the actions are the scope's own, their defaults when not given.
         on_explicit="use_explicit" if explicit is None else explicit,
         current_loc="fallback" if current is None else current,
         ir=ir,
@@ -163,11 +223,129 @@ def register_traceback_file_exclusion(filename: str) -> None:
     Filter.default().exclude_file(filename)
 
 
+# --- MLIR's switches, served by callsite ---------------------------------------------------
+
+
+def accelerate(ir: ModuleType | str | None = None) -> list[MlirBindings]:
+    """MLIR's own traceback switches produce callsite-built locations, process-wide.
+
+    After this, ``ir.loc_tracebacks()``, ``_globals.set_loc_tracebacks_enabled()``,
+    ``set_loc_tracebacks_frame_limit()``, ``register_traceback_file_inclusion/exclusion()``,
+    ``set_traceback_action_on_explicit_loc()`` / ``_on_current_loc()`` of the bindings keep
+    MLIR's semantics and text, but callsite builds the locations (MLIR's own walk stays off;
+    this also works on the stable-ABI wheels where MLIR's records nothing). ir: one set of
+    bindings; default every set already imported and every set imported later. Returns the
+    bindings accelerated so far. ``CALLSITE_MLIR=1`` in the environment does this at start-up.
+    """
+    global _accelerate_new_bindings
+    if ir is not None:
+        b = use(ir)
+        _apply_knobs(_accelerate.accelerate_bindings(b))
+        return [b]
+    _accelerate_new_bindings = True
+    _detect.watch_imports(_on_bindings_imported)
+    for module in _detect.loaded_ir_modules():
+        if _accelerate.has_traceback_knobs(module):  # older MLIR: no switch to serve
+            _apply_knobs(_accelerate.accelerate_bindings(use(module)))
+    return [a.bindings for a in _accelerate.accelerated()]
+
+
+def decelerate(ir: ModuleType | str | None = None) -> None:
+    """Undoes accelerate(): MLIR's own switches and walk again (for `ir`'s bindings, default
+    all of them; bindings imported later are no longer accelerated)."""
+    global _accelerate_new_bindings
+    if ir is not None:
+        _accelerate.decelerate_bindings(use(ir))
+        return
+    _accelerate_new_bindings = False
+    for a in _accelerate.accelerated():
+        _accelerate.decelerate_bindings(a.bindings)
+
+
+def _apply_knobs(accelerated: _accelerate.Accelerated) -> None:
+    """callsite's knobs that were set explicitly hold for bindings accelerated later too."""
+    if _ProcessKnobs.limit_set:
+        accelerated.set_frame_limit(_ProcessKnobs.limit)
+    if _ProcessKnobs.use_traceback_set:
+        accelerated.set_action("explicit", _ProcessKnobs.use_traceback)
+    if _ProcessKnobs.nameloc_wrap_set:
+        accelerated.set_action("current", _ProcessKnobs.nameloc_wrap)
+
+
+def _clamped_limit(value: Any, what: str, *, none_ok: bool = False) -> int:
+    """`value` as a frame limit clamped to MAX_DEPTH; `what` names the argument in errors."""
+    expected = "an int >= 0 or None" if none_ok else "an int >= 0"
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be {expected}, not {value!r}")
+    if value < 0:
+        raise ValueError(f"{what} must be {expected}, not {value!r}")
+    return min(value, MAX_DEPTH)
+
+
+def set_loc_tracebacks_frame_limit(limit: int) -> None:
+    """Process-wide frame limit (MLIR's knob: default 10, clamped to 512, counts kept frames)
+    for loc_tracebacks(max_depth=None) outside a scope and for every accelerated bindings. A
+    scope's own limit wins inside it."""
+    _ProcessKnobs.limit = _clamped_limit(limit, "set_loc_tracebacks_frame_limit(): limit")
+    _ProcessKnobs.limit_set = True
+    for a in _accelerate.accelerated():
+        a.set_frame_limit(_ProcessKnobs.limit)
+
+
+def loc_tracebacks_frame_limit() -> int:
+    return _ProcessKnobs.limit
+
+
+def set_traceback_action_on_explicit_loc(action: Any) -> None:
+    """Process-wide: "use_explicit" (default) keeps an explicit loc=, "use_traceback" replaces
+    it. Applies to scopes that do not pass on_explicit= and to every accelerated bindings."""
+    _ProcessKnobs.use_traceback = _accelerate.action_flag(action, "explicit", "action")
+    _ProcessKnobs.use_traceback_set = True
+    for a in _accelerate.accelerated():
+        a.set_action("explicit", _ProcessKnobs.use_traceback)
+
+
+def traceback_action_on_explicit_loc() -> str:
+    return "use_traceback" if _ProcessKnobs.use_traceback else "use_explicit"
+
+
+def set_traceback_action_on_current_loc(action: Any) -> None:
+    """Process-wide: "fallback" (default) or "nameloc_wrap"; as the explicit-loc action."""
+    _ProcessKnobs.nameloc_wrap = _accelerate.action_flag(action, "current", "action")
+    _ProcessKnobs.nameloc_wrap_set = True
+    for a in _accelerate.accelerated():
+        a.set_action("current", _ProcessKnobs.nameloc_wrap)
+
+
+def traceback_action_on_current_loc() -> str:
+    return "nameloc_wrap" if _ProcessKnobs.nameloc_wrap else "fallback"
+
+
+def set_loc_tracebacks_enabled(enabled: bool) -> None:
+    """MLIR's process-wide switch, on every accelerated bindings (see accelerate())."""
+    if not isinstance(enabled, bool):
+        raise TypeError(f"enabled must be a bool, not {type(enabled).__name__}")
+    found = _accelerate.accelerated()
+    if not found:
+        raise RuntimeError("callsite.mlir.set_loc_tracebacks_enabled: no accelerated bindings; "
+                           "call callsite.mlir.accelerate() first (or set CALLSITE_MLIR=1)")
+    for a in found:
+        a.set_enabled(enabled)
+
+
+def loc_tracebacks_enabled() -> bool:
+    """True if MLIR's process-wide switch is on for any accelerated bindings."""
+    return any(a.enabled for a in _accelerate.accelerated())
+
+
 def cache_info(context: Any) -> dict[str, int] | None:
     """Sizes and hit counts of `context`'s location cache (None: it has none)."""
-    return _callsite.mlir_cache_info(context)
+    return _m.cache_info(context)
 
 
 def clear_caches() -> None:
     """Drops every cached location (of every context)."""
-    _callsite.mlir_clear_caches()
+    _m.clear_caches()
+
+
+KNOWN_IR_MODULES = _detect.KNOWN_IR_MODULES

@@ -18,12 +18,12 @@ symbolized; results are cached per (executable, state).
             run(op)                      # captures/tracebacks in here show the DSL line
 
 C++ code uses the same shadow stack through ``callsite/native_frame.h`` and ``callsite/api.h``
-(``python -m callsite._cmake --cmake-dir`` prints the CMake package directory).
+(``python -m callsite --cmake-dir`` or ``callsite.cmake_dir()`` prints the CMake package directory).
 """
 from __future__ import annotations
 
 from types import CodeType
-from typing import NamedTuple
+from typing import NamedTuple, TextIO
 
 from ._callsite import native as _n
 
@@ -31,10 +31,34 @@ Executable = _n.Executable
 NativeFrame = _n.NativeFrame
 FramedFunction = _n.FramedFunction
 ReificationWarning = _n.ReificationWarning
-current = _n.current
-stack = _n.stack
-cache_info = _n.cache_info
-visible_frames_refusal = _n.visible_frames_refusal
+
+
+def current() -> NativeFrame | None:
+    """The innermost NativeFrame pushed from Python that is active here, or None."""
+    return _n.current()
+
+
+def stack() -> list[tuple[str, str, int]]:
+    """``[(name, kind, state), ...]``: the native frames a capture here would see, innermost
+    first."""
+    return _n.stack()
+
+
+def cache_info() -> dict[str, int]:
+    """Reification cache counters: executables, entries, hits, misses."""
+    return _n.cache_info()
+
+
+def track_greenlets() -> None:
+    """Follows greenlet switches on this thread from now on (done by itself when greenlet is
+    imported before the first native frame is pushed)."""
+    _n.track_greenlets()
+
+
+def visible_frames_refusal() -> str | None:
+    """None when ``Executable(..., visible=True)`` makes real interpreter frames here, else
+    why frames stay on callsite's shadow stack."""
+    return _n.visible_frames_refusal()
 
 
 class Location(NamedTuple):
@@ -65,6 +89,9 @@ def frame(executable: Executable, state: int = 0) -> NativeFrame:
     """A frame of ``executable``: a context manager (``with native.frame(exe) as f:``) or a
     decorator (``@native.frame(exe)``: each call runs in a fresh frame, reachable through
     ``native.current()``)."""
+    if not isinstance(executable, Executable):
+        raise TypeError(f"frame(): executable must be a callsite.native.Executable, "
+                        f"not {type(executable).__name__}")
     return executable.frame(state)
 
 
@@ -86,23 +113,23 @@ end
 """
 
 
-def _demo(out=None) -> None:
+def _demo(out: TextIO | None = None) -> None:
     """The native-frames part of ``python -m callsite demo``: the calc interpreter of
-    examples/interp/ (C++, built into callsite) calling back into Python."""
+    examples/interp/ (C++, the callsite.callsite_calc extension) calling back into Python."""
     import sys
     import traceback
 
-    from ._callsite import capture
+    from ._callsite import Traceback, capture
 
     write = (out or sys.stdout).write
-    captured = []
+    captured: list[Traceback] = []
 
-    def scale(a):
+    def scale(a: int) -> int:
         if not captured:
             captured.append(capture())
         return a * 2
 
-    def check(total):
+    def check(total: int) -> int:
         if total > 30:
             raise ValueError(f"total {total} is over budget")
         return total
@@ -135,6 +162,7 @@ __all__ = [
     "current",
     "frame",
     "stack",
+    "track_greenlets",
     "visible_frames_available",
     "visible_frames_refusal",
 ]

@@ -12,50 +12,60 @@ with ``callsite.capture(source="window", filter=...)`` or as CallSite entries wi
 from __future__ import annotations
 
 import atexit as _atexit
+from typing import Any, Literal
 
-from . import _callsite
+from ._callsite import Filter
+from ._callsite import tracking as _t
 
 __all__ = ["CallSite", "available_modes", "clear", "disable", "enable", "last", "refresh", "status",
            "window"]
 
-CallSite = _callsite.CallSite
+
+_MODES = ("auto", "monitoring", "profile")
+
+CallSite = _t.CallSite
 #: window(skip=0, limit=None, *, filter=None) -> list[CallSite]: the calling thread's window,
 #: most recent first (entry 0 is the call of window() itself).
-window = _callsite.tracking_window
-#: last(filter=None, /) -> Frame | None: the most recent call site the filter keeps (the seed's
-#: "most recent entry not inside excluded files"); entry 0 is the call of last() itself, so
-#: pass a filter that drops the calling file, or record with one (enable(filter=...)).
-last = _callsite.tracking_last
-clear = _callsite.tracking_clear
-refresh = _callsite.tracking_refresh
-status = _callsite.tracking_status
+window = _t.window
+#: last(filter=None, /) -> Frame | None: the most recent call site the filter keeps; entry 0
+#: is the call of last() itself, so pass a filter that drops the calling file, or record with one (enable(filter=...)).
+last = _t.last
+clear = _t.clear
+refresh = _t.refresh
+status = _t.status
 
 _atexit_registered = False
 
 
-class _Session:
+class _Scope:
     """Returned by enable(): as a context manager, restores the settings in force before."""
 
     __slots__ = ("_previous",)
 
-    def __init__(self, previous: dict) -> None:
+    def __init__(self, previous: dict[str, Any]) -> None:
         self._previous = previous
 
-    def __enter__(self) -> _Session:
+    def __enter__(self) -> _Scope:
         return self
 
     def __exit__(self, *exc: object) -> None:
         p = self._previous
         if p["enabled"]:
-            _callsite.tracking_enable(p["mode"], p["window"], p["filter"], p["tool_id"])
+            _t.enable(p["mode"], p["window"], p["filter"], p["tool_id"])
         else:
-            _callsite.tracking_disable()
+            _t.disable()
 
     def __repr__(self) -> str:
-        return f"<callsite.tracking session, restores {self._previous['mode'] or 'off'} on exit>"
+        return f"<callsite.tracking scope, restores {self._previous['mode'] or 'off'} on exit>"
 
 
-def enable(mode: str = "auto", window: int = 8, *, filter=None, tool_id: int | None = None) -> _Session:
+def enable(
+    mode: Literal["auto", "monitoring", "profile"] = "auto",
+    window: int = 8,
+    *,
+    filter: Filter | None = None,
+    tool_id: int | None = None,
+) -> _Scope:
     """Starts recording the last `window` call sites of every thread.
 
     mode: "monitoring" (sys.monitoring CALL events, 3.12+), "profile" (the C profile
@@ -66,27 +76,33 @@ def enable(mode: str = "auto", window: int = 8, *, filter=None, tool_id: int | N
     restores the previous settings on exit.
     """
     global _atexit_registered
-    previous = _callsite.tracking_status()
-    _callsite.tracking_enable(mode, window, filter, tool_id)
+    if mode not in _MODES:
+        raise ValueError(f"enable(): mode must be one of {', '.join(map(repr, _MODES))}, "
+                         f"not {mode!r}")
+    if filter is not None and not isinstance(filter, Filter):
+        raise TypeError(f"enable(): filter must be a callsite.Filter or None, "
+                        f"not {type(filter).__name__}")
+    previous = _t.status()
+    _t.enable(mode, window, filter, tool_id)
     if not _atexit_registered:
         # Hooks left installed would fire during interpreter teardown.
         _atexit.register(_disable_at_exit)
         _atexit_registered = True
-    return _Session(previous)
+    return _Scope(previous)
 
 
 def disable() -> None:
     """Removes every hook (no callback runs afterwards) and empties every window."""
-    _callsite.tracking_disable()
+    _t.disable()
 
 
 def available_modes() -> dict[str, str | None]:
     """{mode: None when usable here, else why not}, plus the mode "auto" picks."""
-    modes = _callsite.tracking_available_modes()
-    modes["auto"] = _callsite.tracking_auto_mode()
+    modes = _t.available_modes()
+    modes["auto"] = _t.auto_mode()
     return modes
 
 
 def _disable_at_exit() -> None:
-    if _callsite.tracking_status()["enabled"]:
-        _callsite.tracking_disable()
+    if _t.status()["enabled"]:
+        _t.disable()

@@ -11,27 +11,28 @@ namespace callsite::bindings {
 namespace {
 
 PyMethodDef location_def = {
-    "mlir_location",
+    "location",
     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(mlir::location_py)),
     METH_FASTCALL | METH_KEYWORDS,
-    "mlir_location(filter=None, *, skip=0, context=None, limit=None) -> ir.Location\n\n"
+    "location(filter=None, *, skip=0, context=None, limit=None)\n--\n\n"
     "The caller's stack as the ir.Location MLIR's loc_tracebacks() would build (cached)."};
 
 }  // namespace
 
-void init_mlir(nb::module_ &m) {
+void init_mlir(nb::module_ &parent) {
+  nb::module_ m = parent.def_submodule("mlir", "MLIR locations (callsite.mlir).");
   m.attr("MlirBindings") = nb::handle(reinterpret_cast<PyObject *>(mlir::bindings_type));
   m.attr("MlirSettings") = nb::handle(reinterpret_cast<PyObject *>(mlir::settings_type));
-  m.attr("mlir_settings") = nb::handle(mlir::settings_var);
+  m.attr("settings") = nb::handle(mlir::settings_var);
   PyObject *location = PyCFunction_NewEx(&location_def, nullptr, m.attr("__name__").ptr());
   if (!location) throw nb::python_error();
-  m.attr("mlir_location") = nb::steal(location);
-  m.def("mlir_sweep", &mlir::sweep,
+  m.attr("location") = nb::steal(location);
+  m.def("sweep", &mlir::sweep,
         "Drops the location caches of contexts that only those caches keep alive.");
-  m.def("mlir_clear_caches", &mlir::clear_all_caches, "Drops every MLIR location cache.");
-  m.def("mlir_cache_count", &mlir::cache_count, "Number of per-context location caches.");
+  m.def("clear_caches", &mlir::clear_all_caches, "Drops every MLIR location cache.");
+  m.def("cache_count", &mlir::cache_count, "Number of per-context location caches.");
   m.def(
-      "mlir_cache_info", [](nb::handle ctx) { return nb::steal(mlir::cache_info(ctx.ptr())); },
+      "cache_info", [](nb::handle ctx) { return nb::steal(mlir::cache_info(ctx.ptr())); },
       nb::arg("context"), "Sizes and hit counts of one context's location cache, or None.");
 }
 

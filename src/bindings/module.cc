@@ -9,6 +9,7 @@
 #include "filter/filter_object.h"
 #include "layouts/layout.h"
 #include "python/capture_entry.h"
+#include "python/daemon_exit.h"
 #include "python/frame_object.h"
 #include "python/init.h"
 
@@ -21,7 +22,7 @@ namespace {
 PyMethodDef capture_def = {
     "capture", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(callsite::detail::capture_py)),
     METH_FASTCALL | METH_KEYWORDS,
-    "capture(skip=0, limit=None, *, filter=None, source='walk') -> Traceback\n\n"
+    "capture(skip=0, limit=None, *, filter=None, source='walk')\n--\n\n"
     "The calling thread's stack, innermost first: skip drops that many innermost frames\n"
     "(0 keeps the caller of capture), limit keeps at most that many."};
 
@@ -44,6 +45,16 @@ void set_backend_by_name(const std::string &name) {
 }  // namespace
 
 NB_MODULE(_callsite, m) {
+  // Every cache of Python objects here is process-wide (static types, compiled patterns,
+  // interned names): one interpreter owns them. A subinterpreter (even one sharing the GIL)
+  // gets this ImportError instead of objects another interpreter may destroy.
+  if (PyInterpreterState_Get() != PyInterpreterState_Main()) {
+    PyErr_SetString(PyExc_ImportError,
+                    "callsite cannot be imported in a subinterpreter: it supports the main "
+                    "interpreter only");
+    throw nb::python_error();
+  }
+  if (!callsite::python::install_daemon_exit_guard()) throw nb::python_error();
   if (!callsite::python::init_types() || !callsite::detail::init_backend())
     throw nb::python_error();
   m.attr("Traceback") = nb::handle(reinterpret_cast<PyObject *>(callsite::detail::traceback_type));
@@ -64,6 +75,30 @@ NB_MODULE(_callsite, m) {
         return why ? nb::object(nb::str(why)) : nb::none();
       },
       "Why the internal walk is unavailable, or None.");
+  m.def(
+      "_build_info",
+      [] {
+        nb::dict d;
+#if defined(__clang__)
+        d["compiler"] = "clang " __clang_version__;
+#elif defined(__GNUC__)
+        d["compiler"] = "gcc " __VERSION__;
+#else
+        d["compiler"] = "unknown";
+#endif
+        d["cplusplus"] = long(__cplusplus);
+        d["python_headers"] = PY_VERSION;
+        d["nanobind"] = std::to_string(NB_VERSION_MAJOR) + "." + std::to_string(NB_VERSION_MINOR) +
+                        "." + std::to_string(NB_VERSION_PATCH);
+        d["internal_layout_compiled"] = bool(CALLSITE_HAVE_LAYOUT);
+#ifdef NDEBUG
+        d["assertions"] = false;
+#else
+        d["assertions"] = true;
+#endif
+        return d;
+      },
+      "The compiler, headers and options this extension was built with (callsite.doctor()).");
   m.attr("layout_name") = callsite_layout_internal() ? callsite_layout_internal()->name : "none";
 
   callsite::bindings::init_mlir(m);

@@ -4,6 +4,7 @@
 #include "bindings/c_api.h"
 #include "bindings/submodules.h"
 #include "native/executable.h"
+#include "native/greenlets.h"
 #include "native/reify.h"
 #include "native/visible_frames.h"
 #include "python/native_frame_object.h"
@@ -39,6 +40,11 @@ void init_native(nb::module_ &m) {
         "Why visible=True degrades to shadow-only frames here, or None when it does not.");
   n.def("cache_info", [] { return checked(native::cache_info()); },
         "Reification cache counters: executables, entries, hits, misses.");
+  n.def("track_greenlets", [] { if (!native::track_greenlets(true)) throw nb::python_error(); },
+        "Makes native frames follow their greenlet on the calling thread (greenlet.settrace, "
+        "chained). Automatic on the first frame pushed from Python in a thread and at import; "
+        "call it in a thread whose frames are pushed from C++ only.");
+  if (!native::track_greenlets(true)) throw nb::python_error();
 }
 
 }  // namespace callsite::bindings

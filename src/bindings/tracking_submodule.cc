@@ -14,17 +14,17 @@ namespace callsite::bindings {
 namespace {
 
 PyMethodDef window_def = {
-    "tracking_window",
+    "window",
     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(tr::detail::window_py)),
     METH_FASTCALL | METH_KEYWORDS,
-    "tracking_window(skip=0, limit=None, *, filter=None) -> list[CallSite]\n\n"
+    "window(skip=0, limit=None, *, filter=None)\n--\n\n"
     "The calling thread's window of recent calls, most recent first."};
 
 PyMethodDef last_def = {
-    "tracking_last",
+    "last",
     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(tr::detail::last_py)),
     METH_FASTCALL,
-    "tracking_last(filter=None, /) -> Frame | None\n\n"
+    "last(filter=None, /)\n--\n\n"
     "The calling thread's most recent call site (the first `filter` keeps), as a Frame."};
 
 tr::Mode parse_mode(const std::string &name) {
@@ -85,32 +85,65 @@ nb::dict available_modes() {
   return d;
 }
 
+// The nanobind-typed helpers above, as METH_NOARGS functions with text signatures.
+template <PyObject *(*Fn)()>
+PyObject *noargs(PyObject *, PyObject *) noexcept {
+  try {
+    return Fn();
+  } catch (nb::python_error &e) {
+    e.restore();
+  } catch (const std::exception &e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+PyObject *status_obj() { return status().release().ptr(); }
+PyObject *clear_obj() {
+  tr::clear();
+  Py_RETURN_NONE;
+}
+PyObject *refresh_obj() {
+  if (!tr::refresh()) throw nb::python_error();
+  Py_RETURN_NONE;
+}
+
+PyMethodDef status_def = {"status", noargs<status_obj>, METH_NOARGS,
+                          "status()\n--\n\nThe tracking settings and counters, as a dict."};
+PyMethodDef clear_def = {"clear", noargs<clear_obj>, METH_NOARGS,
+                         "clear()\n--\n\nEmpties the calling thread's window."};
+PyMethodDef refresh_def = {
+    "refresh", noargs<refresh_obj>, METH_NOARGS,
+    "refresh()\n--\n\n"
+    "sys.monitoring.restart_events(): re-applies a changed recording filter."};
+
 }  // namespace
 
-void init_tracking(nb::module_ &m) {
+void init_tracking(nb::module_ &parent) {
+  nb::module_ m = parent.def_submodule("tracking", "Tracked call windows (callsite.tracking).");
   m.attr("CallSite") = nb::handle(reinterpret_cast<PyObject *>(tr::detail::call_site_type));
   PyObject *window = PyCFunction_NewEx(&window_def, nullptr, m.attr("__name__").ptr());
   if (!window) throw nb::python_error();
-  m.attr("tracking_window") = nb::steal(window);
+  m.attr("window") = nb::steal(window);
   PyObject *last = PyCFunction_NewEx(&last_def, nullptr, m.attr("__name__").ptr());
   if (!last) throw nb::python_error();
-  m.attr("tracking_last") = nb::steal(last);
+  m.attr("last") = nb::steal(last);
 
-  m.def("tracking_enable", &enable, nb::arg("mode"), nb::arg("window"), nb::arg("filter").none(),
+  m.def("enable", &enable, nb::arg("mode"), nb::arg("window"), nb::arg("filter").none(),
         nb::arg("tool_id").none(),
         "Installs (or reconfigures) call tracking; see callsite.tracking.enable.");
   m.def(
-      "tracking_disable", [] { if (!tr::disable()) throw nb::python_error(); },
+      "disable", [] { if (!tr::disable()) throw nb::python_error(); },
       "Removes every tracking hook and empties every window.");
-  m.def("tracking_status", &status, "The tracking settings and counters, as a dict.");
-  m.def("tracking_clear", &tr::clear, "Empties the calling thread's window.");
-  m.def(
-      "tracking_refresh", [] { if (!tr::refresh()) throw nb::python_error(); },
-      "sys.monitoring.restart_events(): re-applies a changed recording filter.");
-  m.def("tracking_available_modes", &available_modes,
+  for (PyMethodDef *def : {&status_def, &clear_def, &refresh_def}) {
+    PyObject *fn = PyCFunction_NewEx(def, nullptr, m.attr("__name__").ptr());
+    if (!fn) throw nb::python_error();
+    m.attr(def->ml_name) = nb::steal(fn);
+  }
+  m.def("available_modes", &available_modes,
         "{mode: None if available, else the reason it is not}.");
   m.def(
-      "tracking_auto_mode", [] { return tr::detail::mode_name(tr::auto_mode()); },
+      "auto_mode", [] { return tr::detail::mode_name(tr::auto_mode()); },
       "The mode enable(mode='auto') picks here.");
 }
 

@@ -58,6 +58,11 @@ const RawFrame *walk_any_depth(RawFrame *small, std::vector<RawFrame> &big, std:
 
 }  // namespace
 
+std::size_t walk_prefix(RawFrame *out, std::size_t capacity, std::size_t skip) noexcept {
+  int complete = 0;
+  return walk(out, capacity, skip, capacity, false, &complete);
+}
+
 std::size_t capture_raw(RawFrame *out, std::size_t capacity, std::size_t skip) noexcept {
   int complete = 0;
   std::size_t n = walk(out, capacity, skip, SIZE_MAX, false, &complete);

@@ -3,7 +3,8 @@
 #include <Python.h>
 
 #include <cstddef>
-#include <vector>
+#include <memory>
+#include <new>
 
 #include "callsite/frame.h"
 
@@ -22,6 +23,15 @@ enum class Backend {
 /// `out` was too small (the first `capacity` entries are written). GIL held.
 std::size_t capture_raw(RawFrame *out, std::size_t capacity, std::size_t skip = 0) noexcept;
 
+/// The innermost `capacity` frames after `skip` (borrowed entries, as capture_raw), stopping
+/// there: the rest of the stack is not walked. Fewer than `capacity` means the stack ended.
+std::size_t walk_prefix(RawFrame *out, std::size_t capacity, std::size_t skip) noexcept;
+
+/// First prefix length tried by the queries that stop at the first kept frames
+/// (first_user_frame, capture(filter=, limit=)); each further try walks four times as many,
+/// so a deep stack costs at most ~4/3 of one whole walk.
+constexpr std::size_t kFirstPrefix = 16;
+
 /// Captures into a new `callsite.Traceback` (a new reference, owning its code objects), at most
 /// `limit` frames (SIZE_MAX: no limit). Returns nullptr with a Python error set on failure.
 PyObject *capture(std::size_t skip = 0, std::size_t limit = SIZE_MAX) noexcept;
@@ -38,11 +48,8 @@ class RawStack {
  public:
   explicit RawStack(std::size_t skip) noexcept {
     n_ = capture_raw(inline_, N, skip);
-    while (n_ > N && n_ > heap_.size()) {
-      heap_.resize(n_ + 16);  // room for frames pushed between the two walks
-      n_ = capture_raw(heap_.data(), heap_.size(), skip);
-    }
-    frames_ = n_ > N ? heap_.data() : inline_;
+    if (n_ > N) [[unlikely]]
+      walk_deep(skip);
   }
   RawStack(const RawStack &) = delete;
   RawStack &operator=(const RawStack &) = delete;
@@ -51,9 +58,22 @@ class RawStack {
   std::size_t size() const noexcept { return n_; }
 
  private:
+  [[gnu::noinline]] void walk_deep(std::size_t skip) noexcept {
+    for (std::size_t capacity = 0; n_ > capacity;) {
+      capacity = n_ + 16;  // room for frames pushed between the walks
+      heap_.reset(new (std::nothrow) RawFrame[capacity]);
+      if (!heap_) {  // out of memory: the innermost frames that fit inline
+        n_ = N;
+        return;
+      }
+      n_ = capture_raw(heap_.get(), capacity, skip);
+    }
+    frames_ = heap_.get();
+  }
+
   RawFrame inline_[N];
-  std::vector<RawFrame> heap_;
-  const RawFrame *frames_;
+  std::unique_ptr<RawFrame[]> heap_;
+  const RawFrame *frames_ = inline_;
   std::size_t n_;
 };
 

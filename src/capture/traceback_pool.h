@@ -2,9 +2,8 @@
 //
 // Why: a capture is dominated by fixed costs once the walk is cheap, and the allocator is the
 // largest of them. A Traceback of more than 29 entries is past pymalloc's 512-byte limit, so
-// every capture of a stack deeper than that paid glibc malloc + free (~30 ns measured at depth
-// 30 on 3.11, a step in the per-depth curve), and pymalloc itself is ~50 instructions per
-// round trip. Compilers capture once per op and drop the Traceback soon after, so the blocks
+// every capture of a stack deeper than that paid glibc malloc + free (a step in the per-depth
+// curve), and even pymalloc's round trip is a large share of a capture (docs/internals.md). Compilers capture once per op and drop the Traceback soon after, so the blocks
 // freed are the ones about to be asked for again.
 #pragma once
 #include <Python.h>

@@ -45,7 +45,21 @@ bool parse_count(PyObject *value, const char *what, std::size_t none_value,
     return false;
   }
   const Py_ssize_t v = PyLong_AsSsize_t(value);
-  if (v == -1 && PyErr_Occurred()) return false;
+  if (v == -1 && PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return false;
+    PyErr_Clear();
+    PyObject *zero = PyLong_FromLong(0);
+    const int negative = zero ? PyObject_RichCompareBool(value, zero, Py_LT) : -1;
+    Py_XDECREF(zero);
+    if (negative < 0) return false;
+    if (negative) {
+      PyErr_Format(PyExc_ValueError, "%s must be >= 0, got %R", what, value);
+      return false;
+    }
+    // More than any stack holds: skip every frame, or keep every one.
+    *out = none_value == SIZE_MAX ? SIZE_MAX : std::size_t(PY_SSIZE_T_MAX);
+    return true;
+  }
   if (v < 0) {
     PyErr_Format(PyExc_ValueError, "%s must be >= 0, got %zd", what, v);
     return false;

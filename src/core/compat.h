@@ -37,9 +37,24 @@ inline PyThreadState *current_tstate() noexcept {
 #endif
 }
 
+/// Whether the interpreter is finalizing. Reads a runtime flag: safe without a thread state.
+/// Public since 3.13 as Py_IsFinalizing; _Py_IsFinalizing before.
+inline bool is_finalizing() noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
 /// Whether code objects carry column positions (PEP 657, co_positions(): 3.11+). Before,
 /// only lines exist: MLIR builds a FileLineColLoc with column 0, FrameSummary has no columns.
 inline constexpr bool kHasColumns = PY_VERSION_HEX >= 0x030B0000;
+
+/// Whether traceback.FrameSummary takes the code object (`_code`, 3.14+): extract_stack passes
+/// it so that linecache finds the lines of code registered under a pseudo-filename (`python
+/// -c`, the REPL).
+inline constexpr bool kFrameSummaryTakesCode = PY_VERSION_HEX >= 0x030E0000;
 
 /// Whether the thread state is a thread-local of the thread that runs (3.12+). Before 3.12,
 /// the "current" thread state is the GIL holder's, which may be another thread's.

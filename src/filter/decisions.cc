@@ -15,12 +15,19 @@ std::uint64_t next_filter_generation() noexcept {
   return ++counter;
 }
 
+namespace {
+// Generated code (JITs, templates, exec) can bring an endless stream of distinct file names
+// to a long-lived Filter: past this many, the cache starts over (a few hundred kB at most).
+constexpr Py_ssize_t kMaxCachedFilenames = 4096;
+}  // namespace
+
 int keeps_filename(FilterObject *f, PyObject *filename) noexcept {
   if (f->rules->empty()) return 1;
   if (PyObject *hit = PyDict_GetItemWithError(f->filename_cache, filename)) return hit == Py_True;
   if (PyErr_Occurred()) return -1;
   const int keep = f->rules->keeps(filename);
   if (keep < 0) return -1;
+  if (PyDict_GET_SIZE(f->filename_cache) >= kMaxCachedFilenames) PyDict_Clear(f->filename_cache);
   if (PyDict_SetItem(f->filename_cache, filename, keep ? Py_True : Py_False) < 0) return -1;
   return keep;
 }
@@ -28,11 +35,11 @@ int keeps_filename(FilterObject *f, PyObject *filename) noexcept {
 int keeps_code_slow(FilterObject *f, PyCodeObject *code, CodeInfo *info) noexcept {
   const int keep = keeps_filename(f, code->co_filename);
   if (keep < 0 || !info) return keep;
-  if (!info->filter) {
-    info->filter.reset(new (std::nothrow) FilterDecisions());
-    if (!info->filter) return keep;
+  if (!info->extension) {
+    info->extension.reset(new (std::nothrow) FilterDecisions());
+    if (!info->extension) return keep;
   }
-  auto *d = static_cast<FilterDecisions *>(info->filter.get());
+  auto *d = static_cast<FilterDecisions *>(info->extension.get());
   auto &slot = d->slots[d->next++ % FilterDecisions::kSlots];
   slot.generation = f->generation;
   slot.keep = keep != 0;
@@ -47,6 +54,18 @@ int keeps_raw(FilterObject *f, const RawFrame &frame) noexcept {
   FrameInfo info;
   if (!symbolize(frame, &info)) return -1;
   return info.filename && PyUnicode_Check(info.filename) ? keeps_filename(f, info.filename) : 1;
+}
+
+std::size_t keep_frames(PyObject *filter, const RawFrame *frames, std::size_t n, RawFrame *out,
+                        std::size_t limit) noexcept {
+  FilterObject *f = as_filter(filter);
+  std::size_t written = 0;
+  return keep_first(
+      n, limit, [&](std::size_t i) { return keeps_raw(f, frames[i]); },
+      [&](std::size_t i) {
+        out[written++] = frames[i];
+        return true;
+      });
 }
 
 namespace {
@@ -75,14 +94,7 @@ std::size_t filter_frames(PyObject *filter, const RawFrame *frames, std::size_t 
                           RawFrame *out, std::size_t limit) noexcept {
   detail::FilterObject *f = detail::checked(filter);
   if (!f) return SIZE_MAX;
-  if (f->limit < limit) limit = f->limit;
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < n && kept < limit; ++i) {
-    const int keep = detail::keeps_raw(f, frames[i]);
-    if (keep < 0) return SIZE_MAX;
-    if (keep) out[kept++] = frames[i];
-  }
-  return kept;
+  return detail::keep_frames(filter, frames, n, out, f->limit < limit ? f->limit : limit);
 }
 
 }  // namespace callsite

@@ -44,4 +44,20 @@ std::size_t filter_limit(PyObject *filter) noexcept;
 /// 0 with TypeError set when `filter` is not a Filter.
 std::uint64_t filter_generation(PyObject *filter) noexcept;
 
+/// The loop every "at most `limit` kept entries" query runs: keeps(i) for i = 0, 1, ... < n
+/// (1 keep, 0 drop, -1 error) and emit(i) for each kept one (false: error), stopping after
+/// `limit` kept ones. The limit counts kept entries; the walk goes on past dropped ones, as
+/// MLIR's does. Returns how many were kept, or SIZE_MAX on error.
+template <class Keeps, class Emit>
+inline std::size_t keep_first(std::size_t n, std::size_t limit, Keeps &&keeps, Emit &&emit) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < n && kept < limit; ++i) {
+    const int keep = keeps(i);
+    if (keep < 0) return SIZE_MAX;
+    if (keep && !emit(i)) return SIZE_MAX;
+    kept += std::size_t(keep != 0);
+  }
+  return kept;
+}
+
 }  // namespace callsite

@@ -30,7 +30,15 @@ inline bool is_filter_object(PyObject *o) noexcept {
 }
 inline FilterObject *as_filter(PyObject *o) noexcept { return reinterpret_cast<FilterObject *>(o); }
 
-/// The decisions cached on one code object (CodeInfo::filter): a few (generation, keep) slots,
+/// The generation and limit of an object the caller has checked with is_filter(): no type
+/// test, for the per-op paths (MLIR locations). Unchecked: callsite::filter_generation() and
+/// callsite::filter_limit() (filter/filter.h).
+inline std::uint64_t generation_of(PyObject *filter) noexcept {
+  return as_filter(filter)->generation;
+}
+inline std::size_t limit_of(PyObject *filter) noexcept { return as_filter(filter)->limit; }
+
+/// The decisions cached on one code object (CodeInfo::extension): a few (generation, keep) slots,
 /// replaced round-robin, since several Filters may coexist.
 struct FilterDecisions final : CodeInfoExtension {
   static constexpr int kSlots = 4;
@@ -50,8 +58,8 @@ int keeps_code_slow(FilterObject *f, PyCodeObject *code, CodeInfo *info) noexcep
 /// Whether `f` keeps frames of `code`, `info` being code's CodeInfo (or nullptr): a scan of
 /// four slots when the decision is cached. 1/0/-1. Hot: runs per frame per captured location.
 inline int keeps_code(FilterObject *f, PyCodeObject *code, CodeInfo *info) noexcept {
-  if (info && info->filter) {
-    const auto *d = static_cast<const FilterDecisions *>(info->filter.get());
+  if (info && info->extension) {
+    const auto *d = static_cast<const FilterDecisions *>(info->extension.get());
     for (const auto &slot : d->slots)
       if (slot.generation == f->generation) return slot.keep;
   }
@@ -61,6 +69,13 @@ inline int keeps_code(FilterObject *f, PyCodeObject *code, CodeInfo *info) noexc
 /// Whether `f` keeps the raw frame (Python frames by code object, native ones by the
 /// filename they reify to). 1/0/-1.
 int keeps_raw(FilterObject *f, const RawFrame &frame) noexcept;
+
+/// As callsite::filter_frames(), but `limit` alone bounds the result (the caller resolved it
+/// from the filter's own limit or an explicit one). 1 keep, 0 drop per frame; returns the
+/// number kept or SIZE_MAX with an error.
+/// `filter` must be a checked Filter.
+std::size_t keep_frames(PyObject *filter, const RawFrame *frames, std::size_t n, RawFrame *out,
+                        std::size_t limit) noexcept;
 
 /// A new generation (process-wide counter).
 std::uint64_t next_filter_generation() noexcept;

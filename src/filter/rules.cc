@@ -42,6 +42,7 @@ bool erase(std::vector<Rule> &rules, PyObject *source, bool *erased) {
 
 // Compiles a str (or takes an re.Pattern as is); errors name the kind, pattern and reason.
 bool compile(RuleKind kind, PyObject *rule, Rule *out) {
+  if (!init_rules()) return false;
   if (PyObject_TypeCheck(rule, reinterpret_cast<PyTypeObject *>(re_pattern_type))) {
     PyObject *source = PyObject_GetAttrString(rule, "pattern");
     if (!source) return false;
@@ -108,7 +109,7 @@ void Rules::clear() noexcept {
   release(exclude_);
 }
 
-int Rules::add(RuleKind kind, PyObject *rule) noexcept {
+int Rules::add(RuleKind kind, PyObject *rule) {
   Rule r;
   if (!compile(kind, rule, &r)) return -1;
   std::vector<Rule> &mine = kind == RuleKind::include ? include_ : exclude_;
@@ -156,7 +157,8 @@ void Rules::copy_from(const Rules &other) noexcept {
   for (const Rule &r : other.exclude_) exclude_.push_back({Py_NewRef(r.source), Py_NewRef(r.pattern)});
 }
 
-PyObject *literal_prefix_pattern(PyObject *path) noexcept {
+PyObject *literal_prefix_pattern(PyObject *path) {
+  if (!init_rules()) return nullptr;
   if (!PyUnicode_Check(path)) {
     PyErr_Format(PyExc_TypeError, "callsite.Filter: a file or directory path must be a str, not %.200s",
                  Py_TYPE(path)->tp_name);

@@ -27,7 +27,9 @@ class Rules {
   /// same pattern from the other kind (as MLIR's register_traceback_file_* do). A duplicate
   /// is not added twice. Returns 1 when the rules changed, 0 when not, -1 with ValueError
   /// (bad regex: names the pattern and the reason) or TypeError (not a str/Pattern).
-  int add(RuleKind kind, PyObject *rule) noexcept;
+  /// Runs Python code (re.compile): not noexcept, so that pthread_exit's forced unwind of a
+  /// daemon thread at interpreter exit passes through.
+  int add(RuleKind kind, PyObject *rule);
 
   /// Removes `source` (a pattern string) from both kinds. 1 removed, 0 absent, -1 error.
   int remove(PyObject *source) noexcept;
@@ -48,10 +50,12 @@ class Rules {
 };
 
 /// "^" + re.escape(path): a literal prefix, as MLIR stores a registered file
-/// ("^" + llvm::Regex::escape(file)). New reference or nullptr with an error.
-PyObject *literal_prefix_pattern(PyObject *path) noexcept;
+/// ("^" + llvm::Regex::escape(file)). New reference or nullptr with an error. Runs Python code
+/// (re.escape): not noexcept, as add().
+PyObject *literal_prefix_pattern(PyObject *path);
 
-/// Imports `re` and interns the names used here; called once at module init.
+/// Imports `re` and interns the names used here; called by the first rule compiled, so
+/// that `import callsite` does not import `re`.
 bool init_rules() noexcept;
 
 }  // namespace callsite::detail

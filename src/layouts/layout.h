@@ -66,6 +66,13 @@ const void *callsite_marker_of_frame_object(PyFrameObject *frame);
  * compiled ones. Returns NULL when usable, else a static string saying why not. */
 const char *callsite_layout_internal_refusal(void);
 
+/* The same _Py_DebugOffsets comparison the refusal makes, against an image of some
+ * interpreter's _PyRuntime.debug_offsets (`size` bytes) instead of the running one's: lets a
+ * test show that a build refuses another version's offsets. NULL when they agree; a reason
+ * when they don't or when this build's layout has no debug offsets to compare (before 3.13,
+ * or no layout). */
+const char *callsite_layout_debug_offsets_refusal(const void *image, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -22,8 +22,8 @@ static inline PyCodeObject *inspect_311(_PyInterpreterFrame *f, intptr_t *lasti)
    * the same distance with _co_firsttraceable; generator frames are never incomplete. */
   const intptr_t bytes = (const char *)f->prev_instr - (const char *)_PyCode_CODE(code);
   /* The owner test comes first here (unlike 3.12/3.13, which read the owner anyway for the
-   * shim test): 1.5-2 ns less per capture at depth 20 than offset-first, same run, same
-   * machine, per-frame slope unchanged. No clamp to -1 is needed: prev_instr starts one
+   * shim test): it measured faster than offset-first at depth 20, per-frame slope
+   * unchanged (docs/internals.md). No clamp to -1 is needed: prev_instr starts one
    * unit before the code (_PyFrame_Initialize), which is "incomplete" and hidden, and a
    * generator frame on the chain was copied at RETURN_GENERATOR, past the start. */
   if (f->owner != FRAME_OWNED_BY_GENERATOR &&

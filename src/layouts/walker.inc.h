@@ -14,7 +14,7 @@
  * before visibility so a native frame pushed under a shim/incomplete frame is not lost; native
  * frames whose marker is not on the chain (pushed with no Python frame) come last.
  *
- * The hot loop is kept to ~15 instructions per frame (callgrind): one output pointer and one
+ * The hot loop is kept short (instruction counts: README): one output pointer and one
  * end pointer instead of index, capacity and limit checks; skipped frames walked by a loop of their own;
  * the native check is a single compare against a marker no frame can have when there are
  * none. Code references (req->owned) are taken one refcount write per run of equal code

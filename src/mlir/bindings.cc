@@ -3,6 +3,7 @@
 
 #include "mlir/context_cache.h"
 #include "mlir/injector.h"
+#include "mlir/settings.h"
 
 namespace callsite::mlir {
 
@@ -16,15 +17,24 @@ PyObject *str_current = nullptr;
 inline BindingsObject *as_b(PyObject *o) { return reinterpret_cast<BindingsObject *>(o); }
 
 // The builders wrapped, in `saved`/`installed` order.
+// loc_position: where `loc` sits among the positional arguments (MainModule.cpp's nb::arg
+// lists; self/cls counted).
 struct Target {
   PyObject *BindingsObject::*type;
   const char *name;
   InjectorKind kind;
+  Py_ssize_t loc_position;
 };
-constexpr Target kTargets[3] = {
-    {&BindingsObject::opview_type, "__init__", InjectorKind::opview_init},
-    {&BindingsObject::opview_type, "build_generic", InjectorKind::builder},
-    {&BindingsObject::operation_type, "create", InjectorKind::builder},
+constexpr Target kTargets[BindingsObject::kEntryPoints] = {
+    // (self, name, opRegionSpec, operandSegmentSpecObj, resultSegmentSpecObj, results,
+    //  operands, attributes, successors, regions, loc, ip)
+    {&BindingsObject::opview_type, "__init__", InjectorKind::opview_init, 10},
+    // (cls, results, operands, attributes, successors, regions, loc, ip)
+    {&BindingsObject::opview_type, "build_generic", InjectorKind::builder, 6},
+    // (name, results, operands, attributes, successors, regions, loc, ip, infer_type)
+    {&BindingsObject::operation_type, "create", InjectorKind::builder, 6},
+    // (loc)
+    {&BindingsObject::module_type, "create", InjectorKind::builder, 0},
 };
 
 PyObject *attr_or_type_error(PyObject *owner, const char *name, const char *owner_name) {
@@ -58,6 +68,7 @@ PyObject *bindings_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
             (b->location_type = attr_or_type_error(ir, "Location", what)) &&
             (b->opview_type = attr_or_type_error(ir, "OpView", what)) &&
             (b->operation_type = attr_or_type_error(ir, "Operation", what)) &&
+            (b->module_type = attr_or_type_error(ir, "Module", what)) &&
             (b->loc_file = attr_or_type_error(b->location_type, "file", "Location")) &&
             (b->loc_name = attr_or_type_error(b->location_type, "name", "Location")) &&
             (b->loc_callsite = attr_or_type_error(b->location_type, "callsite", "Location")) &&
@@ -68,8 +79,10 @@ PyObject *bindings_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     if (!b->nameloc_type) PyErr_Clear();
     if (b->nameloc_type && !PyType_Check(b->nameloc_type)) Py_CLEAR(b->nameloc_type);
     ok = PyType_Check(b->context_type) && PyType_Check(b->opview_type) &&
-         PyType_Check(b->operation_type);
-    if (!ok) PyErr_SetString(PyExc_TypeError, "callsite.mlir: Context/OpView/Operation are not classes");
+         PyType_Check(b->operation_type) && PyType_Check(b->module_type);
+    if (!ok)
+      PyErr_SetString(PyExc_TypeError,
+                      "callsite.mlir: Context/OpView/Operation/Module are not classes");
   }
   if (!ok) {
     Py_DECREF(self);
@@ -83,10 +96,13 @@ PyObject *bindings_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
 void bindings_dealloc(PyObject *self) {
   BindingsObject *b = as_b(self);
   for (PyObject **p : {&b->ir, &b->context_type, &b->location_type, &b->opview_type,
-                       &b->operation_type, &b->nameloc_type, &b->loc_file, &b->loc_name,
-                       &b->loc_callsite, &b->loc_unknown, &b->saved[0], &b->saved[1],
-                       &b->saved[2], &b->installed[0], &b->installed[1], &b->installed[2]})
+                       &b->operation_type, &b->module_type, &b->nameloc_type, &b->loc_file,
+                       &b->loc_name, &b->loc_callsite, &b->loc_unknown, &b->process_settings})
     Py_CLEAR(*p);
+  for (int i = 0; i < BindingsObject::kEntryPoints; ++i) {
+    Py_CLEAR(b->saved[i]);
+    Py_CLEAR(b->installed[i]);
+  }
   PyTypeObject *type = Py_TYPE(self);
   type->tp_free(self);
   Py_DECREF(type);
@@ -101,7 +117,7 @@ PyObject *own_attr(PyObject *type, const char *name) {
 }
 
 bool install(BindingsObject *b) {
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < BindingsObject::kEntryPoints; ++i) {
     const Target &t = kTargets[i];
     PyObject *type = b->*t.type;
     PyObject *original = own_attr(type, t.name);
@@ -109,18 +125,18 @@ bool install(BindingsObject *b) {
     PyObject *wrapper = nullptr;
     if (PyObject_TypeCheck(original, &PyClassMethod_Type)) {
       PyObject *func = PyObject_GetAttrString(original, "__func__");
-      PyObject *inj = func ? new_injector(t.kind, func, b) : nullptr;
+      PyObject *inj = func ? new_injector(t.kind, func, b, t.loc_position) : nullptr;
       wrapper = inj ? PyClassMethod_New(inj) : nullptr;
       Py_XDECREF(inj);
       Py_XDECREF(func);
     } else if (PyObject_TypeCheck(original, &PyStaticMethod_Type)) {
       PyObject *func = PyObject_GetAttrString(original, "__func__");
-      PyObject *inj = func ? new_injector(t.kind, func, b) : nullptr;
+      PyObject *inj = func ? new_injector(t.kind, func, b, t.loc_position) : nullptr;
       wrapper = inj ? PyStaticMethod_New(inj) : nullptr;
       Py_XDECREF(inj);
       Py_XDECREF(func);
     } else {
-      wrapper = new_injector(t.kind, original, b);
+      wrapper = new_injector(t.kind, original, b, t.loc_position);
     }
     if (!wrapper || PyObject_SetAttrString(type, t.name, wrapper) < 0) {
       Py_XDECREF(wrapper);
@@ -135,7 +151,7 @@ bool install(BindingsObject *b) {
 
 bool uninstall(BindingsObject *b) {
   bool ok = true;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < BindingsObject::kEntryPoints; ++i) {
     if (!b->saved[i]) continue;
     PyObject *type = b->*kTargets[i].type;
     PyObject *now = own_attr(type, kTargets[i].name);
@@ -162,6 +178,19 @@ PyObject *get_installed(PyObject *self, void *) {
   return PyBool_FromLong(as_b(self)->active_scopes > 0);
 }
 PyObject *get_refs(PyObject *self, void *) { return PyLong_FromLong(as_b(self)->refs_per_location); }
+PyObject *get_process_settings(PyObject *self, void *) {
+  PyObject *s = as_b(self)->process_settings;
+  return Py_NewRef(s ? s : Py_None);
+}
+int set_process_settings(PyObject *self, PyObject *value, void *) {
+  if (value && value != Py_None && !PyObject_TypeCheck(value, settings_type)) {
+    PyErr_Format(PyExc_TypeError, "process_settings must be a callsite.MlirSettings or None, not %.200s",
+                 Py_TYPE(value)->tp_name);
+    return -1;
+  }
+  Py_XSETREF(as_b(self)->process_settings, value && value != Py_None ? Py_NewRef(value) : nullptr);
+  return 0;
+}
 PyObject *bindings_repr(PyObject *self) {
   return PyUnicode_FromFormat("<callsite MlirBindings for %R>", as_b(self)->ir);
 }
@@ -176,6 +205,10 @@ PyMethodDef bindings_methods[] = {
 PyGetSetDef bindings_getset[] = {
     {"ir", get_ir, nullptr, "the ir module", nullptr},
     {"installed", get_installed, nullptr, "bool: the wrappers are in place", nullptr},
+    {"process_settings", get_process_settings, set_process_settings,
+     "MlirSettings | None: used by threads without an auto_locations scope (MLIR's process-wide "
+     "switch, as callsite.mlir.accelerate maps it)",
+     nullptr},
     {"refs_per_location", get_refs, nullptr,
      "int: context references one ir.Location holds (-1: not measured yet)", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};

@@ -10,7 +10,7 @@ namespace callsite::mlir {
 struct BindingsObject {
   PyObject_HEAD
   PyObject *ir;  ///< the `ir` module
-  PyObject *context_type, *location_type, *opview_type, *operation_type;
+  PyObject *context_type, *location_type, *opview_type, *operation_type, *module_type;
   PyObject *nameloc_type;  ///< ir.NameLoc, or nullptr in bindings without typed locations
   /// Location.file / .name / .callsite / .unknown: nanobind static functions, called directly.
   PyObject *loc_file, *loc_name, *loc_callsite, *loc_unknown;
@@ -18,8 +18,15 @@ struct BindingsObject {
   /// what lets a cache tell that only its own locations keep a context alive.
   int refs_per_location;
   int active_scopes;   ///< auto_locations scopes (all threads) that need the wrappers
-  PyObject *saved[3];  ///< the original OpView.__init__, OpView.build_generic, Operation.create
-  PyObject *installed[3];  ///< what we put in their place (to restore only our own)
+  /// Every entry point where the bindings resolve a default location and consult MLIR's
+  /// traceback switch (MainModule.cpp maybeGetTracebackLocation's callers): the original
+  /// OpView.__init__, OpView.build_generic, Operation.create, Module.create.
+  static constexpr int kEntryPoints = 4;
+  PyObject *saved[kEntryPoints];
+  PyObject *installed[kEntryPoints];  ///< what we put in their place (to restore only our own)
+  /// The process-wide settings MLIR's own switches select (callsite.mlir.accelerate): used
+  /// by threads without an auto_locations scope; nullptr or None: off.
+  PyObject *process_settings;
 };
 
 extern PyTypeObject *bindings_type;

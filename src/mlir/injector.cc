@@ -29,6 +29,7 @@ struct InjectorObject {
   PyObject *original;
   BindingsObject *bindings;
   InjectorKind kind;
+  Py_ssize_t loc_position;  // loc= passed by position: args[loc_position] (-1: never)
   // kwnames → kwnames + ("loc",): kwnames tuples are code constants, so a few slots suffice.
   static constexpr int kKw = 4;
   PyObject *kw_from[kKw], *kw_to[kKw];
@@ -66,12 +67,14 @@ PyObject *extended_kwnames(InjectorObject *self, PyObject *kwnames) {
   return ext;
 }
 
-// Calls the original with loc= set to `loc` (replacing the loc keyword at `loc_index`, or
-// appending one).
+// Calls the original with loc= set to `loc`: replacing the loc keyword at `loc_index`, else
+// the positional loc at `loc_arg`, else appending a loc keyword.
 PyObject *call_with_loc(InjectorObject *self, PyObject *const *args, Py_ssize_t nargs,
-                        PyObject *kwnames, Py_ssize_t loc_index, PyObject *loc) {
+                        PyObject *kwnames, Py_ssize_t loc_index, Py_ssize_t loc_arg,
+                        PyObject *loc) {
   const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-  const Py_ssize_t total = nargs + nkw + (loc_index < 0 ? 1 : 0);
+  const bool replaces = loc_index >= 0 || loc_arg >= 0;
+  const Py_ssize_t total = nargs + nkw + (replaces ? 0 : 1);
   PyObject *small[16];
   std::vector<PyObject *> big;
   PyObject **buf = small;
@@ -80,8 +83,8 @@ PyObject *call_with_loc(InjectorObject *self, PyObject *const *args, Py_ssize_t 
     buf = big.data();
   }
   for (Py_ssize_t i = 0; i < nargs + nkw; ++i) buf[i] = args[i];
-  if (loc_index >= 0) {
-    buf[nargs + loc_index] = loc;
+  if (replaces) {
+    buf[loc_index >= 0 ? nargs + loc_index : loc_arg] = loc;
     return PyObject_Vectorcall(self->original, buf, size_t(nargs), kwnames);
   }
   buf[nargs + nkw] = loc;
@@ -96,14 +99,21 @@ PyObject *injector_call(PyObject *op, PyObject *const *args, size_t nargsf, PyOb
   InjectorObject *self = as_inj(op);
   SettingsObject *settings = nullptr;
   if (current_settings(&settings) < 0) return nullptr;
+  if (!settings && self->bindings->process_settings)  // no scope here: MLIR's process switch
+    settings = reinterpret_cast<SettingsObject *>(Py_NewRef(self->bindings->process_settings));
   if (!settings) return PyObject_Vectorcall(self->original, args, nargsf, kwnames);  // off here
 
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
   const Py_ssize_t loc_index = find_loc(kwnames);
+  const Py_ssize_t loc_arg =
+      loc_index < 0 && self->loc_position >= 0 && nargs > self->loc_position ? self->loc_position
+                                                                               : -1;
   // OpView.__init__(self, operation) wraps an existing op: only (self, name, ...) builds one.
   const bool builds = self->kind == InjectorKind::builder || loc_index >= 0 ||
                       (nargs >= 2 && PyUnicode_Check(args[1]));
-  PyObject *explicit_loc = loc_index >= 0 ? args[nargs + loc_index] : nullptr;
+  PyObject *explicit_loc = loc_index >= 0 ? args[nargs + loc_index]
+                           : loc_arg >= 0 ? args[loc_arg]
+                                          : nullptr;
   if (explicit_loc == Py_None) explicit_loc = nullptr;
   if (!builds || (explicit_loc && !settings->use_traceback && !settings->nameloc_wrap)) {
     Py_DECREF(settings);
@@ -123,7 +133,8 @@ PyObject *injector_call(PyObject *op, PyObject *const *args, size_t nargsf, PyOb
     if (explicit_loc && !settings->use_traceback) {
       loc = Py_NewRef(explicit_loc);  // on_explicit=use_explicit, but still wrapped (as MLIR)
     } else {
-      loc = stack_location(*cc, detail::as_filter(settings->filter), settings->limit, 0);
+      loc = settings->window ? window_location(*cc, settings->filter, settings->limit)
+                             : stack_location(*cc, settings->filter, settings->limit, 0);
       ours = true;
     }
   }
@@ -138,7 +149,7 @@ PyObject *injector_call(PyObject *op, PyObject *const *args, size_t nargsf, PyOb
     }
   }
   if (loc) {  // held across the call: it may run anything, including a cache sweep
-    result = call_with_loc(self, args, nargs, kwnames, loc_index, loc);
+    result = call_with_loc(self, args, nargs, kwnames, loc_index, loc_arg, loc);
     Py_DECREF(loc);
   }
   Py_DECREF(ctx);
@@ -206,14 +217,17 @@ PyType_Slot function_slots[] = {
 // first instead of allocating a bound method (LOAD_METHOD, 3.12 LOAD_SUPER_ATTR).
 PyType_Spec method_spec = {"callsite.mlir._MethodInjector", int(sizeof(InjectorObject)), 0,
                            Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL |
-                               Py_TPFLAGS_METHOD_DESCRIPTOR,
+                               Py_TPFLAGS_METHOD_DESCRIPTOR | Py_TPFLAGS_DISALLOW_INSTANTIATION,
                            method_slots};
 PyType_Spec function_spec = {"callsite.mlir._FunctionInjector", int(sizeof(InjectorObject)), 0,
-                             Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, function_slots};
+                             Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL |
+                                 Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                             function_slots};
 
 }  // namespace
 
-PyObject *new_injector(InjectorKind kind, PyObject *original, BindingsObject *bindings) noexcept {
+PyObject *new_injector(InjectorKind kind, PyObject *original, BindingsObject *bindings,
+                       Py_ssize_t loc_position) noexcept {
   PyTypeObject *type = kind == InjectorKind::opview_init ? method_type : function_type;
   auto *self = reinterpret_cast<InjectorObject *>(type->tp_alloc(type, 0));
   if (!self) return nullptr;
@@ -221,6 +235,7 @@ PyObject *new_injector(InjectorKind kind, PyObject *original, BindingsObject *bi
   self->original = Py_NewRef(original);
   self->bindings = reinterpret_cast<BindingsObject *>(Py_NewRef(reinterpret_cast<PyObject *>(bindings)));
   self->kind = kind;
+  self->loc_position = loc_position;
   return reinterpret_cast<PyObject *>(self);
 }
 

@@ -14,7 +14,10 @@ enum class InjectorKind {
 
 /// A wrapper of `original` (new reference). The opview_init kind is a method descriptor
 /// (binds like a function, and CPython's method calls skip the bound-method object).
-PyObject *new_injector(InjectorKind kind, PyObject *original, BindingsObject *bindings) noexcept;
+/// `loc_position`: the index of `loc` among the positional arguments the wrapper receives
+/// (self/cls included), as the bindings declare it; -1 if it cannot be passed by position.
+PyObject *new_injector(InjectorKind kind, PyObject *original, BindingsObject *bindings,
+                       Py_ssize_t loc_position) noexcept;
 
 /// True if `obj` is one of these wrappers.
 bool is_injector(PyObject *obj) noexcept;

@@ -4,10 +4,12 @@
 #include <vector>
 
 #include "capture/capture.h"
+#include "capture/traceback.h"
 #include "core/args.h"
 #include "filter/filter.h"
 #include "mlir/build.h"
 #include "mlir/settings.h"
+#include "tracking/tracking.h"
 
 namespace callsite::mlir {
 namespace {
@@ -58,21 +60,15 @@ PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m) n
   return tail;
 }
 
-PyObject *stack_location(ContextCache &cc, detail::FilterObject *filter, std::size_t limit,
+PyObject *stack_location(ContextCache &cc, PyObject *filter, std::size_t limit,
                          std::size_t skip) noexcept {
-  if (limit == SIZE_MAX) limit = filter->limit;
-  RawFrame small[kStackBuffer];
-  std::vector<RawFrame> big;
-  const RawFrame *frames = small;
-  std::size_t n = capture_raw(small, kStackBuffer, skip);
-  if (n > kStackBuffer) {
-    big.resize(n + 16);
-    n = capture_raw(big.data(), big.size(), skip);
-    if (n > big.size()) n = big.size();
-    frames = big.data();
-  }
-  const std::uint64_t hash = hash_frames(frames, n, stack_seed(filter->generation, limit));
-  if (PyObject *hit = cc.stacks.find(hash, frames, n, filter->generation, limit)) {
+  if (limit == SIZE_MAX) limit = detail::limit_of(filter);
+  const std::uint64_t generation = detail::generation_of(filter);
+  const RawStack<kStackBuffer> stack(skip);
+  const RawFrame *frames = stack.data();
+  const std::size_t n = stack.size();
+  const std::uint64_t hash = hash_frames(frames, n, stack_seed(generation, limit));
+  if (PyObject *hit = cc.stacks.find(hash, frames, n, generation, limit)) {
     ++cc.hits;
     return Py_NewRef(hit);
   }
@@ -80,20 +76,26 @@ PyObject *stack_location(ContextCache &cc, detail::FilterObject *filter, std::si
   if (cc.stacks.size() >= kMaxStacks) cc.clear_sequences();
 
   // The limit counts kept frames; the walk goes on past dropped ones (as MLIR's does).
-  std::vector<RawFrame> kept;
-  kept.reserve(n < limit ? n : limit);
-  for (std::size_t i = 0; i < n && kept.size() < limit; ++i) {
-    const int keep = detail::keeps_raw(filter, frames[i]);
-    if (keep < 0) return nullptr;
-    if (keep) kept.push_back(frames[i]);
-  }
-  PyObject *loc = kept_location(cc, kept.data(), kept.size());
+  std::vector<RawFrame> kept(n < limit ? n : limit);
+  const std::size_t k = detail::keep_frames(filter, frames, n, kept.data(), limit);
+  if (k == SIZE_MAX) return nullptr;
+  PyObject *loc = kept_location(cc, kept.data(), k);
   if (!loc) return nullptr;
   // `loc` is owned by the frame or chain table; the whole-stack table only points at it.
-  if (!cc.stacks.insert(hash, frames, n, filter->generation, limit, loc)) {
+  if (!cc.stacks.insert(hash, frames, n, generation, limit, loc)) {
     Py_DECREF(loc);
     return PyErr_NoMemory();
   }
+  return loc;
+}
+
+PyObject *window_location(ContextCache &cc, PyObject *filter, std::size_t limit) noexcept {
+  if (limit == SIZE_MAX) limit = detail::limit_of(filter);
+  PyObject *tb = tracking::window_traceback(0, limit, filter);
+  if (!tb) return nullptr;
+  // No whole-stack cache: a window is not a stack; the chain and frame caches still apply.
+  PyObject *loc = kept_location(cc, traceback_frames(tb), traceback_size(tb));
+  Py_DECREF(tb);
   return loc;
 }
 
@@ -166,7 +168,7 @@ PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
   BindingsObject *b = resolve(slots[2], &ctx);
   if (!b) return nullptr;
   ContextCache *cc = cache_for(b, ctx);
-  PyObject *loc = cc ? stack_location(*cc, detail::as_filter(filter), limit, skip) : nullptr;
+  PyObject *loc = cc ? stack_location(*cc, filter, limit, skip) : nullptr;
   Py_DECREF(ctx);
   return loc;
 }

@@ -8,11 +8,17 @@
 namespace callsite::mlir {
 
 /// The location MLIR's loc_tracebacks() would build for the calling thread's stack (after
-/// `skip` innermost frames): the kept frames of `filter`, at most `limit` of them (SIZE_MAX:
+/// `skip` innermost frames): the kept frames of `filter` (a checked callsite.Filter), at most
+/// `limit` of them (SIZE_MAX:
 /// the filter's limit). A repeated stack costs one walk and one hash lookup. New reference
 /// (the cache keeps its own), or nullptr with an error.
-PyObject *stack_location(ContextCache &cc, detail::FilterObject *filter, std::size_t limit,
+PyObject *stack_location(ContextCache &cc, PyObject *filter, std::size_t limit,
                          std::size_t skip) noexcept;
+
+/// The same from the calling thread's tracked call window (callsite.tracking) instead of a
+/// stack walk: its most recent call sites the filter keeps, at most `limit`. RuntimeError
+/// when tracking is off.
+PyObject *window_location(ContextCache &cc, PyObject *filter, std::size_t limit) noexcept;
 
 /// The location of given kept frames (innermost first): unknown, one NameLoc, or the
 /// CallSiteLoc chain. New reference.

@@ -16,12 +16,13 @@ namespace {
 inline SettingsObject *as_settings(PyObject *o) { return reinterpret_cast<SettingsObject *>(o); }
 
 PyObject *settings_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static const char *kwlist[] = {"filter", "limit", "use_traceback", "nameloc_wrap", nullptr};
+  static const char *kwlist[] = {"filter", "limit", "use_traceback", "nameloc_wrap", "window",
+                                 nullptr};
   PyObject *filter = Py_None, *limit = Py_None;
-  int use_traceback = 0, nameloc_wrap = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO$pp:MlirSettings",
+  int use_traceback = 0, nameloc_wrap = 0, window = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO$ppp:MlirSettings",
                                    const_cast<char **>(kwlist), &filter, &limit, &use_traceback,
-                                   &nameloc_wrap))
+                                   &nameloc_wrap, &window))
     return nullptr;
   if (filter == Py_None) filter = default_filter();
   if (!filter) return nullptr;
@@ -38,6 +39,7 @@ PyObject *settings_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   s->limit = lim;
   s->use_traceback = use_traceback != 0;
   s->nameloc_wrap = nameloc_wrap != 0;
+  s->window = window != 0;
   return reinterpret_cast<PyObject *>(s);
 }
 
@@ -59,14 +61,16 @@ PyObject *get_use_traceback(PyObject *self, void *) {
 PyObject *get_nameloc_wrap(PyObject *self, void *) {
   return PyBool_FromLong(as_settings(self)->nameloc_wrap);
 }
+PyObject *get_window(PyObject *self, void *) { return PyBool_FromLong(as_settings(self)->window); }
 
 PyObject *settings_repr(PyObject *self) {
   SettingsObject *s = as_settings(self);
   PyObject *limit = get_limit(self, nullptr);
   PyObject *r = limit ? PyUnicode_FromFormat(
-                            "MlirSettings(filter=%R, limit=%R, use_traceback=%s, nameloc_wrap=%s)",
+                            "MlirSettings(filter=%R, limit=%R, use_traceback=%s, nameloc_wrap=%s, "
+                            "window=%s)",
                             s->filter, limit, s->use_traceback ? "True" : "False",
-                            s->nameloc_wrap ? "True" : "False")
+                            s->nameloc_wrap ? "True" : "False", s->window ? "True" : "False")
                       : nullptr;
   Py_XDECREF(limit);
   return r;
@@ -77,11 +81,12 @@ PyGetSetDef settings_getset[] = {
     {"limit", get_limit, nullptr, "int | None: frame limit (None: the filter's)", nullptr},
     {"use_traceback", get_use_traceback, nullptr, "bool: explicit loc= is replaced", nullptr},
     {"nameloc_wrap", get_nameloc_wrap, nullptr, "bool: wrap in Location.current's names", nullptr},
+    {"window", get_window, nullptr, "bool: locations from the tracked call window", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyType_Slot settings_slots[] = {
     {Py_tp_doc, const_cast<char *>("MlirSettings(filter=None, limit=None, *, use_traceback=False, "
-                                   "nameloc_wrap=False): one auto_locations scope.")},
+                                   "nameloc_wrap=False, window=False): one auto_locations scope.")},
     {Py_tp_new, reinterpret_cast<void *>(settings_new)},
     {Py_tp_dealloc, reinterpret_cast<void *>(settings_dealloc)},
     {Py_tp_repr, reinterpret_cast<void *>(settings_repr)},

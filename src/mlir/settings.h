@@ -13,6 +13,7 @@ struct SettingsObject {
   std::size_t limit;
   bool use_traceback;  ///< on_explicit: replace an explicit loc= by the traceback
   bool nameloc_wrap;   ///< current_loc: wrap in the NameLoc names of Location.current
+  bool window;         ///< source="window": the tracked call window instead of a stack walk
 };
 
 extern PyTypeObject *settings_type;

@@ -3,6 +3,7 @@
 #include "native/reify.h"
 
 #include <cstring>
+#include <exception>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -28,9 +29,15 @@ struct PerExecutable {
 auto &cache = *new std::unordered_map<const Executable *, PerExecutable>();
 std::size_t hits = 0, misses = 0;
 
-// (executable, state) pairs being reified right now: a reifier that captures and
-// symbolizes its own frame gets a placeholder instead of recursing forever.
-auto &in_progress = *new std::vector<std::pair<const Executable *, std::uintptr_t>>();
+// (executable, state) pairs this thread is reifying right now: a reifier that captures and
+// symbolizes its own frame gets a placeholder instead of recursing forever. Per thread: a
+// Python reifier releases the GIL, and another thread reaching the same pair meanwhile is not
+// recursing (it runs the reifier too; the first result is cached).
+thread_local std::vector<std::pair<const Executable *, std::uintptr_t>> in_progress;
+
+// KeyboardInterrupt, SystemExit, GeneratorExit (a BaseException that is not an Exception):
+// the program is being stopped, not a reifier mistake; it propagates, nothing is cached.
+bool interrupt_pending() { return PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception); }
 
 void clear(Reified &r) {
   Py_CLEAR(r.filename);
@@ -171,7 +178,10 @@ bool run_reifier(const Executable *exe, std::uintptr_t state, Reified *out, std:
     ExecutableObject *owner = python_owned(exe);
     if (!owner->reifier) return *why = "the reifier was cleared", false;
     PyObject *result = PyObject_CallFunction(owner->reifier, "K", (unsigned long long)state);
-    if (!result) return *why = "it raised " + describe_pending_exception(), false;
+    if (!result) {
+      if (!interrupt_pending()) *why = "it raised " + describe_pending_exception();
+      return false;
+    }
     if (result == Py_None) {  // "no location": a placeholder, but not an error
       Py_DECREF(result);
       return make_placeholder(exe, out) || (*why = describe_pending_exception(), false);
@@ -185,6 +195,7 @@ bool run_reifier(const Executable *exe, std::uintptr_t state, Reified *out, std:
   const int rc = exe->reify(exe, state, &loc);
   if (rc != 0) {
     Py_XDECREF(loc.code);
+    if (interrupt_pending()) return false;
     *why = PyErr_Occurred() ? "it raised " + describe_pending_exception()
                             : std::string("it returned ") + std::to_string(rc);
     return false;
@@ -206,12 +217,23 @@ bool fill_defaults(const Executable *exe, Reified *r) {
 }  // namespace
 
 bool init_reify() noexcept {
-  if (!reification_warning)
+  if (!reification_warning) {
+    // A callsite.CallsiteWarning too when the package is there (not when embedded without it).
+    PyObject *warnings = PyImport_ImportModule("callsite._warnings");
+    PyObject *base = warnings ? PyObject_GetAttrString(warnings, "CallsiteWarning") : nullptr;
+    Py_XDECREF(warnings);
+    if (!base) PyErr_Clear();
+    PyObject *bases = base ? PyTuple_Pack(2, base, PyExc_RuntimeWarning)
+                           : Py_NewRef(PyExc_RuntimeWarning);
+    Py_XDECREF(base);
+    if (!bases) return false;
     reification_warning = PyErr_NewExceptionWithDoc(
         "callsite.native.ReificationWarning",
         "A native frame's reifier raised or returned something that is not a location; the "
         "frame is shown as a placeholder. Reported once per executable.",
-        PyExc_RuntimeWarning, nullptr);
+        bases, nullptr);
+    Py_DECREF(bases);
+  }
   if (!reification_warning) return false;
   set_native_symbolizer(&symbolize_native);
   return true;
@@ -236,6 +258,10 @@ const Reified *reify(const Executable *exe, std::uintptr_t state) noexcept {
     std::string why;
     const bool ok = run_reifier(exe, state, &r, &why) && fill_defaults(exe, &r);
     in_progress.pop_back();
+    if (!ok && interrupt_pending()) {
+      clear(r);
+      return nullptr;
+    }
     if (!ok) {
       if (why.empty()) why = describe_pending_exception();
       if (!make_placeholder(exe, &r)) return nullptr;
@@ -259,7 +285,9 @@ const Reified *reify(const Executable *exe, std::uintptr_t state) noexcept {
       }
     }
     return &it->second;
-  } catch (...) {
+  } catch (const std::exception &) {
+    // Only the containers' bad_alloc: not `...`, which would also catch the forced unwind of
+    // a daemon thread ended by finalization inside the reifier (it has no thread state).
     PyErr_NoMemory();
     return nullptr;
   }

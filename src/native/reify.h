@@ -17,7 +17,8 @@ struct Reified {
 
 /// The cached location of (executable, state), reifying on first use. A failing reifier
 /// gives a placeholder and a ReificationWarning (once per executable). Returns nullptr with
-/// a Python error only when that warning was turned into an error (or on out of memory).
+/// a Python error only when that warning was turned into an error, when the reifier raised a
+/// BaseException that is not an Exception (propagated, nothing cached), or on out of memory.
 /// GIL held; must be called with no exception set.
 const Reified *reify(const Executable *executable, std::uintptr_t state) noexcept;
 

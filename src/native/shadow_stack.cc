@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <unordered_map>
 #include <vector>
 
@@ -83,7 +84,8 @@ const NativeLink *splice() noexcept {
       out.push_back(*own);
       origin.push_back(own);
     }
-  } catch (...) {  // out of memory: show the thread's own frames as they are
+  } catch (const std::exception &) {  // out of memory: show the thread's own frames as they are
+    // (not `...`: a daemon thread's forced unwind at finalization must pass through)
     Py_XDECREF(f);
     out.clear();
     origin.clear();

@@ -2,6 +2,8 @@
 // tracked window (tracking/) or a filtered walk (filter/).
 #include "python/capture_entry.h"
 
+#include <vector>
+
 #include "capture/capture.h"
 #include "core/args.h"
 #include "filter/filter.h"
@@ -47,7 +49,26 @@ PyObject *capture_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
   if (window) return tracking::window_traceback(skip, limit, filter);
   if (!filter) return callsite::capture(skip, limit);
 
-  // Filtered: the limit counts kept frames, so walk everything and let the filter stop.
+  // Filtered: the limit counts kept frames. With a limit, walk growing prefixes of the stack
+  // and stop at the one holding `limit` kept frames (limit=1: the first user frame).
+  const size_t filter_cap = filter_limit(filter);
+  if (filter_cap == SIZE_MAX && PyErr_Occurred()) return nullptr;
+  if ((limit < filter_cap ? limit : filter_cap) != SIZE_MAX) {
+    const size_t wanted = limit < filter_cap ? limit : filter_cap;
+    std::vector<RawFrame> prefix, kept;
+    size_t scanned = 0, found = 0;
+    for (size_t cap = kFirstPrefix;; cap *= 4) {
+      prefix.resize(cap);
+      kept.resize(cap);
+      const size_t n = walk_prefix(prefix.data(), cap, skip);
+      const size_t k = filter_frames(filter, prefix.data() + scanned, n - scanned, kept.data(),
+                                     SIZE_MAX);
+      if (k == SIZE_MAX) return nullptr;
+      found += k;
+      scanned = n;
+      if (found >= wanted || n < cap) return filtered_traceback(filter, prefix.data(), n, limit);
+    }
+  }
   const RawStack<kFilteredWalk> stack(skip);
   return filtered_traceback(filter, stack.data(), stack.size(), limit);
 }

@@ -178,16 +178,16 @@ PyMemberDef exe_members[] = {
 PyMethodDef exe_methods[] = {
     {"frame", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(exe_frame)),
      METH_VARARGS | METH_KEYWORDS,
-     "frame(state=0) -> NativeFrame: a frame of this executable, pushed by `with` (or used "
+     "frame($self, state=0)\n--\n\na frame of this executable, pushed by `with` (or used "
      "as a decorator: one fresh frame per call)."},
     {"reify", exe_reify, METH_O,
-     "reify(state) -> callsite.Frame: the location of `state`, through the reifier and cache."},
+     "reify($self, state, /)\n--\n\nthe location of `state`, through the reifier and cache."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyType_Slot exe_slots[] = {
     {Py_tp_doc, const_cast<char *>(
                     "Executable(name, reifier=None, *, kind='python', visible=False, "
-                    "locations=None, states=None)\n\n"
+                    "locations=None, states=None)\n--\n\n"
                     "One kind of native code (an interpreted function, a JIT kernel). "
                     "reifier(state: int) returns a callsite.native.Location (or a "
                     "(filename, lineno, ...) tuple, or None) and is called only when a frame "

@@ -164,17 +164,48 @@ PyObject *add_exclude(PyObject *self, PyObject *rule) {
   return edit_result(as_filter(self), as_filter(self)->rules->add(RuleKind::exclude, rule));
 }
 
-PyObject *add_prefix(PyObject *self, PyObject *path, RuleKind kind, bool dir) {
-  PyObject *prefix = path;
-  if (dir) {
-    if (!PyUnicode_Check(path)) return literal_prefix_pattern(path);  // raises TypeError
-    PyObject *os_path = PyImport_ImportModule("os.path");
-    prefix = os_path ? PyObject_CallMethod(os_path, "join", "Os", path, "") : nullptr;
-    Py_XDECREF(os_path);
-    if (!prefix) return nullptr;
+// The path a file or directory rule matches: os.fspath(path) with "~" expanded, made
+// absolute against the current directory (co_filename of an imported module is absolute, so
+// a relative rule would never match); a directory gets a trailing separator. Pseudo-filenames
+// ("<string>", "<frozen ...>") are kept as given.
+PyObject *rule_path(const char *method, PyObject *path, bool dir) {
+  if (!PyUnicode_Check(path) && !PyObject_HasAttrString(path, "__fspath__")) {
+    PyErr_Format(PyExc_TypeError,
+                 "callsite.Filter.%s(): path must be a str or os.PathLike, not %.200s", method,
+                 Py_TYPE(path)->tp_name);
+    return nullptr;
   }
+  PyObject *text = PyOS_FSPath(path);
+  if (text && !PyUnicode_Check(text)) {
+    PyErr_Format(PyExc_TypeError,
+                 "callsite.Filter.%s(): path must be a str or os.PathLike, not %.200s "
+                 "(os.fspath() gave %.200s)",
+                 method, Py_TYPE(path)->tp_name, Py_TYPE(text)->tp_name);
+    Py_CLEAR(text);
+  }
+  if (!text) return nullptr;
+  if (PyUnicode_GET_LENGTH(text) == 0) {
+    Py_DECREF(text);
+    PyErr_Format(PyExc_ValueError, "callsite.Filter.%s(): path must not be empty", method);
+    return nullptr;
+  }
+  if (PyUnicode_READ_CHAR(text, 0) == '<') return text;
+  PyObject *os_path = PyImport_ImportModule("os.path");
+  PyObject *expanded = os_path ? PyObject_CallMethod(os_path, "expanduser", "O", text) : nullptr;
+  PyObject *absolute = expanded ? PyObject_CallMethod(os_path, "abspath", "O", expanded) : nullptr;
+  PyObject *result = absolute && dir ? PyObject_CallMethod(os_path, "join", "Os", absolute, "")
+                                     : Py_XNewRef(absolute);
+  for (PyObject *o : {absolute, expanded, os_path, text}) Py_XDECREF(o);
+  return result;
+}
+
+PyObject *add_prefix(PyObject *self, PyObject *path, RuleKind kind, bool dir) {
+  const char *method = kind == RuleKind::include ? (dir ? "include_dir" : "include_file")
+                                                 : (dir ? "exclude_dir" : "exclude_file");
+  PyObject *prefix = rule_path(method, path, dir);
+  if (!prefix) return nullptr;
   PyObject *pattern = literal_prefix_pattern(prefix);
-  if (dir) Py_DECREF(prefix);
+  Py_DECREF(prefix);
   if (!pattern) return nullptr;
   const int r = as_filter(self)->rules->add(kind, pattern);
   Py_DECREF(pattern);
@@ -239,26 +270,31 @@ PyObject *keeps_py(PyObject *self, PyObject *x) {
   return PyBool_FromLong(r);
 }
 
-// first_user_frame(skip=0): the innermost kept frame of the caller's stack, or None. Stops at
-// the first kept frame: a short walk first, the whole stack only when that found none.
-PyObject *first_user_frame(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  if (nargs > 1) {
-    PyErr_Format(PyExc_TypeError, "first_user_frame() takes at most 1 argument (%zd given)",
-                 nargs);
+// first_user_frame(skip=0): the innermost kept frame of the caller's stack, or None. Walks
+// growing prefixes of the stack and stops at the first kept frame: a user frame near the top
+// of a deep stack costs a short walk, not the whole stack.
+PyObject *first_user_frame(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames) {
+  static const char *const names[] = {"skip"};
+  PyObject *skip_arg = nullptr;
+  if (!bind_fastcall_args("first_user_frame", names, 1, 1, args, nargs, kwnames, &skip_arg))
     return nullptr;
-  }
   size_t skip = 0;
-  if (nargs == 1 && !parse_count(args[0], "skip", 0, &skip)) return nullptr;
+  if (skip_arg && !parse_count(skip_arg, "skip", 0, &skip)) return nullptr;
   FilterObject *f = as_filter(self);
-  // 64 entries cover most stacks in one walk; deeper ones are walked again, whole.
-  const RawStack<64> stack(skip);
-  const RawFrame *frames = stack.data();
-  for (size_t i = 0, n = stack.size(); i < n; ++i) {
-    const int keep = keeps_raw(f, frames[i]);
-    if (keep < 0) return nullptr;
-    if (keep) return new_frame(frames[i]);
+  std::vector<RawFrame> prefix;
+  size_t scanned = 0;
+  for (size_t cap = kFirstPrefix;; cap *= 4) {
+    prefix.resize(cap);
+    const size_t n = walk_prefix(prefix.data(), cap, skip);
+    for (size_t i = scanned; i < n; ++i) {
+      const int keep = keeps_raw(f, prefix[i]);
+      if (keep < 0) return nullptr;
+      if (keep) return new_frame(prefix[i]);
+    }
+    if (n < cap) Py_RETURN_NONE;
+    scanned = n;
   }
-  Py_RETURN_NONE;
 }
 
 PyObject *apply_py(PyObject *self, PyObject *tb) {
@@ -298,33 +334,33 @@ PyObject *get_generation(PyObject *self, void *) {
 
 PyMethodDef filter_methods[] = {
     {"add_include", add_include, METH_O,
-     "add_include(pattern): keep frames whose co_filename matches (re.search); wins over "
+     "add_include($self, pattern, /)\n--\n\nkeep frames whose co_filename matches (re.search); wins over "
      "every exclude rule. Removes the same pattern from the exclude rules."},
     {"add_exclude", add_exclude, METH_O,
-     "add_exclude(pattern): drop frames whose co_filename matches, unless an include rule "
+     "add_exclude($self, pattern, /)\n--\n\ndrop frames whose co_filename matches, unless an include rule "
      "matches. Removes the same pattern from the include rules."},
     {"include_file", include_file, METH_O,
-     "include_file(path): as MLIR's register_traceback_file_inclusion: the literal prefix "
+     "include_file($self, path, /)\n--\n\nas MLIR's register_traceback_file_inclusion: the literal prefix "
      "'^' + re.escape(path)."},
     {"exclude_file", exclude_file, METH_O,
-     "exclude_file(path): as MLIR's register_traceback_file_exclusion."},
+     "exclude_file($self, path, /)\n--\n\nas MLIR's register_traceback_file_exclusion."},
     {"include_dir", include_dir, METH_O,
-     "include_dir(path): every file under the directory (literal prefix path + os.sep)."},
-    {"exclude_dir", exclude_dir, METH_O, "exclude_dir(path): every file under the directory."},
-    {"remove", remove_rule, METH_O, "remove(pattern) -> bool: drops the rule from both kinds."},
-    {"clear", clear_rules, METH_NOARGS, "clear(): drops every rule (the defaults too)."},
-    {"copy", copy_filter, METH_NOARGS, "copy() -> Filter: same rules and limit."},
+     "include_dir($self, path, /)\n--\n\nevery file under the directory (literal prefix path + os.sep)."},
+    {"exclude_dir", exclude_dir, METH_O, "exclude_dir($self, path, /)\n--\n\nevery file under the directory."},
+    {"remove", remove_rule, METH_O, "remove($self, pattern, /)\n--\n\ndrops the rule from both kinds."},
+    {"clear", clear_rules, METH_NOARGS, "clear($self, /)\n--\n\ndrops every rule (the defaults too)."},
+    {"copy", copy_filter, METH_NOARGS, "copy($self, /)\n--\n\nsame rules and limit."},
     {"keeps", keeps_py, METH_O,
-     "keeps(x) -> bool: x a code object, function, frame, callsite.Frame or filename."},
+     "keeps($self, x, /)\n--\n\nx a code object, function, frame, callsite.Frame or filename."},
     {"first_user_frame",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(first_user_frame)),
-     METH_FASTCALL,
-     "first_user_frame(skip=0) -> Frame | None: the innermost kept frame of the caller's "
+     METH_FASTCALL | METH_KEYWORDS,
+     "first_user_frame($self, skip=0)\n--\n\nthe innermost kept frame of the caller's "
      "stack (skip drops that many innermost frames first). Stops at the first kept frame."},
     {"apply", apply_py, METH_O,
-     "apply(traceback) -> Traceback: the kept frames, at most limit of them."},
+     "apply($self, traceback, /)\n--\n\nthe kept frames, at most limit of them."},
     {"default", default_py, METH_NOARGS | METH_CLASS,
-     "default() -> Filter: the process-wide default (used when no filter is given)."},
+     "default($type, /)\n--\n\nthe process-wide default (used when no filter is given)."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef filter_getset[] = {
@@ -341,7 +377,8 @@ PyMemberDef filter_members[] = {
 
 PyType_Slot filter_slots[] = {
     {Py_tp_doc, const_cast<char *>(
-                    "Filter(include=(), exclude=(), limit=10, *, default_exclusions=True)\n\n"
+                    "Filter(include=(), exclude=(), limit=10, *, default_exclusions=True)\n"
+                    "--\n\n"
                     "Which frames are the user's, with MLIR's semantics: a frame is kept when "
                     "its co_filename matches an include rule (re.search), or else matches no "
                     "exclude rule. limit counts kept frames (None: no limit). The default "
@@ -361,7 +398,6 @@ PyType_Spec filter_spec = {"callsite.Filter", int(sizeof(FilterObject)), 0,
 
 PyTypeObject *init_filter_type() noexcept {
   if (filter_type) return filter_type;
-  if (!init_rules()) return nullptr;
   filter_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&filter_spec));
   return filter_type;
 }

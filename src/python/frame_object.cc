@@ -140,8 +140,8 @@ PyGetSetDef frame_getset[] = {
 
 PyMethodDef frame_methods[] = {
     {"to_mlir", frame_to_mlir_method, METH_NOARGS,
-     "to_mlir() -> str: this frame as MLIR prints it: \"qualname\"(\"file\":l:c to :ec)."},
-    {"to_dict", frame_to_dict_method, METH_NOARGS, "to_dict() -> dict: JSON-ready fields."},
+     "to_mlir($self, /)\n--\n\nthis frame as MLIR prints it: \"qualname\"(\"file\":l:c to :ec)."},
+    {"to_dict", frame_to_dict_method, METH_NOARGS, "to_dict($self, /)\n--\n\nJSON-ready fields."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyType_Slot frame_slots[] = {
@@ -156,8 +156,8 @@ PyType_Slot frame_slots[] = {
     {Py_tp_methods, frame_methods},
     {0, nullptr}};
 
-PyType_Spec frame_spec = {"callsite.Frame", int(sizeof(FrameObject)), 0, Py_TPFLAGS_DEFAULT,
-                          frame_slots};
+PyType_Spec frame_spec = {"callsite.Frame", int(sizeof(FrameObject)), 0,
+                          Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, frame_slots};
 
 }  // namespace
 

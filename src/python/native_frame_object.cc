@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "native/exception_entry.h"
+#include "native/greenlets.h"
 #include "native/shadow_stack.h"
 #include "native/visible_frames.h"
 
@@ -49,6 +50,10 @@ bool push_frame(PyNativeFrame *f, bool nested) {
     return false;
   }
   const Executable *exe = &f->executable->exe;
+  if (!track_greenlets()) {
+    python_links.erase(&f->link);
+    return false;
+  }
   if (!nested && in_suspendable_frame()) {
     f->link = NativeLink{nullptr, current_marker(), exe, f->link.state};
     if (!park(&f->link)) {
@@ -213,9 +218,9 @@ PyGetSetDef nf_getset[] = {
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyMethodDef nf_methods[] = {
-    {"push", nf_push, METH_NOARGS, "push(): makes the frame active (as `with` does)."},
+    {"push", nf_push, METH_NOARGS, "push($self, /)\n--\n\nmakes the frame active (as `with` does)."},
     {"pop", nf_pop, METH_NOARGS,
-     "pop(): deactivates it. RuntimeError if it is not active, was pushed on another thread, "
+     "pop($self, /)\n--\n\ndeactivates it. RuntimeError if it is not active, was pushed on another thread, "
      "or a frame pushed after it is still active (then it is unlinked anyway)."},
     {"__enter__", nf_enter, METH_NOARGS, nullptr},
     {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(nf_exit)),
@@ -224,7 +229,7 @@ PyMethodDef nf_methods[] = {
 
 PyType_Slot nf_slots[] = {
     {Py_tp_doc, const_cast<char *>(
-                    "NativeFrame(executable, state=0)\n\n"
+                    "NativeFrame(executable, state=0)\n--\n\n"
                     "A native frame driven from Python: `with` pushes it on this thread's "
                     "shadow stack (from a generator or coroutine it follows that frame "
                     "instead), `state` says where it is. Used as a decorator, every call of "
@@ -361,7 +366,8 @@ PyType_Slot ff_slots[] = {
     {0, nullptr}};
 
 PyType_Spec ff_spec = {"callsite.native.FramedFunction", int(sizeof(FramedFunction)), 0,
-                       Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+                       Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                           Py_TPFLAGS_DISALLOW_INSTANTIATION,
                        ff_slots};
 
 }  // namespace

@@ -201,24 +201,107 @@ PyObject *tb_to_mlir(PyObject *self, PyObject *const *args, Py_ssize_t nargs, Py
   return PyUnicode_FromStringAndSize(text.data(), Py_ssize_t(text.size()));
 }
 PyObject *tb_from_frame(PyObject *, PyObject *frame) { return traceback_from_frame(frame); }
+
+// --- the rest of collections.abc.Sequence: frames compare by (code, offset), unsymbolized ------
+
+PyObject *tb_iter(PyObject *self) { return PySeqIter_New(self); }
+
+PyObject *tb_reversed(PyObject *self, PyObject *) {
+  const Py_ssize_t n = Py_SIZE(self);
+  PyObject *list = PyList_New(n);
+  if (!list) return nullptr;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject *frame = new_frame(as_tb(self)->frames[n - 1 - i]);
+    if (!frame) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, i, frame);
+  }
+  PyObject *it = PyObject_GetIter(list);
+  Py_DECREF(list);
+  return it;
+}
+
+// Index of the first entry in [start, stop) equal to `value`, or -1. Only a callsite.Frame
+// can be equal (Frame.__eq__ compares the raw entry).
+Py_ssize_t find_entry(PyObject *self, PyObject *value, Py_ssize_t start, Py_ssize_t stop) {
+  if (!PyObject_TypeCheck(value, frame_type)) return -1;
+  const RawFrame &wanted = frame_raw(value);
+  for (Py_ssize_t i = start; i < stop && i < Py_SIZE(self); ++i)
+    if (as_tb(self)->frames[i] == wanted) return i;
+  return -1;
+}
+
+int tb_contains(PyObject *self, PyObject *value) {
+  return find_entry(self, value, 0, Py_SIZE(self)) >= 0;
+}
+
+PyObject *tb_count(PyObject *self, PyObject *value) {
+  Py_ssize_t count = 0;
+  for (Py_ssize_t i = find_entry(self, value, 0, Py_SIZE(self)); i >= 0;
+       i = find_entry(self, value, i + 1, Py_SIZE(self)))
+    ++count;
+  return PyLong_FromSsize_t(count);
+}
+
+// start/stop as list.index takes them: negative counts from the end, clamped to the length.
+bool bound_arg(PyObject *arg, Py_ssize_t n, const char *what, Py_ssize_t *out) {
+  if (!PyIndex_Check(arg)) {
+    PyErr_Format(PyExc_TypeError, "Traceback.index(): %s must be an int, not %.200s", what,
+                 Py_TYPE(arg)->tp_name);
+    return false;
+  }
+  Py_ssize_t v = PyNumber_AsSsize_t(arg, nullptr);  // clamps a huge value
+  if (v == -1 && PyErr_Occurred()) return false;
+  if (v < 0) v = v + n < 0 ? 0 : v + n;
+  *out = v;
+  return true;
+}
+
+PyObject *tb_index(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs < 1 || nargs > 3) {
+    PyErr_Format(PyExc_TypeError, "Traceback.index() takes 1 to 3 arguments (%zd given)", nargs);
+    return nullptr;
+  }
+  const Py_ssize_t n = Py_SIZE(self);
+  Py_ssize_t start = 0, stop = n;
+  if ((nargs > 1 && !bound_arg(args[1], n, "start", &start)) ||
+      (nargs > 2 && !bound_arg(args[2], n, "stop", &stop)))
+    return nullptr;
+  const Py_ssize_t i = find_entry(self, args[0], start, stop);
+  if (i < 0) {
+    PyErr_SetString(PyExc_ValueError, "Traceback.index(x): x not in traceback");
+    return nullptr;
+  }
+  return PyLong_FromSsize_t(i);
+}
 PyObject *tb_from_traceback(PyObject *, PyObject *tb) { return traceback_from_exception_tb(tb); }
 
 PyMethodDef tb_methods[] = {
+    {"index", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(tb_index)),
+     METH_FASTCALL,
+     "index($self, value, start=0, stop=sys.maxsize, /)\n--\n\n"
+     "The position of the first frame equal to value (same code object and offset)."},
+    {"count", tb_count, METH_O,
+     "count($self, value, /)\n--\n\nHow many frames are equal to value."},
+    {"__reversed__", tb_reversed, METH_NOARGS,
+     "__reversed__($self, /)\n--\n\nThe frames, outermost first."},
     {"raw", tb_raw, METH_NOARGS,
-     "raw() -> list[tuple]: (code, lasti) per Python frame, ('native', state) per native one."},
+     "raw($self, /)\n--\n\n(code, lasti) per Python frame, ('native', state) per native one."},
     {"as_stack_summary", tb_as_stack_summary, METH_NOARGS,
-     "as_stack_summary() -> traceback.StackSummary, outermost first (lines looked up lazily)."},
+     "as_stack_summary($self, /)\n--\n\noutermost first (lines looked up lazily)."},
     {"format", tb_format, METH_NOARGS,
-     "format() -> list[str]: the lines traceback.format_list prints, outermost first."},
+     "format($self, /)\n--\n\nthe lines traceback.format_list prints, outermost first."},
     {"to_list", tb_to_list, METH_NOARGS,
-     "to_list() -> list[dict]: one JSON-ready dict per frame, innermost first."},
+     "to_list($self, /)\n--\n\none JSON-ready dict per frame, innermost first."},
     {"to_mlir", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(tb_to_mlir)),
      METH_FASTCALL | METH_KEYWORDS,
-     "to_mlir(filter=None) -> str: the location MLIR's loc_tracebacks() would print."},
+     "to_mlir($self, filter=None)\n--\n\nthe location MLIR's loc_tracebacks() would print."},
     {"from_frame", tb_from_frame, METH_O | METH_CLASS,
-     "from_frame(frame) -> Traceback: frame and its callers (f_back chain), innermost first."},
+     "from_frame($type, frame, /)\n--\n\nframe and its callers (f_back chain), innermost first."},
     {"from_traceback", tb_from_traceback, METH_O | METH_CLASS,
-     "from_traceback(tb) -> Traceback: an exception traceback's entries, innermost first."},
+     "from_traceback($type, tb, /)\n--\n\nan exception traceback's entries, innermost first."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef tb_getset[] = {
@@ -236,6 +319,8 @@ PyType_Slot tb_slots[] = {
     {Py_tp_repr, reinterpret_cast<void *>(tb_repr)},
     {Py_sq_length, reinterpret_cast<void *>(tb_length)},
     {Py_sq_item, reinterpret_cast<void *>(tb_item)},
+    {Py_sq_contains, reinterpret_cast<void *>(tb_contains)},
+    {Py_tp_iter, reinterpret_cast<void *>(tb_iter)},
     {Py_mp_length, reinterpret_cast<void *>(tb_length)},
     {Py_mp_subscript, reinterpret_cast<void *>(tb_subscript)},
     {Py_tp_methods, tb_methods},
@@ -243,7 +328,8 @@ PyType_Slot tb_slots[] = {
     {0, nullptr}};
 
 PyType_Spec tb_spec = {"callsite.Traceback", int(offsetof(TracebackObject, frames)),
-                       int(sizeof(RawFrame)), Py_TPFLAGS_DEFAULT, tb_slots};
+                       int(sizeof(RawFrame)),
+                       Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, tb_slots};
 
 }  // namespace
 

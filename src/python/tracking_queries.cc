@@ -27,7 +27,7 @@ PyStructSequence_Desc call_site_desc = {
     "One recorded call: where it was made (code, offset, site) and what it called (callee).",
     call_site_fields, 4};
 
-PyObject *new_call_site(const Entry &e) {
+PyObject *new_call_site(const OwnedCallSite &e) {
   PyObject *item = PyStructSequence_New(call_site_type);
   if (!item) return nullptr;
   PyObject *site = callsite::detail::new_frame(callsite::detail::python_raw_frame(e.code, e.offset));
@@ -46,33 +46,26 @@ PyObject *new_call_site(const Entry &e) {
   return item;
 }
 
-PyObject *as_call_sites(const Entry *entries, std::size_t n, std::size_t limit, PyObject *filter) {
-  PyObject *list = PyList_New(0);
-  if (!list) return nullptr;
-  std::size_t kept = 0;
+PyObject *as_call_sites(const OwnedCallSite *entries, std::size_t n, std::size_t limit,
+                        PyObject *filter) {
   if (filter) {
     const std::size_t own = filter_limit(filter);
-    if (own == SIZE_MAX && PyErr_Occurred()) goto fail;
+    if (own == SIZE_MAX && PyErr_Occurred()) return nullptr;
     if (own < limit) limit = own;
   }
-  for (std::size_t i = 0; i < n && kept < limit; ++i) {
-    if (filter) {
-      const int k = filter_keeps(filter, entries[i].code);
-      if (k < 0) goto fail;
-      if (!k) continue;
-    }
-    PyObject *item = new_call_site(entries[i]);
-    if (!item || PyList_Append(list, item) < 0) {
-      Py_XDECREF(item);
-      goto fail;
-    }
-    Py_DECREF(item);
-    ++kept;
-  }
+  PyObject *list = PyList_New(0);
+  if (!list) return nullptr;
+  const std::size_t kept = keep_first(
+      n, limit,
+      [&](std::size_t i) { return filter ? filter_keeps(filter, entries[i].code) : 1; },
+      [&](std::size_t i) {
+        PyObject *item = new_call_site(entries[i]);
+        const bool ok = item && PyList_Append(list, item) == 0;
+        Py_XDECREF(item);
+        return ok;
+      });
+  if (kept == SIZE_MAX) Py_CLEAR(list);
   return list;
-fail:
-  Py_DECREF(list);
-  return nullptr;
 }
 
 // skip, limit positional-or-keyword; filter keyword-only (as capture()).
@@ -94,9 +87,9 @@ PyObject *window_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
   if (slots[0] && !callsite::detail::parse_count(slots[0], "skip", 0, &skip)) return nullptr;
   if (slots[1] && !callsite::detail::parse_count(slots[1], "limit", SIZE_MAX, &limit)) return nullptr;
   PyObject *filter = slots[2] == Py_None ? nullptr : slots[2];
-  Ring *r = ring_for_query("callsite.tracking.window()");
+  Window *r = window_for_query("callsite.tracking.window()");
   if (!r) return nullptr;
-  return with_copy(r, skip, filter ? SIZE_MAX : limit, [&](const Entry *e, std::size_t n) {
+  return with_copy(r, skip, filter ? SIZE_MAX : limit, [&](const OwnedCallSite *e, std::size_t n) {
     return as_call_sites(e, n, limit, filter);
   });
 }
@@ -107,10 +100,10 @@ PyObject *last_py(PyObject *, PyObject *const *args, Py_ssize_t nargs) noexcept 
     return nullptr;
   }
   PyObject *filter = nargs == 1 && args[0] != Py_None ? args[0] : nullptr;
-  Ring *r = ring_for_query("callsite.tracking.last()");
+  Window *r = window_for_query("callsite.tracking.last()");
   if (!r) return nullptr;
   for (std::uint32_t i = 0; i < r->count; ++i) {
-    const Entry &e = r->entries[(r->head + r->capacity - 1 - i) % r->capacity];
+    const OwnedCallSite &e = r->entries[(r->head + r->capacity - 1 - i) % r->capacity];
     PyCodeObject *code = e.code;
     if (filter) {
       Py_INCREF(code);  // deciding may allocate, and so run code that records calls

@@ -62,7 +62,11 @@ void append_mlir_escaped(std::string &out, const char *s, std::size_t size) {
 bool append_mlir_frame(std::string &out, const FrameInfo &info) noexcept {
   if (!append_quoted(out, compat::mlir_frame_name(info))) return false;
   out += '(';
-  if (!append_quoted(out, info.filename)) return false;
+  // MLIR prints a FileLineColLoc with an empty filename as "-" (as ir.Location.file("") shows).
+  if (info.filename && PyUnicode_Check(info.filename) && PyUnicode_GET_LENGTH(info.filename) == 0)
+    out += "\"-\"";
+  else if (!append_quoted(out, info.filename))
+    return false;
   out += ':';
   append_unsigned(out, info.lineno);
   out += ':';

@@ -30,7 +30,12 @@ PyObject *frame_summary(PyObject *cls, const FrameInfo &info) {
   Py_DECREF(lineno);
   if (!args) return nullptr;
   PyObject *kwargs =
-      compat::kHasColumns
+      compat::kFrameSummaryTakesCode
+          ? Py_BuildValue("{s:O,s:N,s:N,s:N,s:O}", "lookup_line", Py_False, "end_lineno",
+                          int_or_none(info.end_lineno), "colno", int_or_none(info.colno),
+                          "end_colno", int_or_none(info.end_colno), "_code",
+                          info.code ? info.code : Py_None)
+      : compat::kHasColumns
           ? Py_BuildValue("{s:O,s:N,s:N,s:N}", "lookup_line", Py_False, "end_lineno",
                           int_or_none(info.end_lineno), "colno", int_or_none(info.colno),
                           "end_colno", int_or_none(info.end_colno))

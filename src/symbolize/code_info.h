@@ -9,8 +9,8 @@
 
 namespace callsite::detail {
 
-/// A cache another subsystem (filter decisions, MLIR locations) hangs on a code object; it is
-/// destroyed when the code object dies, which is how those caches learn a pointer is stale.
+/// A cache a higher layer hangs on a code object; it is destroyed when the code object dies,
+/// which is how that cache learns a pointer is stale.
 struct CodeInfoExtension {
   virtual ~CodeInfoExtension() = default;
 };
@@ -20,8 +20,8 @@ struct CodeInfoExtension {
 struct CodeInfo {
   std::vector<PositionRange> positions;
   bool decoded = false;
-  std::unique_ptr<CodeInfoExtension> filter;  ///< owned by src/filter
-  std::unique_ptr<CodeInfoExtension> mlir;    ///< owned by src/render (MLIR locations)
+  /// The one cache of a higher layer: the filter's decisions (filter/filter_object.h).
+  std::unique_ptr<CodeInfoExtension> extension;
 };
 
 /// The CodeInfo of `code`, created on first use; nullptr (no Python error) when the

@@ -6,6 +6,13 @@
 namespace callsite::detail {
 namespace {
 
+// line + delta as CPython computes it (built with -fwrapv: wraps past INT_MAX), without the
+// signed overflow: a co_firstlineno near INT_MAX is legal (code.replace). A wrapped, negative
+// line reads as "no line".
+inline int add_line(int line, std::int32_t delta) {
+  return static_cast<int>(static_cast<std::uint32_t>(line) + static_cast<std::uint32_t>(delta));
+}
+
 // 3.10 (Objects/lnotab_notes.txt): pairs (unsigned byte delta, signed line delta); a line
 // delta of -128 means "no line" and leaves the running line unchanged. Zero-length entries
 // still move the line (advance() in 3.10 Objects/codeobject.c), so accumulate before skipping.
@@ -17,7 +24,7 @@ void decode_pep626(const std::uint8_t *p, std::size_t size, int line,
     const int delta = static_cast<std::int8_t>(p[i + 1]);
     int this_line = -1;
     if (delta != -128) {
-      line += delta;
+      line = add_line(line, delta);
       this_line = line;
     }
     if (end > addr) out.push_back({addr, end, Position{this_line, -1, -1, -1}});
@@ -64,18 +71,18 @@ void decode_pep657(const std::uint8_t *data, std::size_t size, int line,
       case 15:  // PY_CODE_LOCATION_INFO_NONE: no position, running line unchanged
         break;
       case 14:  // LONG: line delta, end-line delta, column+1, end column+1
-        line += r.svarint();
+        line = add_line(line, r.svarint());
         pos.lineno = line;
-        pos.end_lineno = line + std::int32_t(r.varint());
-        pos.colno = std::int32_t(r.varint()) - 1;
-        pos.end_colno = std::int32_t(r.varint()) - 1;
+        pos.end_lineno = add_line(line, std::int32_t(r.varint()));
+        pos.colno = std::int32_t(r.varint() - 1u);  // 0 (unknown) → -1, unsigned: no overflow
+        pos.end_colno = std::int32_t(r.varint() - 1u);
         break;
       case 13:  // NO_COLUMNS
-        line += r.svarint();
+        line = add_line(line, r.svarint());
         pos.lineno = pos.end_lineno = line;
         break;
       case 10: case 11: case 12:  // ONE_LINE0..2: line delta 0..2, column and end column bytes
-        line += code - 10;
+        line = add_line(line, code - 10);
         pos.lineno = pos.end_lineno = line;
         pos.colno = r.byte();
         pos.end_colno = r.byte();

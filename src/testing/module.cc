@@ -4,6 +4,7 @@
 #include <nanobind/nanobind.h>
 
 #include "callsite/api.h"
+#include "layouts/layout.h"
 #include "testing/code_positions.h"
 #include "testing/native_bench.h"
 
@@ -25,6 +26,15 @@ NB_MODULE(_callsite_testing, m) {
       "code_positions",
       [](nb::handle code) { return checked(callsite::detail::debug_code_positions(code.ptr())); },
       nb::arg("code"), "Decoded positions per code unit (tests compare with co_positions()).");
+  m.def(
+      "debug_offsets_refusal",
+      [](nb::bytes image) -> nb::object {
+        const char *why = callsite_layout_debug_offsets_refusal(image.c_str(), image.size());
+        return why ? nb::object(nb::str(why)) : nb::none();
+      },
+      nb::arg("image"),
+      "Whether this build would refuse its layout given an interpreter's _PyRuntime.debug_offsets "
+      "(the bytes): the reason, or None (tests use other versions' offsets).");
   m.def("bench_empty", &t::empty_loop, nb::arg("n"));
   m.def("bench_push_pop", &t::push_pop_loop, nb::arg("n"));
   m.def("bench_push_set_pop", &t::push_set_pop_loop, nb::arg("n"));

@@ -44,8 +44,8 @@ bool available(const char **why_not) noexcept;
 bool start() noexcept;
 /// Restores every thread's previous profile function and the previous threading hook.
 bool stop() noexcept;
-/// The calling thread's ring, or nullptr when the thread is not covered.
-Ring *ring_of(PyThreadState *tstate) noexcept;
+/// The calling thread's window, or nullptr when the thread is not covered.
+Window *window_of(PyThreadState *tstate) noexcept;
 /// Whether `tstate` currently runs callsite's profile function.
 bool installed_on(PyThreadState *tstate) noexcept;
 }  // namespace profile
@@ -60,10 +60,12 @@ bool stop() noexcept;
 /// sys.monitoring.restart_events(), resetting the DISABLE count.
 bool restart() noexcept;
 int tool_id() noexcept;
-/// The calling thread's ring (created on its first event), or nullptr.
-Ring *ring_of(PyThreadState *tstate) noexcept;
-/// Drops every ring from its thread-state dict.
-void drop_rings() noexcept;
+/// False with RuntimeError when another tool freed (and maybe took) callsite's tool id.
+bool check_owned() noexcept;
+/// The calling thread's window (created on its first event), or nullptr.
+Window *window_of(PyThreadState *tstate) noexcept;
+/// Drops every window from its thread-state dict.
+void drop_windows() noexcept;
 }  // namespace monitoring
 
 }  // namespace callsite::tracking::detail

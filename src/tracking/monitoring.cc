@@ -15,8 +15,10 @@ constexpr int kDefaultIds[] = {4, 3};
 int tool = -1;
 PyObject *callback = nullptr;   // the METH_FASTCALL builtin below
 PyObject *disable_obj = nullptr;  // sys.monitoring.DISABLE
-PyObject *dict_key = nullptr;   // key of the ring in each thread-state dict
+PyObject *dict_key = nullptr;   // key of the window in each thread-state dict
 long call_event = 0;            // sys.monitoring.events.CALL
+PyObject *get_tool = nullptr;   // sys.monitoring.get_tool: every query checks the id is ours
+PyObject *tool_name = nullptr;  // kToolName, the object use_tool_id() stores (get_tool returns it)
 std::uint64_t disabled_generation = 0;  // the recording filter's generation when sites were switched off
 
 PyObject *sys_monitoring() {
@@ -25,26 +27,26 @@ PyObject *sys_monitoring() {
   return m;
 }
 
-// A new ring in the calling thread's state dict, which owns it; nullptr (no error) when the
+// A new window in the calling thread's state dict, which owns it; nullptr (no error) when the
 // thread state is being torn down, or on failure (the event is then not recorded).
-Ring *create_ring(PyThreadState *tstate) {
+Window *create_window(PyThreadState *tstate) {
   static bool creating = false;  // allocation may run a GC, whose finalizers make calls
   if (creating) return nullptr;
   if (tstate->dict == nullptr && tstate == dead_tstate &&
       PyThreadState_GetID(tstate) == dead_tstate_id)
     return nullptr;  // PyThreadState_Clear already dropped the dict: don't make a new one
   creating = true;
-  Ring *r = nullptr;
+  Window *r = nullptr;
   PyObject *dict = PyThreadState_GetDict();  // borrowed
   if (dict) {
-    r = new_ring(tstate, window_size);
+    r = new_window(tstate, window_size);
     if (r) r->in_dict = true;
     if (r && PyDict_SetItem(dict, dict_key, reinterpret_cast<PyObject *>(r)) < 0) Py_CLEAR(r);
     if (r) Py_DECREF(r);  // the dict's reference keeps it
   }
   creating = false;
   if (!r) PyErr_Clear();
-  if (r) cache_tstate = tstate, cache_ring = r;
+  if (r) cache_tstate = tstate, cache_window = r;
   return r;
 }
 
@@ -73,7 +75,7 @@ PyObject *on_call(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
     return Py_NewRef(disable_obj);
   }
   PyThreadState *tstate = compat::current_tstate();
-  Ring *r = tstate == cache_tstate ? cache_ring : ring_of(tstate);
+  Window *r = tstate == cache_tstate ? cache_window : window_of(tstate);
   if (!r) Py_RETURN_NONE;
   PyObject *off = args[1];
   // Offsets are non-negative ints below 2**30: compact on 3.12+, no conversion error possible.
@@ -94,6 +96,8 @@ bool init_objects(PyObject *mon) {
   if (!callback && !(callback = PyCFunction_NewEx(&on_call_def, nullptr, nullptr))) return false;
   if (!dict_key && !(dict_key = PyUnicode_InternFromString("callsite.tracking.window"))) return false;
   if (!disable_obj && !(disable_obj = PyObject_GetAttrString(mon, "DISABLE"))) return false;
+  if (!get_tool && !(get_tool = PyObject_GetAttrString(mon, "get_tool"))) return false;
+  if (!tool_name && !(tool_name = PyUnicode_InternFromString(kToolName))) return false;
   if (!call_event) {
     PyObject *events = PyObject_GetAttrString(mon, "events");
     PyObject *call = events ? PyObject_GetAttrString(events, "CALL") : nullptr;
@@ -132,17 +136,46 @@ int claim(PyObject *mon, int id, PyObject *taken) {
     return 0;
   }
   Py_DECREF(name);
-  return call(mon, "use_tool_id", "is", id, kToolName) ? 1 : -1;
+  return call(mon, "use_tool_id", "iO", id, tool_name) ? 1 : -1;
+}
+
+// 1: `tool` is still callsite's; 0: another tool freed it (and may have taken it); -1: error.
+// One call of a builtin and a pointer compare: it runs on every window query.
+int still_owned(PyObject **name_out) {
+  PyObject *id = PyLong_FromLong(tool);  // a small int: no allocation
+  PyObject *name = id ? PyObject_CallOneArg(get_tool, id) : nullptr;
+  Py_XDECREF(id);
+  if (!name) return -1;
+  const int ours = name == tool_name || (PyUnicode_Check(name) &&
+                                         PyUnicode_CompareWithASCIIString(name, kToolName) == 0);
+  if (name_out)
+    *name_out = name;
+  else
+    Py_DECREF(name);
+  return ours;
 }
 
 }  // namespace
 
 bool available(const char **) noexcept { return true; }
+
+bool check_owned() noexcept {
+  if (tool < 0) return true;
+  PyObject *name = nullptr;
+  const int owned = still_owned(&name);
+  if (owned == 0)
+    PyErr_Format(PyExc_RuntimeError,
+                 "callsite.tracking lost its sys.monitoring tool id %d (another tool freed it; "
+                 "it is now held by %R): call callsite.tracking.enable() again",
+                 tool, name);
+  Py_XDECREF(name);
+  return owned == 1;
+}
 int tool_id() noexcept { return tool; }
 
-Ring *ring_of(PyThreadState *tstate) noexcept {
-  if (Ring *r = find_ring(tstate)) return r;
-  return create_ring(tstate);
+Window *window_of(PyThreadState *tstate) noexcept {
+  if (Window *r = find_window(tstate)) return r;
+  return create_window(tstate);
 }
 
 bool start(int requested) noexcept {
@@ -195,12 +228,17 @@ bool stop() noexcept {
   if (tool < 0) return true;
   PyObject *mon = sys_monitoring();
   if (!mon) return false;
-  // All three, whatever fails: 3.12's free_tool_id() leaves callbacks and events in place.
-  bool ok = call(mon, "set_events", "il", tool, 0L);
-  ok = call(mon, "register_callback", "ilO", tool, call_event, Py_None) && ok;
-  ok = call(mon, "free_tool_id", "i", tool) && ok;
+  // Another tool may have freed the id and taken it since: then it is theirs to keep.
+  const int owned = still_owned(nullptr);
+  bool ok = owned >= 0;
+  if (owned == 1) {
+    // All three, whatever fails: 3.12's free_tool_id() leaves callbacks and events in place.
+    ok = call(mon, "set_events", "il", tool, 0L);
+    ok = call(mon, "register_callback", "ilO", tool, call_event, Py_None) && ok;
+    ok = call(mon, "free_tool_id", "i", tool) && ok;
+  }
   tool = -1;
-  drop_rings();
+  drop_windows();
   return ok;
 }
 
@@ -214,14 +252,14 @@ bool restart() noexcept {
   return true;
 }
 
-void drop_rings() noexcept {
-  // Collect first: deleting a dict entry frees the ring, which unlinks it from the registry.
+void drop_windows() noexcept {
+  // Collect first: deleting a dict entry frees the window, which unlinks it from the registry.
   PyObject *dicts = PyList_New(0);
   if (!dicts) {
     PyErr_Clear();
     return;
   }
-  for (Ring *r = first_ring(); r; r = r->next)
+  for (Window *r = first_window(); r; r = r->next)
     if (r->tstate->dict && PyList_Append(dicts, r->tstate->dict) < 0) PyErr_Clear();
   for (Py_ssize_t i = 0; i < PyList_GET_SIZE(dicts); ++i)
     if (PyDict_DelItem(PyList_GET_ITEM(dicts, i), dict_key) < 0) PyErr_Clear();
@@ -238,7 +276,8 @@ bool available(const char **why_not) noexcept {
   return false;
 }
 int tool_id() noexcept { return -1; }
-Ring *ring_of(PyThreadState *) noexcept { return nullptr; }
+bool check_owned() noexcept { return true; }
+Window *window_of(PyThreadState *) noexcept { return nullptr; }
 bool start(int) noexcept {
   const char *why = nullptr;
   available(&why);
@@ -247,7 +286,7 @@ bool start(int) noexcept {
 }
 bool stop() noexcept { return true; }
 bool restart() noexcept { return true; }
-void drop_rings() noexcept {}
+void drop_windows() noexcept {}
 
 #endif
 

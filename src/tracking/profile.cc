@@ -11,11 +11,11 @@ PyObject *thread_hook = nullptr;           // our threading.setprofile() hook (a
 PyObject *previous_thread_hook = nullptr;  // what threading.getprofile() returned before
 bool hook_installed = false;               // threading.setprofile(thread_hook) done
 
-// The profile function. Its object is the thread's Ring (so no lookup on the event path);
+// The profile function. Its object is the thread's Window (so no lookup on the event path);
 // `call` events record (caller's code, caller's offset, callee code), `c_call` events record
 // (frame's code, offset, no callee). Then the profiler we displaced on this thread, if any.
 int on_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
-  Ring *r = reinterpret_cast<Ring *>(obj);
+  Window *r = reinterpret_cast<Window *>(obj);
   ++callbacks;
   if (active_mode == Mode::profile && r->entries) {
     if (what == PyTrace_CALL) {
@@ -37,7 +37,7 @@ int on_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
   }
   if (!r->chained_func) return 0;
   // The chained profiler may remove us (sys.setprofile(None) from inside it), which frees the
-  // ring and with it the reference to its own object: hold that object across the call.
+  // window and with it the reference to its own object: hold that object across the call.
   Py_tracefunc func = r->chained_func;
   PyObject *chained = r->chained_obj;
   Py_XINCREF(chained);
@@ -49,11 +49,11 @@ int on_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
 // Installs on_event on `tstate`, chaining whatever profile function it has. GIL held.
 bool install(PyThreadState *tstate) {
   if (tstate->c_profilefunc == on_event) return true;  // already ours (reconfiguration)
-  Ring *r = new_ring(tstate, window_size);
+  Window *r = new_window(tstate, window_size);
   if (!r) return false;
   r->chained_func = tstate->c_profilefunc;
   r->chained_obj = Py_XNewRef(tstate->c_profileobj);
-  // _PyEval_SetProfile takes its own reference to the ring: the thread state owns it from
+  // _PyEval_SetProfile takes its own reference to the window: the thread state owns it from
   // here, and PyThreadState_Clear releases it when the thread ends.
   const int rc = _PyEval_SetProfile(tstate, on_event, reinterpret_cast<PyObject *>(r));
   Py_DECREF(r);
@@ -127,16 +127,20 @@ bool available(const char **why_not) noexcept {
 
 bool installed_on(PyThreadState *tstate) noexcept { return tstate->c_profilefunc == on_event; }
 
-Ring *ring_of(PyThreadState *tstate) noexcept {
+Window *window_of(PyThreadState *tstate) noexcept {
   if (tstate->c_profilefunc == on_event) {
-    Ring *r = reinterpret_cast<Ring *>(tstate->c_profileobj);
+    Window *r = reinterpret_cast<Window *>(tstate->c_profileobj);
     cache_tstate = tstate;
-    cache_ring = r;
+    cache_window = r;
     return r;
   }
-  // A profiler installed after us may chain to us (as we chain to others): the ring then
-  // lives on in its object and still records.
-  return find_ring(tstate);
+  // A profiler installed after us may chain to us (as we chain to others): the window then
+  // lives on in its object and still records. But a profiler that wrote its own function
+  // into the thread state and left our window as the profile object (yappi on 3.10/3.11 for
+  // threads other than its own) never calls us: that window is stale.
+  Window *r = find_window(tstate);
+  if (r && reinterpret_cast<PyObject *>(r) == tstate->c_profileobj) return nullptr;
+  return r;
 }
 
 bool start() noexcept {
@@ -160,7 +164,7 @@ bool start() noexcept {
     hook_installed = true;
   }
   // Threads that exist now, the calling one first: what PyEval_SetProfileAllThreads does on
-  // 3.12+, done per thread so that each gets its own ring and keeps its own chained profiler.
+  // 3.12+, done per thread so that each gets its own window and keeps its own chained profiler.
   PyThreadState *self = compat::current_tstate();
   if (!install(self)) return false;
   for (PyThreadState *ts = PyInterpreterState_ThreadHead(PyThreadState_GetInterpreter(self)); ts;
@@ -191,17 +195,25 @@ bool stop() noexcept {
   PyThreadState *self = compat::current_tstate();
   for (PyThreadState *ts = PyInterpreterState_ThreadHead(PyThreadState_GetInterpreter(self)); ts;
        ts = PyThreadState_Next(ts)) {
-    if (ts->c_profilefunc != on_event) continue;  // displaced by a later profiler: leave it
-    Ring *r = reinterpret_cast<Ring *>(ts->c_profileobj);
+    if (ts->c_profilefunc != on_event) {
+      // Displaced by a later profiler: leave its function. If it left our window as the
+      // profile object (see window_of), drop that, or sys.getprofile() returns the window forever.
+      Window *stale = find_window(ts);
+      if (stale && reinterpret_cast<PyObject *>(stale) == ts->c_profileobj &&
+          _PyEval_SetProfile(ts, ts->c_profilefunc, nullptr) < 0)
+        ok = false;
+      continue;
+    }
+    Window *r = reinterpret_cast<Window *>(ts->c_profileobj);
     Py_tracefunc func = r->chained_func;
     PyObject *obj = Py_XNewRef(r->chained_obj);
-    // Releases the ring (the thread state's reference), restoring the previous profiler.
+    // Releases the window (the thread state's reference), restoring the previous profiler.
     if (_PyEval_SetProfile(ts, func, obj) < 0) ok = false;
     Py_XDECREF(obj);
   }
-  // Rings still referenced by a profiler that chained to us: empty them; on_event no longer
+  // Windows still referenced by a profiler that chained to us: empty them; on_event no longer
   // records (active_mode is off) and only forwards.
-  for (Ring *r = first_ring(); r; r = r->next) clear(r);
+  for (Window *r = first_window(); r; r = r->next) clear(r);
   if (!ok && !PyErr_Occurred())
     PyErr_SetString(PyExc_RuntimeError, "callsite.tracking: could not restore a profile function");
   return ok;

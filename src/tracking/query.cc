@@ -11,14 +11,15 @@
 
 namespace callsite::tracking::detail {
 
-Ring *ring_for_query(const char *what) noexcept {
+Window *window_for_query(const char *what) noexcept {
   if (active_mode == Mode::off) {
     PyErr_Format(PyExc_RuntimeError,
                  "%s needs call tracking, which is off: call callsite.tracking.enable() first", what);
     return nullptr;
   }
+  if (active_mode == Mode::monitoring && !monitoring::check_owned()) return nullptr;
   PyThreadState *ts = compat::current_tstate();
-  Ring *r = active_mode == Mode::profile ? profile::ring_of(ts) : monitoring::ring_of(ts);
+  Window *r = active_mode == Mode::profile ? profile::window_of(ts) : monitoring::window_of(ts);
   if (!r && !PyErr_Occurred())
     PyErr_Format(PyExc_RuntimeError,
                  active_mode == Mode::profile
@@ -32,7 +33,7 @@ Ring *ring_for_query(const char *what) noexcept {
 
 namespace {
 
-PyObject *as_traceback(const Entry *entries, std::size_t n, std::size_t limit, PyObject *filter) {
+PyObject *as_traceback(const OwnedCallSite *entries, std::size_t n, std::size_t limit, PyObject *filter) {
   RawFrame small[64];
   std::vector<RawFrame> big;
   RawFrame *frames = small;
@@ -55,19 +56,19 @@ using namespace detail;
 
 PyObject *window_traceback(std::size_t skip, std::size_t limit, PyObject *filter) noexcept {
   if (filter == Py_None) filter = nullptr;
-  Ring *r = ring_for_query("capture(source='window')");
+  Window *r = window_for_query("capture(source='window')");
   if (!r) return nullptr;
-  return with_copy(r, skip, filter ? SIZE_MAX : limit, [&](const Entry *e, std::size_t n) {
+  return with_copy(r, skip, filter ? SIZE_MAX : limit, [&](const OwnedCallSite *e, std::size_t n) {
     return as_traceback(e, n, limit, filter);
   });
 }
 
 std::ptrdiff_t window(CallSite *out, std::size_t capacity, std::size_t skip) noexcept {
-  Ring *r = ring_for_query("callsite::tracking::window()");
+  Window *r = window_for_query("callsite::tracking::window()");
   if (!r) return -1;
   std::size_t n = 0;
   for (std::size_t i = skip; i < r->count && n < capacity; ++i, ++n) {
-    const Entry &e = r->entries[(std::size_t(r->head) + r->capacity - 1 - i) % r->capacity];
+    const OwnedCallSite &e = r->entries[(std::size_t(r->head) + r->capacity - 1 - i) % r->capacity];
     out[n] = CallSite{callsite::detail::python_raw_frame(e.code, e.offset), e.callee};
   }
   return std::ptrdiff_t(n);

@@ -10,18 +10,18 @@
 
 namespace callsite::tracking::detail {
 
-/// The calling thread's ring, or nullptr with RuntimeError saying why there is none (`what`
+/// The calling thread's window, or nullptr with RuntimeError saying why there is none (`what`
 /// names the query in the message).
-Ring *ring_for_query(const char *what) noexcept;
+Window *window_for_query(const char *what) noexcept;
 
 // Copies the window with references held (a query may run code that makes calls, which
 // overwrite entries), hands the copy to `use`, releases it.
 // At most `want` entries are copied (a filter may need them all; a plain query `limit`).
 template <class Use>
-inline PyObject *with_copy(Ring *r, std::size_t skip, std::size_t want, Use use) {
-  Entry small[64];
-  std::vector<Entry> big;
-  Entry *buf = small;
+inline PyObject *with_copy(Window *r, std::size_t skip, std::size_t want, Use use) {
+  OwnedCallSite small[64];
+  std::vector<OwnedCallSite> big;
+  OwnedCallSite *buf = small;
   const std::size_t cap = want < r->count ? want : r->count;
   if (cap > 64) {
     big.resize(cap);

@@ -22,11 +22,11 @@ Status status() noexcept {
   PyThreadState *ts = compat::current_tstate();
   bool covered = false;
   if (active_mode == Mode::profile)
-    covered = profile::installed_on(ts) || find_ring(ts) != nullptr;
+    covered = profile::installed_on(ts) || find_window(ts) != nullptr;
   else if (active_mode == Mode::monitoring)
     covered = true;  // sys.monitoring events reach every thread
   return Status{active_mode, window_size, record_filter, monitoring::tool_id(),
-                ring_count(), callbacks, recorded, disabled, filter_errors, covered};
+                window_count(), callbacks, recorded, disabled, filter_errors, covered};
 }
 
 namespace {
@@ -61,7 +61,7 @@ bool validate(const Settings &s) {
 }
 
 bool resize_all(std::uint32_t capacity) {
-  for (Ring *r = first_ring(); r; r = r->next)
+  for (Window *r = first_window(); r; r = r->next)
     if (!resize(r, capacity)) return false;
   return true;
 }
@@ -124,7 +124,7 @@ bool disable() noexcept {
   bool ok = true;
   if (was == Mode::profile) ok = profile::stop();
   if (was == Mode::monitoring) ok = monitoring::stop();
-  for (Ring *r = first_ring(); r; r = r->next) detail::clear(r);
+  for (Window *r = first_window(); r; r = r->next) detail::clear(r);
   Py_CLEAR(record_filter);
   return ok;
 }
@@ -138,13 +138,13 @@ bool refresh() noexcept {
 }
 
 void clear() noexcept {
-  if (Ring *r = find_ring(compat::current_tstate())) detail::clear(r);
+  if (Window *r = find_window(compat::current_tstate())) detail::clear(r);
 }
 
 }  // namespace callsite::tracking
 
 namespace callsite::tracking::detail {
 
-bool init() noexcept { return init_ring_type(); }
+bool init() noexcept { return init_window_type(); }
 
 }  // namespace callsite::tracking::detail

@@ -1,4 +1,4 @@
-// tracking/state.h — what the bindings read and call beyond the public API (callsite/tracking.h).
+// tracking/state.h — what the bindings read and call beyond the public API (tracking/tracking.h).
 #pragma once
 #include <Python.h>
 

@@ -1,4 +1,4 @@
-// tracking/tracking.h — tracked call windows: a per-thread ring of the last N call sites.
+// tracking/tracking.h — tracked call windows: a per-thread window of the last N call sites.
 #pragma once
 #include <Python.h>
 

@@ -6,29 +6,29 @@
 namespace callsite::tracking::detail {
 
 PyThreadState *cache_tstate = nullptr;
-Ring *cache_ring = nullptr;
+Window *cache_window = nullptr;
 PyThreadState *dead_tstate = nullptr;
 std::uint64_t dead_tstate_id = 0;
 
 namespace {
 
-PyTypeObject *ring_type = nullptr;
-Ring *registry = nullptr;
+PyTypeObject *window_type = nullptr;
+Window *registry = nullptr;
 std::size_t registered = 0;
 
-void release_all(Entry *entries, std::uint32_t n) {
+void release_all(OwnedCallSite *entries, std::uint32_t n) {
   // Read every slot out first: dropping a reference may run code that records calls.
   for (std::uint32_t i = 0; i < n; ++i) {
     PyCodeObject *code = entries[i].code, *callee = entries[i].callee;
-    entries[i] = Entry{nullptr, nullptr, 0};
+    entries[i] = OwnedCallSite{nullptr, nullptr, 0};
     Py_XDECREF(code);
     Py_XDECREF(callee);
   }
 }
 
-void ring_dealloc(PyObject *self) {
-  Ring *r = reinterpret_cast<Ring *>(self);
-  if (cache_ring == r) cache_tstate = nullptr, cache_ring = nullptr;
+void window_dealloc(PyObject *self) {
+  Window *r = reinterpret_cast<Window *>(self);
+  if (cache_window == r) cache_tstate = nullptr, cache_window = nullptr;
   if (r->in_dict && r->tstate->dict == nullptr) {
     dead_tstate = r->tstate;
     dead_tstate_id = r->tstate_id;
@@ -37,7 +37,7 @@ void ring_dealloc(PyObject *self) {
   else if (registry == r) registry = r->next;
   if (r->next) r->next->prev = r->prev;
   --registered;
-  Entry *entries = r->entries;
+  OwnedCallSite *entries = r->entries;
   const std::uint32_t n = r->capacity;
   r->entries = nullptr;
   r->capacity = r->count = r->head = 0;
@@ -51,35 +51,35 @@ void ring_dealloc(PyObject *self) {
   Py_DECREF(type);  // heap type instances own a reference to their type
 }
 
-PyObject *ring_repr(PyObject *self) {
-  Ring *r = reinterpret_cast<Ring *>(self);
+PyObject *window_repr(PyObject *self) {
+  Window *r = reinterpret_cast<Window *>(self);
   return PyUnicode_FromFormat("<callsite tracking window of thread %llu: %u/%u entries>",
                               (unsigned long long)r->tstate_id, r->count, r->capacity);
 }
 
-PyType_Slot ring_slots[] = {
+PyType_Slot window_slots[] = {
     {Py_tp_doc, const_cast<char *>("One thread's window of recent call sites (internal).")},
-    {Py_tp_dealloc, reinterpret_cast<void *>(ring_dealloc)},
-    {Py_tp_repr, reinterpret_cast<void *>(ring_repr)},
+    {Py_tp_dealloc, reinterpret_cast<void *>(window_dealloc)},
+    {Py_tp_repr, reinterpret_cast<void *>(window_repr)},
     {0, nullptr}};
 
-PyType_Spec ring_spec = {"callsite._TrackingWindow", int(sizeof(Ring)), 0, Py_TPFLAGS_DEFAULT,
-                         ring_slots};
+PyType_Spec window_spec = {"callsite.tracking.Window", int(sizeof(Window)), 0,
+                           Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, window_slots};
 
 }  // namespace
 
-bool init_ring_type() noexcept {
-  if (!ring_type) ring_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&ring_spec));
-  return ring_type != nullptr;
+bool init_window_type() noexcept {
+  if (!window_type) window_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&window_spec));
+  return window_type != nullptr;
 }
 
-Ring *new_ring(PyThreadState *tstate, std::uint32_t capacity) noexcept {
-  auto *entries = static_cast<Entry *>(PyMem_Calloc(capacity, sizeof(Entry)));
+Window *new_window(PyThreadState *tstate, std::uint32_t capacity) noexcept {
+  auto *entries = static_cast<OwnedCallSite *>(PyMem_Calloc(capacity, sizeof(OwnedCallSite)));
   if (!entries) {
     PyErr_NoMemory();
     return nullptr;
   }
-  Ring *r = PyObject_New(Ring, ring_type);
+  Window *r = PyObject_New(Window, window_type);
   if (!r) {
     PyMem_Free(entries);
     return nullptr;
@@ -100,13 +100,13 @@ Ring *new_ring(PyThreadState *tstate, std::uint32_t capacity) noexcept {
   return r;
 }
 
-void clear(Ring *r) noexcept {
+void clear(Window *r) noexcept {
   if (!r->entries) return;
   r->head = r->count = 0;
   release_all(r->entries, r->capacity);
 }
 
-std::size_t copy_recent(const Ring *r, std::size_t skip, Entry *out, std::size_t cap) noexcept {
+std::size_t copy_recent(const Window *r, std::size_t skip, OwnedCallSite *out, std::size_t cap) noexcept {
   std::size_t n = 0;
   for (std::size_t i = skip; i < r->count && n < cap; ++i, ++n) {
     const std::size_t slot = (std::size_t(r->head) + r->capacity - 1 - i) % r->capacity;
@@ -117,30 +117,30 @@ std::size_t copy_recent(const Ring *r, std::size_t skip, Entry *out, std::size_t
   return n;
 }
 
-void release_copies(Entry *entries, std::size_t n) noexcept {
+void release_copies(OwnedCallSite *entries, std::size_t n) noexcept {
   for (std::size_t i = 0; i < n; ++i) {
     Py_DECREF(entries[i].code);
     Py_XDECREF(entries[i].callee);
   }
 }
 
-bool resize(Ring *r, std::uint32_t capacity) noexcept {
+bool resize(Window *r, std::uint32_t capacity) noexcept {
   if (capacity == r->capacity) return true;
-  auto *fresh = static_cast<Entry *>(PyMem_Calloc(capacity, sizeof(Entry)));
+  auto *fresh = static_cast<OwnedCallSite *>(PyMem_Calloc(capacity, sizeof(OwnedCallSite)));
   if (!fresh) {
     PyErr_NoMemory();
     return false;
   }
   // Keep the most recent min(count, capacity) entries in chronological order; the references
-  // move with them, the rest are dropped once the ring is consistent again.
+  // move with them, the rest are dropped once the window is consistent again.
   const std::uint32_t keep = r->count < capacity ? r->count : capacity;
   for (std::uint32_t k = 0; k < keep; ++k) {
     const std::uint32_t age = keep - 1 - k;  // 0 = most recent
     const std::uint32_t slot = (r->head + r->capacity - 1 - age) % r->capacity;
     fresh[k] = r->entries[slot];
-    r->entries[slot] = Entry{nullptr, nullptr, 0};
+    r->entries[slot] = OwnedCallSite{nullptr, nullptr, 0};
   }
-  Entry *old = r->entries;
+  OwnedCallSite *old = r->entries;
   const std::uint32_t old_capacity = r->capacity;
   r->entries = fresh;
   r->capacity = capacity;
@@ -151,16 +151,16 @@ bool resize(Ring *r, std::uint32_t capacity) noexcept {
   return true;
 }
 
-Ring *first_ring() noexcept { return registry; }
-std::size_t ring_count() noexcept { return registered; }
+Window *first_window() noexcept { return registry; }
+std::size_t window_count() noexcept { return registered; }
 
-Ring *find_ring(PyThreadState *tstate) noexcept {
-  if (tstate == cache_tstate) return cache_ring;
+Window *find_window(PyThreadState *tstate) noexcept {
+  if (tstate == cache_tstate) return cache_window;
   const std::uint64_t id = PyThreadState_GetID(tstate);
-  for (Ring *r = registry; r; r = r->next)
+  for (Window *r = registry; r; r = r->next)
     if (r->tstate == tstate && r->tstate_id == id) {
       cache_tstate = tstate;
-      cache_ring = r;
+      cache_window = r;
       return r;
     }
   return nullptr;

@@ -10,7 +10,7 @@ namespace callsite::tracking::detail {
 
 /// One recorded call: caller code object + offset (bytes) of the call instruction, and the
 /// callee's code object when the callee is a Python function. Both are owned references.
-struct Entry {
+struct OwnedCallSite {
   PyCodeObject *code;
   PyCodeObject *callee;
   std::intptr_t offset;
@@ -22,61 +22,61 @@ struct Entry {
 /// thread-exit hook (a C++ thread_local destructor runs later, without the GIL, and also for
 /// threads whose state was already deleted). Not GC-tracked: it references code objects and
 /// the chained profiler's object only.
-struct Ring {
+struct Window {
   PyObject_HEAD
-  Entry *entries;
+  OwnedCallSite *entries;
   std::uint32_t capacity, head, count;
-  PyThreadState *tstate;    ///< the owner thread (valid while the ring lives, see above)
+  PyThreadState *tstate;    ///< the owner thread (valid while the window lives, see above)
   std::uint64_t tstate_id;  ///< PyThreadState_GetID of the owner: tells a reused address apart
-  Ring *prev, *next;        ///< registry of live rings (GIL-protected)
+  Window *prev, *next;        ///< registry of live windows (GIL-protected)
   bool in_dict;             ///< owned by the thread-state dict (monitoring mode)
-  // Profile mode: the profile function this ring's thread had before ours, called after ours
+  // Profile mode: the profile function this window's thread had before ours, called after ours
   // on every event so a profiler installed earlier keeps working (chained_obj is owned).
   Py_tracefunc chained_func;
   PyObject *chained_obj;
 };
 
-/// Creates the ring type; once, at module init. False with a Python error.
-bool init_ring_type() noexcept;
+/// Creates the window type; once, at module init. False with a Python error.
+bool init_window_type() noexcept;
 
-/// A new ring of `capacity` entries for `tstate`, registered. New reference or nullptr + error.
-Ring *new_ring(PyThreadState *tstate, std::uint32_t capacity) noexcept;
+/// A new window of `capacity` entries for `tstate`, registered. New reference or nullptr + error.
+Window *new_window(PyThreadState *tstate, std::uint32_t capacity) noexcept;
 
-/// Releases every entry (the ring stays registered and usable).
-void clear(Ring *ring) noexcept;
+/// Releases every entry (the window stays registered and usable).
+void clear(Window *window) noexcept;
 
 /// Changes the capacity, keeping the most recent entries. False with a Python error.
-bool resize(Ring *ring, std::uint32_t capacity) noexcept;
+bool resize(Window *window, std::uint32_t capacity) noexcept;
 
 /// Copies at most `cap` entries, most recent first, after dropping `skip`, taking a reference
 /// to each code object (release with release_copies). Returns the number copied.
-std::size_t copy_recent(const Ring *ring, std::size_t skip, Entry *out, std::size_t cap) noexcept;
-void release_copies(Entry *entries, std::size_t n) noexcept;
+std::size_t copy_recent(const Window *window, std::size_t skip, OwnedCallSite *out, std::size_t cap) noexcept;
+void release_copies(OwnedCallSite *entries, std::size_t n) noexcept;
 
-/// The first live ring in the registry (iterate with ->next), and how many there are.
-Ring *first_ring() noexcept;
-std::size_t ring_count() noexcept;
+/// The first live window in the registry (iterate with ->next), and how many there are.
+Window *first_window() noexcept;
+std::size_t window_count() noexcept;
 
-/// The ring owned by `tstate` (the one-entry cache, else a registry scan), or nullptr.
-Ring *find_ring(PyThreadState *tstate) noexcept;
+/// The window owned by `tstate` (the one-entry cache, else a registry scan), or nullptr.
+Window *find_window(PyThreadState *tstate) noexcept;
 
-/// One-entry cache thread state → ring. With the GIL only one thread runs, and threads switch
-/// at most every few milliseconds, so this hits on almost every event. Reset when the ring dies.
+/// One-entry cache thread state → window. With the GIL only one thread runs, and threads switch
+/// at most every few milliseconds, so this hits on almost every event. Reset when the window dies.
 extern PyThreadState *cache_tstate;
-extern Ring *cache_ring;
+extern Window *cache_window;
 
-/// The last dict-owned ring that died with its thread state's dict (PyThreadState_Clear sets
+/// The last dict-owned window that died with its thread state's dict (PyThreadState_Clear sets
 /// tstate->dict to NULL before releasing it): (thread state, id). An event on that thread
-/// later in the teardown must not create a new dict and ring (they would never be freed).
+/// later in the teardown must not create a new dict and window (they would never be freed).
 extern PyThreadState *dead_tstate;
 extern std::uint64_t dead_tstate_id;
 
 
 /// Records one call. Allocation-free. The new entry is written before the overwritten one's
 /// references are dropped: a dropped code object can run arbitrary code (a weakref callback)
-/// that makes calls, which then land in a consistent ring.
-inline void push(Ring *r, PyCodeObject *code, std::intptr_t offset, PyCodeObject *callee) noexcept {
-  Entry &e = r->entries[r->head];
+/// that makes calls, which then land in a consistent window.
+inline void push(Window *r, PyCodeObject *code, std::intptr_t offset, PyCodeObject *callee) noexcept {
+  OwnedCallSite &e = r->entries[r->head];
   PyCodeObject *old_code = e.code, *old_callee = e.callee;
   // Overwriting a slot with the same code object (recursion, loops) needs no refcount change.
   if (old_code != code) Py_INCREF(code);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "capture/traceback_object.h"
+#include "core/frame_refs.h"
 #include "filter/filter_object.h"
 #include "filter/filter.h"
 #include "render/mlir_text.h"
@@ -51,7 +52,7 @@ PyObject *make_filter(std::vector<const char *> exclude, std::vector<const char 
 }
 
 callsite::RawFrame raw(PyObject *code, int lasti = 0) {
-  return {reinterpret_cast<std::uintptr_t>(code), lasti};
+  return callsite::detail::python_raw_frame(reinterpret_cast<PyCodeObject *>(code), lasti);
 }
 
 TEST_F(Filter, IncludeWinsElseNoExcludeMatch) {
@@ -75,7 +76,7 @@ TEST_F(Filter, DecisionIsCachedOnTheCodeObjectAndInvalidatedByRuleChanges) {
   EXPECT_EQ(callsite::filter_keeps(f, c), 1);
   callsite::detail::CodeInfo *info = callsite::detail::code_info(c);
   ASSERT_NE(info, nullptr);
-  ASSERT_TRUE(info->filter);  // the decision now lives with the code object
+  ASSERT_TRUE(info->extension);  // the decision now lives with the code object
   const auto generation = callsite::filter_generation(f);
   PyObject *r = PyObject_CallMethod(f, "add_exclude", "s", "mod\\.py$");
   ASSERT_NE(r, nullptr);

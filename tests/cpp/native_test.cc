@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "capture/traceback_object.h"
+#include "core/frame_refs.h"
 #include "callsite/api.h"
 #include "capture/capture.h"
 #include "callsite/native_frame.h"
@@ -192,7 +193,7 @@ TEST_F(Native, InterleavesWithPythonFrames) {
 
 TEST_F(Native, ReifierRunsOnceThenTheCacheAnswers) {
   const int before = g_reified;
-  const callsite::RawFrame raw{reinterpret_cast<std::uintptr_t>(&kB) | 1u, 12345};
+  const callsite::RawFrame raw = callsite::detail::native_raw_frame(&kB, 12345);
   callsite::FrameInfo info, again;
   ASSERT_TRUE(callsite::symbolize(raw, &info));
   ASSERT_TRUE(callsite::symbolize(raw, &again));
@@ -214,7 +215,7 @@ TEST_F(Native, FailingReifiersGiveAPlaceholder) {
   PyObject *r = PyObject_CallMethod(warnings, "simplefilter", "s", "ignore");
   Py_XDECREF(r);
   for (const callsite::Executable *exe : {&kFail, &kNoFile}) {
-    const callsite::RawFrame raw{reinterpret_cast<std::uintptr_t>(exe) | 1u, 1};
+    const callsite::RawFrame raw = callsite::detail::native_raw_frame(exe, 1);
     callsite::FrameInfo info;
     ASSERT_TRUE(callsite::symbolize(raw, &info));
     EXPECT_EQ(PyUnicode_CompareWithASCIIString(

@@ -17,7 +17,7 @@
 namespace {
 
 namespace tr = callsite::tracking;
-using tr::detail::Ring;
+using tr::detail::Window;
 
 class Tracking : public ::testing::Test {
  protected:
@@ -40,7 +40,7 @@ TEST_F(Tracking, RingKeepsTheLastNMostRecentFirstAndOwnsReferences) {
   std::vector<Py_ssize_t> base;
   for (auto *c : codes) base.push_back(Py_REFCNT(c));
 
-  Ring *r = tr::detail::new_ring(callsite::compat::current_tstate(), 3);
+  Window *r = tr::detail::new_window(callsite::compat::current_tstate(), 3);
   ASSERT_NE(r, nullptr);
   for (int i = 0; i < 5; ++i) tr::detail::push(r, codes[i], 10 * i, i % 2 ? codes[0] : nullptr);
   EXPECT_EQ(r->count, 3u);
@@ -49,7 +49,7 @@ TEST_F(Tracking, RingKeepsTheLastNMostRecentFirstAndOwnsReferences) {
   EXPECT_EQ(Py_REFCNT(codes[4]), base[4] + 1);
   EXPECT_EQ(Py_REFCNT(codes[0]), base[0] + 1);
 
-  tr::detail::Entry out[8];
+  tr::detail::OwnedCallSite out[8];
   const std::size_t n = tr::detail::copy_recent(r, 0, out, 8);
   ASSERT_EQ(n, 3u);
   EXPECT_EQ(out[0].code, codes[4]);
@@ -79,12 +79,12 @@ TEST_F(Tracking, ResizeKeepsTheMostRecentInOrderAndDeallocReleases) {
   std::vector<PyCodeObject *> codes;
   for (int i = 0; i < 6; ++i) codes.push_back(new_code(("r" + std::to_string(i)).c_str()));
   const Py_ssize_t base = Py_REFCNT(codes[0]);
-  Ring *r = tr::detail::new_ring(callsite::compat::current_tstate(), 4);
+  Window *r = tr::detail::new_window(callsite::compat::current_tstate(), 4);
   ASSERT_NE(r, nullptr);
-  const std::size_t live = tr::detail::ring_count();
+  const std::size_t live = tr::detail::window_count();
   for (int i = 0; i < 6; ++i) tr::detail::push(r, codes[i], i, nullptr);  // holds 2..5
   ASSERT_TRUE(tr::detail::resize(r, 2));                                  // keeps 4, 5
-  tr::detail::Entry out[4];
+  tr::detail::OwnedCallSite out[4];
   ASSERT_EQ(tr::detail::copy_recent(r, 0, out, 4), 2u);
   EXPECT_EQ(out[0].code, codes[5]);
   EXPECT_EQ(out[1].code, codes[4]);
@@ -99,10 +99,10 @@ TEST_F(Tracking, ResizeKeepsTheMostRecentInOrderAndDeallocReleases) {
   tr::detail::release_copies(out, 3);
 
   tr::detail::cache_tstate = r->tstate;
-  tr::detail::cache_ring = r;
+  tr::detail::cache_window = r;
   Py_DECREF(r);  // dealloc: releases entries, unregisters, resets the cache
-  EXPECT_EQ(tr::detail::ring_count(), live - 1);
-  EXPECT_EQ(tr::detail::cache_ring, nullptr);
+  EXPECT_EQ(tr::detail::window_count(), live - 1);
+  EXPECT_EQ(tr::detail::cache_window, nullptr);
   for (auto *c : codes) EXPECT_EQ(Py_REFCNT(c), base);
   for (auto *c : codes) Py_DECREF(c);
 }
@@ -219,9 +219,9 @@ TEST_F(Tracking, ForeignThreadEndReleasesItsWindow) {
   PyObject *caller = PyDict_GetItemString(ns, "caller");
   PyObject *code = PyObject_GetAttrString(caller, "__code__");
   const Py_ssize_t before = Py_REFCNT(code);
-  const std::size_t rings_before = tr::detail::ring_count();
+  const std::size_t windows_before = tr::detail::window_count();
   Py_ssize_t during = 0;
-  std::size_t rings_during = 0;
+  std::size_t windows_during = 0;
 
   Py_BEGIN_ALLOW_THREADS
   std::thread t([&] {
@@ -229,16 +229,16 @@ TEST_F(Tracking, ForeignThreadEndReleasesItsWindow) {
     PyObject *res = PyObject_CallNoArgs(caller);
     Py_XDECREF(res);
     during = Py_REFCNT(code);  // the window's callee/caller entries hold it
-    rings_during = tr::detail::ring_count();
+    windows_during = tr::detail::window_count();
     PyGILState_Release(g);
   });
   t.join();
   Py_END_ALLOW_THREADS
 
   EXPECT_GT(during, before);
-  EXPECT_EQ(rings_during, rings_before + 1);
+  EXPECT_EQ(windows_during, windows_before + 1);
   EXPECT_EQ(Py_REFCNT(code), before);
-  EXPECT_EQ(tr::detail::ring_count(), rings_before);
+  EXPECT_EQ(tr::detail::window_count(), windows_before);
   Py_DECREF(code);
   Py_DECREF(ns);
 }

@@ -1,11 +1,11 @@
-# bench/seed_trackers.py — the seed's pure-Python call trackers (both modes), as the reference.
-"""The first seed (an MLIR PR discussion) proposes keeping a window of recent call sites with
+# bench/python_trackers.py — pure-Python call trackers (both modes), as the reference.
+"""The design this compares against (from a discussion of MLIR's location tracking) keeps a window of recent call sites with
 sys.setprofile / threading.setprofile (before 3.12) or a sys.monitoring CALL callback (3.12+).
 
 Two versions of each mode:
-- "seed": the code as the seed writes it — profile: inspect.getframeinfo(frame) per call into
+- "plain": the code as that proposal writes it — profile: inspect.getframeinfo(frame) per call into
   a deque; monitoring: (co_name, co_filename, co_firstlineno) per CALL into a deque.
-- "lean": the seed's own suggested improvement ("update prev_loc1, prev_loc2 round-robin"),
+- "lean": the proposal's own suggested improvement ("update prev_loc1, prev_loc2 round-robin"),
   storing only (code, offset, callee) in a preallocated list: the fastest pure-Python form,
   and so the fair bar for callsite's C version.
 """
@@ -17,10 +17,10 @@ import threading
 from collections import deque
 
 
-class SeedProfile:
-    """The seed's location_tracker: sys.setprofile + threading.setprofile, getframeinfo per call."""
+class PlainProfile:
+    """The proposal's location_tracker: sys.setprofile + threading.setprofile, getframeinfo per call."""
 
-    name = "seed profile (Python)"
+    name = "plain profile (Python)"
     mode = "profile"
 
     def __init__(self, window: int = 8):
@@ -78,7 +78,7 @@ class _Monitoring:
 
     def start(self):
         mon = sys.monitoring
-        mon.use_tool_id(self.tool, "seed-tracker")
+        mon.use_tool_id(self.tool, "python-tracker")
         mon.register_callback(self.tool, mon.events.CALL, self.callback)
         mon.set_events(self.tool, mon.events.CALL)
 
@@ -89,10 +89,10 @@ class _Monitoring:
         mon.free_tool_id(self.tool)
 
 
-class SeedMonitoring(_Monitoring):
-    """The seed's my_profiler_fast, storing what it prints into a deque."""
+class PlainMonitoring(_Monitoring):
+    """The proposal's my_profiler_fast, storing what it prints into a deque."""
 
-    name = "seed monitoring (Python)"
+    name = "plain monitoring (Python)"
 
     def __init__(self, window: int = 8):
         self.prev_locations = deque(maxlen=window)

@@ -1,0 +1,27 @@
+"""Which frame walk capture() uses: callsite's internal walk of CPython's frames, or the
+public C API walk (the fallback; same results, slower)."""
+from . import _callsite
+
+TYPE_CHECKING = False  # typing costs a millisecond at import; type checkers treat this as True
+if TYPE_CHECKING:
+    from typing import Literal
+
+BACKENDS = ("internal", "public")
+
+
+def get_backend() -> "Literal['internal', 'public']":
+    """The frame walk in use: 'internal' (CPython's frames read directly) or 'public'."""
+    return _callsite.get_backend()
+
+
+def set_backend(name: "Literal['internal', 'public']") -> None:
+    """Selects the frame walk for every thread: 'internal' or 'public'. RuntimeError when
+    the internal walk is unavailable here (``internal_backend_refusal()`` says why)."""
+    if name not in BACKENDS or type(name) is not str:
+        raise ValueError(f"set_backend(): name must be 'internal' or 'public', not {name!r}")
+    _callsite.set_backend(name)
+
+
+def internal_backend_refusal() -> "str | None":
+    """Why the internal walk is unavailable in this process, or None when it is available."""
+    return _callsite.internal_backend_refusal()

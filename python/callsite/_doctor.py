@@ -1,0 +1,107 @@
+"""``callsite.doctor()`` / ``python -m callsite doctor``: what this installation can do, and why."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import platform
+import sys
+from typing import Any
+
+from . import _callsite
+from ._version import __version__
+
+#: MLIR bindings callsite.mlir looks for, in its order.
+_MLIR_MODULES = ("mlir.ir", "iree.compiler.ir", "jaxlib.mlir.ir")
+
+
+def _backend() -> dict[str, Any]:
+    in_use = _callsite.get_backend()
+    refusal = _callsite.internal_backend_refusal()
+    env = os.environ.get("CALLSITE_BACKEND") or None
+    if in_use == "internal":
+        why = f"CPython's frames read directly (layout {_callsite.layout_name})"
+    elif refusal is not None:
+        why = f"the internal walk was refused: {refusal}"
+    elif env == "public":
+        why = "CALLSITE_BACKEND=public"
+    else:
+        why = "selected with callsite.set_backend('public')"
+    return {"in_use": in_use, "why": why, "internal_refusal": refusal,
+            "layout": _callsite.layout_name, "CALLSITE_BACKEND": env}
+
+
+def _mlir_status(module: str) -> str:
+    """'imported', 'importable' or 'not installed', without importing anything: finding a
+    dotted name would import its parents (jaxlib's is slow), so the parent's directory is
+    searched for the rest of the path."""
+    if module in sys.modules:
+        return "imported"
+    top, _, rest = module.partition(".")
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None:
+        return "not installed"
+    parts = rest.split(".")
+    for base in spec.submodule_search_locations or ():
+        path = os.path.join(base, *parts)
+        if os.path.isdir(path) or any(
+                name.startswith(parts[-1] + ".") for name in _listdir(os.path.dirname(path))):
+            return "importable"
+    return "not installed"
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+def doctor() -> dict[str, Any]:
+    """What this installation of callsite can do here, and why, as a JSON-ready dict:
+    the Python and build, the frame walk in use and why (with a refused layout's reason), the
+    tracking modes available, native-frame support, MLIR bindings already imported or
+    importable, and the caches' sizes. ``python -m callsite doctor`` prints the same."""
+    from . import native, tracking
+
+    modes: dict[str, str | None] = tracking.available_modes()
+    auto = modes.pop("auto")
+    mlir_bindings = {name: _mlir_status(name) for name in _MLIR_MODULES}
+    return {
+        "callsite": {"version": __version__, "package": os.path.dirname(__file__),
+                     "extension": _callsite.__file__},
+        "python": {"version": platform.python_version(),
+                   "implementation": platform.python_implementation(),
+                   "executable": sys.executable, "platform": platform.platform()},
+        "build": _callsite._build_info(),
+        "backend": _backend(),
+        "tracking": {"modes": {m: "available" if why is None else f"unavailable: {why}"
+                               for m, why in modes.items()},
+                     "auto": auto, "enabled": tracking.status()["enabled"]},
+        "native": {"supported": True, "frames_here": len(native.stack())},
+        "mlir": {"bindings": mlir_bindings,
+                 "hint": 'pip install "callsite[mlir]"'
+                 if set(mlir_bindings.values()) == {"not installed"} else None},
+        "caches": {"mlir_location_contexts": _callsite.mlir.cache_count(),
+                   "native_reification": native.cache_info()},
+    }
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The doctor's dict as aligned text, one section per key."""
+    lines: list[str] = []
+
+    def emit(key: str, value: Any, indent: int) -> None:
+        if isinstance(value, dict):
+            lines.append(" " * indent + f"{key}:")
+            for k, v in value.items():
+                emit(str(k), v, indent + 2)
+        else:
+            shown = "-" if value is None else value
+            lines.append(" " * indent + f"{key + ':':<24} {shown}")
+
+    for section, content in report.items():
+        emit(section, content, 0)
+    return "\n".join(lines)

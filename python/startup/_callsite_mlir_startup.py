@@ -1,0 +1,57 @@
+"""Start-up hook of callsite (run from callsite-mlir.pth when CALLSITE_MLIR is set and not 0).
+
+Imports nothing heavy: it loads callsite's small import watcher (callsite/_mlir_detect.py,
+standard library only) without importing the callsite package, and waits. The first time MLIR
+Python bindings are imported (any `*.ir` module that is an upstream-style `ir`), it imports
+callsite.mlir and calls accelerate(): MLIR's own traceback switches of those bindings, and of
+every set imported afterwards, then produce callsite-built locations. Nothing in the program
+changes.
+"""
+import sys
+
+
+def _load_detect():
+    name = "callsite._mlir_detect"
+    if name in sys.modules:
+        return sys.modules[name]
+    import os
+
+    # The path machinery site.py already uses (importlib.util would pull in contextlib,
+    # functools, collections... into every process).
+    machinery = sys.modules["_frozen_importlib_external"]
+    spec = machinery.PathFinder.find_spec("callsite")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for directory in spec.submodule_search_locations:
+        path = os.path.join(directory, "_mlir_detect.py")
+        if os.path.exists(path):
+            loader = machinery.SourceFileLoader(name, path)
+            module = type(sys)(name)
+            module.__spec__ = machinery.spec_from_file_location(name, path, loader=loader)
+            module.__file__, module.__loader__ = path, loader
+            # Registered under its package name: `from . import _mlir_detect` in callsite.mlir
+            # then uses this very module (one watcher, one listener list).
+            sys.modules[name] = module
+            loader.exec_module(module)
+            return module
+    return None
+
+
+def _accelerate(_module):
+    import callsite.mlir
+
+    callsite.mlir.accelerate()
+
+
+def install():
+    """Watches imports; accelerates the first MLIR bindings imported (and all later ones)."""
+    try:
+        detect = _load_detect()
+        if detect is None:
+            return
+        if detect.loaded_ir_modules():  # imported by an earlier .pth
+            _accelerate(None)
+        else:
+            detect.watch_imports(_accelerate)
+    except Exception as error:  # a start-up hook must never stop the interpreter
+        print(f"callsite: CALLSITE_MLIR start-up hook disabled: {error!r}", file=sys.stderr)

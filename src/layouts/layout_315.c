@@ -1,0 +1,74 @@
+/* layouts/layout_315.c — CPython 3.15: the 3.14 frame (same _PyInterpreterFrame offsets), no
+ * C-stack shim owner any more, and PyThreadState.base_frame, a sentinel at the bottom of
+ * every thread's frame chain.
+ *
+ * Facts from the 3.15 headers (Debian python3.15-dev 3.15.2):
+ * - internal/pycore_interpframe_structs.h: struct _PyInterpreterFrame as in 3.14
+ *   (f_executable a _PyStackRef, previous, instr_ptr, owner); enum _frameowner { THREAD = 0,
+ *   GENERATOR = 1, FRAME_OBJECT = 2, INTERPRETER = 3 } (FRAME_OWNED_BY_CSTACK is gone).
+ * - internal/pycore_stackref.h (GIL build): Py_TAG_BITS 3; PyStackRef_AsPyObjectBorrow
+ *   clears Py_TAG_REFCNT.
+ * - internal/pycore_interpframe.h: _PyFrame_IsIncomplete as in 3.14 (owner >=
+ *   FRAME_OWNED_BY_INTERPRETER, or a non-generator frame before _co_firsttraceable).
+ * - cpython/pystate.h: PyThreadState.current_frame and base_frame ("bottommost sentinel
+ *   frame ... used by profilers to validate complete stack unwinding"), which points into
+ *   _PyThreadStateImpl (internal/pycore_tstate.h). */
+#include <Python.h>
+#include <frameobject.h>
+
+#include "layouts/layout.h"
+
+#if PY_VERSION_HEX < 0x030F0000 || PY_VERSION_HEX >= 0x03100000
+#error "layout_315.c is for CPython 3.15 only"
+#endif
+
+/* Free-threaded builds have no tested layout: select.c refuses them, this file is empty. */
+#ifndef Py_GIL_DISABLED
+#define Py_BUILD_CORE 1
+#include <internal/pycore_frame.h>
+#include <internal/pycore_interpframe.h>
+#include <internal/pycore_runtime.h>
+#undef Py_BUILD_CORE
+
+/* As 3.14: the tagged f_executable; INTERPRETER (3) is now the last owner value. */
+#define CALLSITE_EXECUTABLE(f) ((PyObject *)((f)->f_executable.bits & ~(uintptr_t)Py_TAG_BITS))
+#define CALLSITE_HIDDEN_OWNER(owner) ((owner) >= FRAME_OWNED_BY_INTERPRETER)
+#define CALLSITE_WALK_NAME walk_315
+#include "layouts/interpreter_frame.inc.h"
+
+/* Every offset the walker and its start-up check read that CPython publishes
+ * (3.15 internal/pycore_debug_offsets.h). */
+static const callsite_offset_fact facts_315[] = {
+    CALLSITE_WALKER_FACTS,
+    CALLSITE_FACT(thread_state.base_frame, offsetof(PyThreadState, base_frame)),
+};
+static const callsite_offsets_expectation expected_315 = CALLSITE_OFFSETS_EXPECTATION(facts_315);
+
+const char *callsite_layout_internal_offsets_refusal(const void *image, size_t size) {
+  return callsite_debug_offsets_refusal(image, size, &expected_315);
+}
+
+/* The chain from current_frame must end at base_frame, which the walker hides (its owner is
+ * FRAME_OWNED_BY_INTERPRETER): a chain that ends elsewhere means `previous` is not where
+ * the headers say, or the walk would stop early. Bounded, as the chain could be garbage. */
+static const char *bottom_refusal(void) {
+  PyThreadState *tstate = PyThreadState_GetUnchecked();
+  if (!tstate || !tstate->base_frame) return "PyThreadState.base_frame is not set";
+  const _PyInterpreterFrame *f = tstate->current_frame, *last = NULL;
+  for (int steps = 0; f && steps < 100000; ++steps) last = f, f = f->previous;
+  if (f || last != tstate->base_frame)
+    return "the frame chain does not end at PyThreadState.base_frame";
+  if (tstate->base_frame->owner < FRAME_OWNED_BY_INTERPRETER)
+    return "PyThreadState.base_frame is not owned by the interpreter";
+  return NULL;
+}
+
+const char *callsite_layout_internal_version_refusal(void) {
+  const char *why = callsite_layout_internal_offsets_refusal(&_PyRuntime.debug_offsets,
+                                                             sizeof _PyRuntime.debug_offsets);
+  return why ? why : bottom_refusal();
+}
+
+const callsite_layout callsite_layout_compiled = {
+    "internal-3.15", PY_VERSION_HEX, walk_315, walk_315_marker};
+#endif

@@ -1,0 +1,103 @@
+// native/greenlets.cc — saves and restores the shadow-stack top around greenlet switches.
+#include "native/greenlets.h"
+
+#include <unordered_map>
+
+#include "native/shadow_stack.h"
+
+namespace callsite::native {
+namespace {
+
+// Per thread (greenlets never move between threads): the shadow-stack top of each suspended
+// greenlet that had frames, by greenlet object. An entry lives from the switch out to the
+// switch back in; a suspended greenlet that is collected is switched back in to be killed
+// (GreenletExit), which removes it. Holds no references.
+thread_local std::unordered_map<const PyObject *, NativeLink *> t_suspended;
+thread_local bool t_hooked = false;
+thread_local Py_ssize_t t_modules_seen = -1;
+
+PyObject *previous_key = nullptr;  // thread-state dict key of the trace function we chained
+
+// A greenlet that finished with frames still pushed (a bug of its own) is never resumed:
+// keeping its top would only leak the entry.
+bool finished(PyObject *greenlet) {
+  PyObject *dead = PyObject_GetAttrString(greenlet, "dead");
+  const int yes = dead ? PyObject_IsTrue(dead) : 0;
+  Py_XDECREF(dead);
+  if (yes < 0 || !dead) PyErr_Clear();
+  return yes == 1;
+}
+
+// greenlet's trace hook: (event, (origin, target)) for "switch" and "throw", in the target's
+// context. Never raises for itself: an error in a trace function is reported by greenlet in
+// the middle of the user's switch.
+PyObject *on_switch(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs == 2 && PyTuple_Check(args[1]) && PyTuple_GET_SIZE(args[1]) == 2) {
+    PyObject *origin = PyTuple_GET_ITEM(args[1], 0);
+    const PyObject *target = PyTuple_GET_ITEM(args[1], 1);
+    ThreadStack *stack = this_thread();
+    NativeLink *resumed = nullptr;
+    if (auto it = t_suspended.find(target); it != t_suspended.end()) {
+      resumed = it->second;
+      t_suspended.erase(it);
+    }
+    if (stack->head && !finished(origin)) {
+      try {
+        t_suspended[origin] = stack->head;
+      } catch (...) {  // out of memory: the frames stay visible where they are, as before
+        return Py_NewRef(Py_None);
+      }
+    }
+    stack->head = resumed;
+  }
+  PyObject *dict = PyThreadState_GetDict();
+  PyObject *previous = dict ? PyDict_GetItemWithError(dict, previous_key) : nullptr;
+  if (previous) return PyObject_Vectorcall(previous, args, size_t(nargs), nullptr);
+  if (PyErr_Occurred()) return nullptr;
+  Py_RETURN_NONE;
+}
+
+PyMethodDef on_switch_def = {
+    "_native_greenlet_switch",
+    reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(on_switch)), METH_FASTCALL,
+    "callsite.native's greenlet trace hook: native frames follow their greenlet."};
+
+PyObject *hook = nullptr;
+
+bool install(PyObject *greenlet) {
+  if (!previous_key && !(previous_key = PyUnicode_InternFromString("callsite.native.greenlet_trace")))
+    return false;
+  if (!hook && !(hook = PyCFunction_NewEx(&on_switch_def, nullptr, nullptr))) return false;
+  PyObject *previous = PyObject_CallMethod(greenlet, "settrace", "O", hook);
+  if (!previous) return false;
+  PyObject *dict = PyThreadState_GetDict();
+  int rc = 0;
+  if (previous != Py_None && previous != hook)
+    rc = dict ? PyDict_SetItem(dict, previous_key, previous) : -1;
+  Py_DECREF(previous);
+  if (rc < 0) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "no thread-state dict");
+    return false;
+  }
+  t_hooked = true;
+  return true;
+}
+
+}  // namespace
+
+bool track_greenlets(bool force) noexcept {
+  if (t_hooked) return true;
+  PyObject *modules = PyImport_GetModuleDict();
+  const Py_ssize_t size = PyDict_Check(modules) ? PyDict_GET_SIZE(modules) : -1;
+  if (!force && size == t_modules_seen) return true;  // nothing imported since the last look
+  t_modules_seen = size;
+  PyObject *name = PyUnicode_FromString("greenlet");
+  PyObject *greenlet = name ? PyImport_GetModule(name) : nullptr;
+  Py_XDECREF(name);
+  if (!greenlet) return !PyErr_Occurred();  // not imported: no switches to follow
+  const bool ok = install(greenlet);
+  Py_DECREF(greenlet);
+  return ok;
+}
+
+}  // namespace callsite::native
