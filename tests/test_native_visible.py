@@ -23,7 +23,8 @@ import callsite
 from callsite import native
 from callsite.callsite_calc import Program as CalcProgram
 
-SUPPORTED = sys.version_info[:2] in ((3, 12), (3, 13)) and native.visible_frames_available()
+SUPPORTED = sys.version_info[:2] in ((3, 12), (3, 13), (3, 14), (3, 15)) and \
+    native.visible_frames_available()
 pytestmark = pytest.mark.skipif(not SUPPORTED, reason="no visible-frame implementation here")
 
 DSL_SOURCE = """\

@@ -67,6 +67,12 @@ struct VisibleCode {
   std::uintptr_t states;
 };
 
+/// Where the interpreter frame of a visible NativeFrame lives while it is pushed.
+struct VisibleSlot {
+  void *frame;                 ///< nullptr: shadow-only
+  const std::uint16_t **ip;    ///< its instruction pointer (set_state writes here)
+};
+
 /// A thread's shadow stack: the innermost frame. Further fields are private to _callsite.
 struct ThreadStack {
   NativeLink *head;
@@ -106,13 +112,17 @@ struct NativeAPI {
   /// first use and kept as long as the executable. nullptr without an error (after a
   /// RuntimeWarning) where this interpreter has no visible frames; nullptr + error on failure.
   const VisibleCode *(*visible_code)(const Executable *executable, std::size_t states) noexcept;
-  /// Links a real interpreter frame of `code` at `state` on the calling thread (attached,
-  /// GIL held) and stores where set_state writes in *ip; nullptr: shadow-only.
-  void *(*push_visible)(const VisibleCode *code, std::uintptr_t state,
-                        const std::uint16_t ***ip) noexcept;
-  /// Unlinks a frame of push_visible: it must be the thread's current interpreter frame
-  /// (aborts with a message when `checked`, else leaves it linked).
-  void (*pop_visible)(void *frame, int checked) noexcept;
+  /// push, and a real interpreter frame of `code` at `state` linked on the calling thread
+  /// (attached, GIL held) around the nested call the caller makes next. Fills `out`
+  /// (out->frame nullptr: the thread is not attached or memory ran out, the frame is
+  /// shadow-only).
+  ThreadStack *(*push_visible)(NativeLink *link, const Executable *executable,
+                               std::uintptr_t state, const VisibleCode *code,
+                               VisibleSlot *out) noexcept;
+  /// Pops a frame of push_visible: its interpreter frame `frame` (when not nullptr), which
+  /// must be the thread's current one (aborts with a message when `checked`, else leaves it
+  /// linked), then `link` from `stack` as a plain pop does.
+  void (*pop_visible)(ThreadStack *stack, NativeLink *link, void *frame, int checked) noexcept;
 };
 
 #define CALLSITE_NATIVE_API_VERSION 1
@@ -137,12 +147,16 @@ class NativeFrame {
   /// location of its state. Only for a frame around a nested call made from C on a thread
   /// holding the GIL, popped before returning (strictly LIFO with the interpreter's frames).
   NativeFrame(const Executable &executable, std::uintptr_t state,
-              const VisibleCode *visible) noexcept
-      : NativeFrame(executable, state) {
-    if (visible && stack_) {
-      frame_ = detail::native_api->push_visible(visible, state, &ip_);
-      first_state_ = visible->first_state;
-      states_ = visible->states;
+              const VisibleCode *visible) noexcept {
+    const NativeAPI *api = detail::native_api;
+    if (!api) {
+      stack_ = nullptr;
+      link_ = NativeLink{nullptr, nullptr, &executable, state};
+    } else if (!visible) {
+      stack_ = api->push(&link_, &executable, state);
+    } else {
+      stack_ = api->push_visible(&link_, &executable, state, visible, &slot_);
+      visible_ = visible;
     }
   }
   ~NativeFrame() { pop(); }
@@ -152,10 +166,13 @@ class NativeFrame {
   /// Updates where the frame is (a store: call it as often as the JIT likes).
   void set_state(std::uintptr_t state) noexcept {
     link_.state = state;
-    if (frame_) *ip_ = first_state_ + (state < states_ ? state : states_);
+    if (slot_.frame) {
+      const std::uintptr_t last = visible_->states;  // "no location"
+      *slot_.ip = visible_->first_state + (state < last ? state : last);
+    }
   }
   /// True when this frame is also a real interpreter frame.
-  bool visible() const noexcept { return frame_ != nullptr; }
+  bool visible() const noexcept { return slot_.frame != nullptr; }
   std::uintptr_t state() const noexcept { return link_.state; }
   const Executable &executable() const noexcept { return *link_.executable; }
   const NativeLink &link() const noexcept { return link_; }
@@ -164,7 +181,7 @@ class NativeFrame {
   /// call it on the error path, before returning nullptr to Python. Returns nullptr, so
   /// `return frame.add_traceback();` reads naturally. GIL held.
   PyObject *add_traceback() const noexcept {
-    if (frame_) {  // the real frame, as the eval loop adds a Python frame's entry
+    if (slot_.frame) {  // the real frame, as the eval loop adds a Python frame's entry
       if (PyErr_Occurred())
         if (PyFrameObject *f = PyEval_GetFrame()) PyTraceBack_Here(f);
       return nullptr;
@@ -176,9 +193,11 @@ class NativeFrame {
 
   /// Pops now instead of at scope exit (idempotent).
   void pop() noexcept {
-    if (frame_) {
-      detail::native_api->pop_visible(frame_, CALLSITE_NATIVE_CHECKS);
-      frame_ = nullptr;
+    if (slot_.frame) {
+      detail::native_api->pop_visible(stack_, &link_, slot_.frame, CALLSITE_NATIVE_CHECKS);
+      slot_.frame = nullptr;
+      stack_ = nullptr;
+      return;
     }
     if (!stack_) return;
     if (stack_->head == &link_)
@@ -191,10 +210,8 @@ class NativeFrame {
  private:
   NativeLink link_;
   ThreadStack *stack_;
-  void *frame_ = nullptr;  ///< the interpreter frame of a visible frame
-  const std::uint16_t **ip_ = nullptr;
-  const std::uint16_t *first_state_ = nullptr;
-  std::uintptr_t states_ = 0;
+  VisibleSlot slot_{nullptr, nullptr};  ///< the interpreter frame of a visible frame
+  const VisibleCode *visible_ = nullptr;
 };
 
 }  // namespace callsite

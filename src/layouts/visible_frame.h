@@ -23,22 +23,30 @@ extern "C" {
 #define CALLSITE_CO_VISIBLE_NATIVE 0x40000000
 
 typedef struct callsite_visible_ops {
-  const char *name;        /* "visible-3.12" */
-  size_t frame_size;       /* bytes of one frame block (specials + the synthetic code's slots) */
-  size_t ip_offset;        /* offset of the instruction pointer field in a frame block */
+  const char *name;         /* "visible-3.12" */
+  size_t frame_size;        /* bytes of one frame (specials + the synthetic code's slots) */
   size_t code_units_offset; /* offsetof(PyCodeObject, co_code_adaptive) */
   int resume_opcode, nop_opcode;
-  /* Fills `frame` (frame_size bytes) as a frame of `code` (borrowed: the caller keeps it
-   * alive while the frame is linked) at instruction `ip`, then makes it the current frame of
-   * `tstate`, which must be attached on the calling thread. */
-  void (*push)(PyThreadState *tstate, void *frame, PyObject *code, const void *ip);
-  /* Nonzero when `frame` is the current frame of `tstate` (pop's precondition). */
-  int (*is_current)(PyThreadState *tstate, const void *frame);
-  /* Unlinks `frame` (the current frame) and either hands it to the frame object a tool made
-   * for it and still holds (as CPython's take_ownership does) or releases what CPython stored
-   * in it. The block may be reused afterwards. GIL held; the pending exception is kept. */
-  void (*pop)(PyThreadState *tstate, void *frame);
 } callsite_visible_ops;
+
+/* The frame operations of the compiled implementation (visible_frame.inc.h), called directly
+ * so that the push and pop inline into their callers; only once callsite_visible_frames()
+ * accepted the running interpreter, and only in builds with CALLSITE_HAVE_VISIBLE.
+ *
+ * push: fills `frame` (frame_size bytes, off the C stack) as a frame of `code` (the
+ * executable keeps it alive while the frame is linked) at instruction `ip`, then makes it
+ * the current frame of `tstate`, attached on the calling thread. Returns the address of the
+ * frame's instruction pointer (set_state writes there).
+ * is_current: nonzero when `frame` is the current frame of `tstate` (pop's precondition).
+ * pop: unlinks `frame` (the current frame) and either hands it to the frame object a tool
+ * made for it and still holds (as CPython's take-over does) or releases what the frame owns.
+ * The memory may be reused afterwards. GIL held; the pending exception is kept.
+ * Hidden: a call within the module needs no PLT, and LTO may inline it. */
+#define CALLSITE_VF_HIDDEN __attribute__((visibility("hidden")))
+CALLSITE_VF_HIDDEN const void **callsite_visible_push(PyThreadState *tstate, void *frame,
+                                                      PyObject *code, const void *ip);
+CALLSITE_VF_HIDDEN int callsite_visible_is_current(PyThreadState *tstate, const void *frame);
+CALLSITE_VF_HIDDEN void callsite_visible_pop(PyThreadState *tstate, void *frame);
 
 /* The implementation for the running interpreter, or NULL when this build has none or the
  * internal layout is refused (then native frames stay on the shadow stack only). */

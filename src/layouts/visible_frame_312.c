@@ -19,5 +19,4 @@
 #define CALLSITE_VF_CODE_FIELD f_code
 #define CALLSITE_VF_IP_FIELD prev_instr
 #define CALLSITE_VF_NAME "visible-3.12"
-#define CALLSITE_VF_SUFFIX _312
 #include "layouts/visible_frame.inc.h"

@@ -21,5 +21,4 @@
 #define CALLSITE_VF_CODE_FIELD f_executable
 #define CALLSITE_VF_IP_FIELD instr_ptr
 #define CALLSITE_VF_NAME "visible-3.13"
-#define CALLSITE_VF_SUFFIX _313
 #include "layouts/visible_frame.inc.h"

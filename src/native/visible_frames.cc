@@ -10,18 +10,27 @@
 #include "core/compat.h"
 #include "layouts/layout.h"
 #include "layouts/visible_frame.h"
+#include "native/shadow_stack.h"
 #include "native/visible_code.h"
 
 namespace callsite::native {
 namespace {
 
-// Freed blocks, linked through their first word. Trivially destructible (initial-exec TLS,
-// as the shadow stack): a thread that exits leaves at most kPoolKeep blocks behind.
-struct FreeBlock {
-  FreeBlock *next;
+// A frame's memory: a header, then the _PyInterpreterFrame. The header holds the thread
+// state that pushed it, so pop needs no thread-state lookup (on 3.12 a call into libpython
+// and a __tls_get_addr), and links the block while it is free. 16 bytes keep the frame at
+// malloc's alignment.
+struct alignas(16) BlockHeader {
+  PyThreadState *pusher;
+  BlockHeader *next_free;
 };
+inline BlockHeader *header_of(void *frame) { return static_cast<BlockHeader *>(frame) - 1; }
+inline void *frame_of(BlockHeader *b) { return b + 1; }
+
+// Freed blocks of this thread. Trivially destructible (initial-exec TLS, as the shadow
+// stack): a thread that exits leaves at most kPoolKeep blocks behind.
 struct Pool {
-  FreeBlock *head;
+  BlockHeader *head;
   unsigned count;
 };
 constexpr unsigned kPoolKeep = 32;
@@ -32,11 +41,45 @@ const callsite_visible_ops *ops() {
   return chosen;
 }
 
-// Each block holds the frame, then the thread state that pushed it: pop then needs no
-// thread-state lookup (on 3.12 a call into libpython and a __tls_get_addr).
-inline PyThreadState *&pusher_of(void *block, const callsite_visible_ops *o) {
-  return *reinterpret_cast<PyThreadState **>(static_cast<char *>(block) + o->frame_size);
+[[gnu::noinline]] BlockHeader *new_block() {
+  const callsite_visible_ops *o = ops();
+  return o ? static_cast<BlockHeader *>(std::malloc(sizeof(BlockHeader) + o->frame_size))
+           : nullptr;
 }
+
+inline BlockHeader *take_block() {
+  if (BlockHeader *b = t_pool.head) [[likely]] {
+    t_pool.head = b->next_free;
+    --t_pool.count;
+    return b;
+  }
+  return new_block();
+}
+
+inline void give_block(BlockHeader *b) {
+  if (t_pool.count < kPoolKeep) [[likely]] {
+    b->next_free = t_pool.head;
+    t_pool.head = b;
+    ++t_pool.count;
+  } else {
+    std::free(b);
+  }
+}
+
+#if CALLSITE_HAVE_VISIBLE
+// Links the interpreter frame on `ts` (attached: its tstate is the calling thread's).
+inline void *link_frame(PyThreadState *ts, const VisibleCode *code, std::uintptr_t state,
+                        const std::uint16_t ***ip) {
+  BlockHeader *b = take_block();
+  if (!b) [[unlikely]]
+    return nullptr;  // out of memory: shadow-only is still correct
+  b->pusher = ts;
+  const std::uint16_t *at = code->first_state + (state < code->states ? state : code->states);
+  *ip = reinterpret_cast<const std::uint16_t **>(
+      callsite_visible_push(ts, frame_of(b), code->code, at));
+  return frame_of(b);
+}
+#endif
 
 // Code per executable; never destroyed (entries of static executables live for the process).
 auto &codes = *new std::unordered_map<const Executable *, VisibleCode *>();
@@ -86,42 +129,55 @@ void forget_visible(const Executable *exe) noexcept {
   codes.erase(it);
 }
 
-void *push_visible(const VisibleCode *code, std::uintptr_t state,
-                   const std::uint16_t ***ip) noexcept {
-  const callsite_visible_ops *o = ops();
-  PyThreadState *ts = compat::current_tstate();
-  if (!o || !ts || !code) return nullptr;
-  void *block;
-  if (FreeBlock *b = t_pool.head) {
-    t_pool.head = b->next;
-    --t_pool.count;
-    block = b;
-  } else if (!(block = std::malloc(o->frame_size + sizeof(PyThreadState *)))) {
-    return nullptr;  // out of memory: shadow-only is still correct
-  }
-  const std::uint16_t *at = code->first_state + (state < code->states ? state : code->states);
-  o->push(ts, block, code->code, at);
-  pusher_of(block, o) = ts;
-  *ip = reinterpret_cast<const std::uint16_t **>(static_cast<char *>(block) + o->ip_offset);
-  return block;
+#if CALLSITE_HAVE_VISIBLE
+
+ThreadStack *push_visible(NativeLink *link, const Executable *executable, std::uintptr_t state,
+                          const VisibleCode *code, VisibleSlot *out) noexcept {
+  PyThreadState *ts = compat::current_tstate();  // 3.12+: NULL while this thread is detached
+  ThreadStack *stack = push_on(ts, link, executable, state);
+  out->frame = ts && code ? link_frame(ts, code, state, &out->ip) : nullptr;
+  return stack;
 }
 
-void pop_visible(void *frame, int checked) noexcept {
-  const callsite_visible_ops *o = ops();
-  PyThreadState *ts = pusher_of(frame, o);
-  if (!o->is_current(ts, frame)) {
+void *push_interpreter_frame(const VisibleCode *code, std::uintptr_t state,
+                             const std::uint16_t ***ip) noexcept {
+  PyThreadState *ts = compat::current_tstate();
+  return ts && code ? link_frame(ts, code, state, ip) : nullptr;
+}
+
+void pop_interpreter_frame(void *frame, int checked) noexcept {
+  BlockHeader *b = header_of(frame);
+  if (!callsite_visible_is_current(b->pusher, frame)) [[unlikely]] {
     if (checked) misordered("while it is not its thread's current frame");
     return;  // still reachable from the chain: keep the block
   }
-  o->pop(ts, frame);
-  if (t_pool.count < kPoolKeep) {
-    auto *b = static_cast<FreeBlock *>(frame);
-    b->next = t_pool.head;
-    t_pool.head = b;
-    ++t_pool.count;
-  } else {
-    std::free(frame);
-  }
+  callsite_visible_pop(b->pusher, frame);
+  give_block(b);
+}
+
+#else  // no visible-frame implementation in this build: no VisibleCode is ever made
+
+ThreadStack *push_visible(NativeLink *link, const Executable *executable, std::uintptr_t state,
+                          const VisibleCode *, VisibleSlot *out) noexcept {
+  out->frame = nullptr;
+  return push(link, executable, state);
+}
+
+void *push_interpreter_frame(const VisibleCode *, std::uintptr_t, const std::uint16_t ***) noexcept {
+  return nullptr;
+}
+
+void pop_interpreter_frame(void *, int) noexcept {}
+
+#endif
+
+void pop_visible(ThreadStack *stack, NativeLink *link, void *frame, int checked) noexcept {
+  if (frame) pop_interpreter_frame(frame, checked);
+  if (!stack) return;
+  if (stack->head == link) [[likely]]
+    stack->head = const_cast<NativeLink *>(link->previous);
+  else
+    misordered_pop(stack, link, checked);
 }
 
 void visible_traceback_here() noexcept {

@@ -286,12 +286,12 @@ PyObject *ff_vectorcall(PyObject *self, PyObject *const *args, std::size_t nargs
     Py_DECREF(frame);
     return nullptr;
   }
-  if (visible && (f->visible_frame = push_visible(visible, f->link.state, &f->ip)))
+  if (visible && (f->visible_frame = push_interpreter_frame(visible, f->link.state, &f->ip)))
     f->visible = visible;
   PyObject *result = PyObject_Vectorcall(w->fn, args, nargsf, kwnames);
   if (f->visible_frame) {
     if (!result) visible_traceback_here();
-    pop_visible(f->visible_frame, 1);
+    pop_interpreter_frame(f->visible_frame, 1);
     f->visible_frame = nullptr;
   } else if (!result) {
     add_traceback(&w->executable->exe, f->link.state);
