@@ -504,3 +504,27 @@ def test_cpp_native_frame_exception_entry():
                for fs in traceback.extract_tb(info.value.__traceback__)]
     assert entries[-2:] == [("bad.calc", 3, "area", "return check(a)"),
                             (__file__, entries[-1][1], "check", "raise ValueError(a)")]
+
+
+def test_cpp_native_frame_with_the_public_backend():
+    """The public walk's marker comes from frame objects: the C++ push takes it before linking
+    its interpreter frame, so the capture still shows one entry per frame, in order."""
+    seen = {}
+
+    def scale(a):
+        seen["names"] = [x.name for x in callsite.capture()][:3]
+        seen["back"] = sys._getframe(1).f_code.co_name
+        return a
+
+    def caller():
+        return program.call("area", 2, 3)
+
+    program = CalcProgram(CALC, "area.calc", {"scale": scale}, visible=True)
+    before = callsite.get_backend()
+    callsite.set_backend("public")
+    try:
+        assert caller() == 6
+    finally:
+        callsite.set_backend(before)
+    assert seen["back"] == "area"
+    assert seen["names"] == ["scale", "area", "caller"]

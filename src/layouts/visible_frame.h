@@ -36,7 +36,8 @@ typedef struct callsite_visible_ops {
  * push: fills `frame` (frame_size bytes, off the C stack) as a frame of `code` (the
  * executable keeps it alive while the frame is linked) at instruction `ip`, then makes it
  * the current frame of `tstate`, attached on the calling thread. Returns the address of the
- * frame's instruction pointer (set_state writes there).
+ * frame's instruction pointer (set_state writes there); *previous receives the frame that
+ * was current before, which is what the internal layouts report as the current marker.
  * is_current: nonzero when `frame` is the current frame of `tstate` (pop's precondition).
  * pop: unlinks `frame` (the current frame) and either hands it to the frame object a tool
  * made for it and still holds (as CPython's take-over does) or releases what the frame owns.
@@ -44,9 +45,13 @@ typedef struct callsite_visible_ops {
  * Hidden: a call within the module needs no PLT, and LTO may inline it. */
 #define CALLSITE_VF_HIDDEN __attribute__((visibility("hidden")))
 CALLSITE_VF_HIDDEN const void **callsite_visible_push(PyThreadState *tstate, void *frame,
-                                                      PyObject *code, const void *ip);
+                                                      PyObject *code, const void *ip,
+                                                      const void **previous);
 CALLSITE_VF_HIDDEN int callsite_visible_is_current(PyThreadState *tstate, const void *frame);
 CALLSITE_VF_HIDDEN void callsite_visible_pop(PyThreadState *tstate, void *frame);
+/* pop for a current frame that holds nothing (no frame object, no f_locals): 1 when done,
+ * 0 (nothing touched) when the full pop is needed. */
+CALLSITE_VF_HIDDEN int callsite_visible_pop_quick(PyThreadState *tstate, void *frame);
 
 /* The implementation for the running interpreter, or NULL when this build has none or the
  * internal layout is refused (then native frames stay on the shadow stack only). */

@@ -45,9 +45,10 @@ static __attribute__((noinline, cold)) void callsite_vf_fallback_namespaces(PyOb
 }
 
 const void **callsite_visible_push(PyThreadState *tstate, void *frame, PyObject *code,
-                                   const void *ip) {
+                                   const void *ip, const void **previous) {
   _PyInterpreterFrame *f = (_PyInterpreterFrame *)frame;
   _PyInterpreterFrame *prev = CALLSITE_VF_CURRENT(tstate);
+  *previous = prev;
   _PyInterpreterFrame *caller = _PyFrame_GetFirstComplete(prev);
 #if CALLSITE_VF_STACKREFS
 #if CALLSITE_VF_EXPORTED_CLEAR
@@ -156,6 +157,21 @@ void callsite_visible_pop(PyThreadState *tstate, void *block) {
 #if CALLSITE_VF_EXPORTED_CLEAR
   PyStackRef_CLEAR(frame->f_executable);
 #endif
+}
+
+/* The pop of a frame no tool looked at, the common case: when `frame` is the current frame
+ * and holds no frame object and no f_locals, unlinks it and returns 1; else touches nothing
+ * and returns 0 (the caller then takes the checked path above). */
+int callsite_visible_pop_quick(PyThreadState *tstate, void *block) {
+  _PyInterpreterFrame *frame = (_PyInterpreterFrame *)block;
+  if (CALLSITE_VF_CURRENT(tstate) != frame || frame->frame_obj || frame->f_locals) return 0;
+  CALLSITE_VF_CURRENT(tstate) = frame->previous;
+  __asm__ __volatile__("" ::: "memory");
+#if CALLSITE_VF_EXPORTED_CLEAR
+  _PyThreadState_UpdateLastProfiledFrame(tstate, frame, frame->previous);
+  PyStackRef_CLEAR(frame->f_executable);
+#endif
+  return 1;
 }
 
 const callsite_visible_ops callsite_visible_ops_compiled = {

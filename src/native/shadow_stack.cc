@@ -134,6 +134,17 @@ ThreadStack *push(NativeLink *link, const Executable *executable, std::uintptr_t
   return push_on(compat::current_tstate(), link, executable, state);
 }
 
+ThreadStack *push_marked(NativeLink *link, const Executable *executable, std::uintptr_t state,
+                         const void *marker) noexcept {
+  link->executable = executable;
+  link->state = state;
+  link->python_frame = marker;
+  ThreadStack *stack = &t_stack;
+  link->previous = stack->head;
+  stack->head = link;
+  return stack;
+}
+
 ThreadStack *push_on(PyThreadState *ts, NativeLink *link, const Executable *executable,
                      std::uintptr_t state) noexcept {
   link->executable = executable;

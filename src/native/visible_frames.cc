@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/compat.h"
+#include "layouts/active.h"
 #include "layouts/layout.h"
 #include "layouts/visible_frame.h"
 #include "native/shadow_stack.h"
@@ -67,16 +68,21 @@ inline void give_block(BlockHeader *b) {
 }
 
 #if CALLSITE_HAVE_VISIBLE
-// Links the interpreter frame on `ts` (attached: its tstate is the calling thread's).
+// The internal layout, whose marker of the running Python frame is the thread's current
+// interpreter frame: a visible push reads it once for both stacks.
+const callsite_layout *const internal_layout = callsite_layout_internal();
+
+// Links the interpreter frame on `ts` (attached: its tstate is the calling thread's); the
+// frame that was current goes to *previous. nullptr when no memory is left.
 inline void *link_frame(PyThreadState *ts, const VisibleCode *code, std::uintptr_t state,
-                        const std::uint16_t ***ip) {
+                        const std::uint16_t ***ip, const void **previous) {
   BlockHeader *b = take_block();
   if (!b) [[unlikely]]
     return nullptr;  // out of memory: shadow-only is still correct
   b->pusher = ts;
   const std::uint16_t *at = code->first_state + (state < code->states ? state : code->states);
   *ip = reinterpret_cast<const std::uint16_t **>(
-      callsite_visible_push(ts, frame_of(b), code->code, at));
+      callsite_visible_push(ts, frame_of(b), code->code, at, previous));
   return frame_of(b);
 }
 #endif
@@ -134,15 +140,23 @@ void forget_visible(const Executable *exe) noexcept {
 ThreadStack *push_visible(NativeLink *link, const Executable *executable, std::uintptr_t state,
                           const VisibleCode *code, VisibleSlot *out) noexcept {
   PyThreadState *ts = compat::current_tstate();  // 3.12+: NULL while this thread is detached
+  if (ts && code && callsite_active_layout == internal_layout) [[likely]] {
+    const void *previous;
+    if ((out->frame = link_frame(ts, code, state, &out->ip, &previous)))
+      return push_marked(link, executable, state, previous);
+  }
+  // Another backend (or no memory): its marker is taken before the frame is linked.
   ThreadStack *stack = push_on(ts, link, executable, state);
-  out->frame = ts && code ? link_frame(ts, code, state, &out->ip) : nullptr;
+  const void *previous;
+  out->frame = ts && code ? link_frame(ts, code, state, &out->ip, &previous) : nullptr;
   return stack;
 }
 
 void *push_interpreter_frame(const VisibleCode *code, std::uintptr_t state,
                              const std::uint16_t ***ip) noexcept {
   PyThreadState *ts = compat::current_tstate();
-  return ts && code ? link_frame(ts, code, state, ip) : nullptr;
+  const void *previous;
+  return ts && code ? link_frame(ts, code, state, ip, &previous) : nullptr;
 }
 
 void pop_interpreter_frame(void *frame, int checked) noexcept {
@@ -171,13 +185,34 @@ void pop_interpreter_frame(void *, int) noexcept {}
 
 #endif
 
-void pop_visible(ThreadStack *stack, NativeLink *link, void *frame, int checked) noexcept {
+namespace {
+[[gnu::noinline]] void pop_visible_slow(ThreadStack *stack, NativeLink *link, void *frame,
+                                        int checked) noexcept {
   if (frame) pop_interpreter_frame(frame, checked);
   if (!stack) return;
-  if (stack->head == link) [[likely]]
+  if (stack->head == link)
     stack->head = const_cast<NativeLink *>(link->previous);
   else
     misordered_pop(stack, link, checked);
+}
+}  // namespace
+
+void pop_visible(ThreadStack *stack, NativeLink *link, void *frame, int checked) noexcept {
+#if CALLSITE_HAVE_VISIBLE
+  // The common case without a call or a saved register: in order, nothing to release, room
+  // in the pool. Anything else takes the checked path.
+  if (frame && stack && stack->head == link && t_pool.count < kPoolKeep) [[likely]] {
+    BlockHeader *b = header_of(frame);
+    if (callsite_visible_pop_quick(b->pusher, frame)) [[likely]] {
+      b->next_free = t_pool.head;
+      t_pool.head = b;
+      ++t_pool.count;
+      stack->head = const_cast<NativeLink *>(link->previous);
+      return;
+    }
+  }
+#endif
+  pop_visible_slow(stack, link, frame, checked);
 }
 
 void visible_traceback_here() noexcept {
