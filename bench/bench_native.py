@@ -4,7 +4,7 @@
 1. push+pop from C++ (callsite::NativeFrame in a C++ loop, the way a JIT pays it): wall clock
    per iteration, and valgrind instruction counts per iteration — (Ir(N2) - Ir(N1)) / (N2 - N1)
    over the whole process, so start-up cancels exactly and no symbols are needed.
-   Target: <= 5 ns. The same loops with visible frames (real interpreter frames, 3.12/3.13):
+   Target: <= 5 ns. The same loops with visible frames (real interpreter frames, 3.12-3.15):
    target <= +3 ns over the shadow-only push+pop.
 2. The Python API (`with exe.frame()`, the decorator, `frame.state = pc`) against the
    nearest Python equivalents (contextlib.nullcontext, a plain call, a slot store).
