@@ -57,6 +57,13 @@ CALLSITE_VF_HIDDEN int callsite_visible_pop_quick(PyThreadState *tstate, void *f
  * internal layout is refused (then native frames stay on the shadow stack only). */
 const callsite_visible_ops *callsite_visible_frames(void);
 
+/* The capture backend refused the internal walk (`why`, a static string) for a reason the
+ * layout's own check does not see (its start-up self-check, a test build's forced refusal):
+ * visible frames rely on the same layouts, so they are refused too. Called once at import,
+ * before any frame is pushed. */
+void callsite_visible_frames_refuse(const char *why);
+const char *callsite_visible_frames_backend_refusal(void); /* NULL unless refused so */
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,11 +10,17 @@
 extern const callsite_visible_ops callsite_visible_ops_compiled;
 #endif
 
+static const char *backend_refusal = NULL;
+
+void callsite_visible_frames_refuse(const char *why) { backend_refusal = why; }
+
+const char *callsite_visible_frames_backend_refusal(void) { return backend_refusal; }
+
 const callsite_visible_ops *callsite_visible_frames(void) {
 #if CALLSITE_HAVE_VISIBLE
   static int refused = -1;
   if (refused < 0) refused = callsite_layout_internal_refusal() != NULL;
-  return refused ? NULL : &callsite_visible_ops_compiled;
+  return refused || backend_refusal ? NULL : &callsite_visible_ops_compiled;
 #else
   return NULL;
 #endif

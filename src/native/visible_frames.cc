@@ -104,6 +104,7 @@ auto &codes = *new std::unordered_map<const Executable *, VisibleCode *>();
 const char *visible_refusal() noexcept {
   if (ops()) return nullptr;
   if (const char *why = callsite_layout_internal_refusal()) return why;
+  if (const char *why = callsite_visible_frames_backend_refusal()) return why;
   return "this build has no visible-frame implementation for this CPython version";
 }
 
