@@ -4,11 +4,13 @@
 1. push+pop from C++ (callsite::NativeFrame in a C++ loop, the way a JIT pays it): wall clock
    per iteration, and valgrind instruction counts per iteration — (Ir(N2) - Ir(N1)) / (N2 - N1)
    over the whole process, so start-up cancels exactly and no symbols are needed.
-   Target: <= 5 ns.
+   Target: <= 5 ns. The same loops with visible frames (real interpreter frames, 3.12-3.15):
+   target <= +3 ns over the shadow-only push+pop.
 2. The Python API (`with exe.frame()`, the decorator, `frame.state = pc`) against the
    nearest Python equivalents (contextlib.nullcontext, a plain call, a slot store).
 3. The extra cost of a capture per native frame on the stack, against the cost per extra
    Python frame.
+5. Visible frames: the synthetic code object's build cost per state.
 4. Reification: first symbolization of a (executable, state) (cold: the reifier runs, strings
    are made, the cache is filled) and later ones (warm), for a C++ and a Python reifier.
 
@@ -91,9 +93,13 @@ def callgrind_per_iteration(fn, n1, n2):
 def bench_push_pop(args):
     n = 200_000 if args.quick else 5_000_000
     rows, results = [], {}
-    for label, fn in (("empty C++ loop (baseline)", "bench_empty"),
-                      ("NativeFrame push+pop", "bench_push_pop"),
-                      ("push + 4 x set_state + pop", "bench_push_set_pop")):
+    loops = [("empty C++ loop (baseline)", "bench_empty"),
+             ("NativeFrame push+pop", "bench_push_pop"),
+             ("push + 4 x set_state + pop", "bench_push_set_pop")]
+    if _t.bench_visible_available():
+        loops += [("visible NativeFrame push+pop", "bench_push_pop_visible"),
+                  ("visible push + 4 x set_state + pop", "bench_push_set_pop_visible")]
+    for label, fn in loops:
         ns = best(lambda: getattr(_t, fn)(n), args.repeats) / n
         ir, why = (None, "--no-callgrind") if args.no_callgrind else \
             callgrind_per_iteration(fn, 100_000, 300_000)
@@ -101,6 +107,12 @@ def bench_push_pop(args):
         rows.append([label, f"{ns:.2f}", f"{ir:.1f}" if ir is not None else f"n/a ({why})"])
     print("## 1. push+pop from C++ (per iteration)\n")
     table(["loop", "ns (wall, min)", "instructions (callgrind)"], rows)
+    if "bench_push_pop_visible" in results:
+        extra = results["bench_push_pop_visible"] - results["bench_push_pop"]
+        set_extra = ((results["bench_push_set_pop_visible"] - results["bench_push_pop_visible"])
+                     - (results["bench_push_set_pop"] - results["bench_push_pop"])) / 4
+        table(["visible vs shadow-only (wall)", "ns"],
+              [["extra per push+pop", f"{extra:+.2f}"], ["extra per set_state", f"{set_extra:+.2f}"]])
     return results
 
 
@@ -192,6 +204,9 @@ def bench_capture(args):
     iters = 5_000 if args.quick else 100_000
     cost = {k: best(lambda k=k: _t.bench_capture(k, iters) * 1000, args.repeats) / 1000
             for k in (0, 10, 50)}
+    visible = _t.bench_visible_available()
+    vcost = {k: best(lambda k=k: _t.bench_capture(k, iters, True) * 1000, args.repeats) / 1000
+             for k in (0, 50)} if visible else None
     capture = callsite.capture
 
     def python_at(extra):
@@ -210,9 +225,27 @@ def bench_capture(args):
     rows = [[f"{k}", f"{cost[k]:.0f}", f"{py[k]:.0f}"] for k in (0, 10, 50)]
     print("## 3. capture() cost with k extra frames on the stack (ns per capture)\n")
     table(["k", "k native frames (C++)", "k Python frames"], rows)
-    table(["per extra frame", "ns", "ratio to a Python frame"],
-          [["native frame", f"{native_per:.2f}", f"{native_per / python_per:.2f}x"],
-           ["Python frame", f"{python_per:.2f}", "1.00x"]])
+    per_rows = [["native frame", f"{native_per:.2f}", f"{native_per / python_per:.2f}x"],
+                ["Python frame", f"{python_per:.2f}", "1.00x"]]
+    if vcost:
+        visible_per = (vcost[50] - vcost[0]) / 50
+        per_rows.insert(1, ["visible native frame", f"{visible_per:.2f}",
+                            f"{visible_per / python_per:.2f}x"])
+    table(["per extra frame", "ns", "ratio to a Python frame"], per_rows)
+
+
+# --- 5. visible frames: synthetic code build --------------------------------------------------
+
+def bench_visible_build(args):
+    if not _t.bench_visible_available():
+        print(f"## 5. visible frames: not available ({native.visible_frames_refusal()})\n")
+        return
+    rows = []
+    for states in (64, 1024, 8192):
+        ns = min(_t.bench_visible_build(states) for _ in range(args.repeats))
+        rows.append([f"{states}", f"{ns:.1f}", f"{ns * states / 1000:.1f}"])
+    print("## 5. visible frames: synthetic code object build (states already reified)\n")
+    table(["states", "ns per state", "us per code object"], rows)
 
 
 # --- 4. reification ------------------------------------------------------------------------------
@@ -263,6 +296,7 @@ def main():
     bench_python_api(args)
     bench_capture(args)
     bench_reify(args)
+    bench_visible_build(args)
 
 
 if __name__ == "__main__":

@@ -147,7 +147,7 @@ venv_deps() { # venv_deps MINOR -> the pip requirement lines for that venv
   # iree and jaxlib: the MLIR oracle tests compare with their bindings, the benchmark with jaxlib;
   # the rest as scripts/setup.sh installs them (each test skips with the reason without its peer).
   printf '%s\n' "${CHROOT_CORE_DEPS[@]}" iree-base-compiler jaxlib mypy filecheck \
-    hypothesis greenlet
+    hypothesis greenlet py-spy
 }
 
 # venv_for MINOR : prints the venv path (inside the chroot), creating it when its key is new.

@@ -106,6 +106,8 @@ setup_one() {
   pip_step "$py" pyinstrument 0 pyinstrument
   pip_step "$py" viztracer 0 viztracer
   pip_step "$py" atheris 0 atheris
+  # py-spy: tests/test_native_visible.py dumps a child blocked in a visible native frame.
+  pip_step "$py" py-spy 0 py-spy
   if [ "$BENCH" = 1 ]; then
     pip_step "$py" jaxlib 0 jaxlib
     # Only the CPU wheel on local disk: any other torch would pull GBs of CUDA.

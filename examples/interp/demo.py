@@ -37,3 +37,26 @@ try:
     program.call("total", 20)
 except ValueError:
     traceback.print_exc()
+
+# visible=True: the interpreted calls are real interpreter frames, so tools that never call
+# callsite — faulthandler, traceback.print_stack, py-spy — list the program's line between the
+# Python frames (3.12/3.13; elsewhere a RuntimeWarning and shadow-only frames).
+import faulthandler  # noqa: E402
+import sys  # noqa: E402
+
+shown = []
+
+
+def show_stack(a):
+    if not shown:
+        shown.append(True)
+        print("\nfaulthandler.dump_traceback() in scale(), visible frames:", flush=True)
+        faulthandler.dump_traceback(sys.stdout, all_threads=False)
+        print("\ntraceback.print_stack() in scale(), visible frames:")
+        traceback.print_stack(file=sys.stdout)
+    return a * 2
+
+
+visible = Program(source.read_text(), str(source), {"scale": show_stack, "check": check},
+                  visible=True)
+print("total(3) =", visible.call("total", 3))

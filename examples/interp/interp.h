@@ -54,6 +54,7 @@ struct Function {
   std::vector<Stmt> body;
   int node = -1;
   const callsite::Executable *executable = nullptr;
+  const callsite::VisibleCode *visible = nullptr;  // Program(..., visible=True)
 };
 
 struct ProgramData {
@@ -335,7 +336,7 @@ class Interpreter {
                    f.name.c_str(), f.params.size(), args.size());
       return false;
     }
-    callsite::NativeFrame frame(*f.executable, std::uintptr_t(f.node));
+    callsite::NativeFrame frame(*f.executable, std::uintptr_t(f.node), f.visible);
     if (++depth_ > 200) {
       --depth_;
       PyErr_SetString(PyExc_RecursionError, "calc: maximum recursion depth exceeded");
@@ -459,7 +460,7 @@ class Interpreter {
   int depth_ = 0;
 };
 
-// --- the Python type: Program(source, filename="<calc>", host=None) -------------------------
+// --- the Python type: Program(source, filename="<calc>", host=None, *, visible=False) -------
 
 struct ProgramObject {
   PyObject_HEAD
@@ -486,10 +487,11 @@ inline void register_source(PyObject *filename, PyObject *source) {
 }
 
 inline PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static const char *kwlist[] = {"source", "filename", "host", nullptr};
+  static const char *kwlist[] = {"source", "filename", "host", "visible", nullptr};
   PyObject *source, *filename = nullptr, *host = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|UO:Program", const_cast<char **>(kwlist),
-                                   &source, &filename, &host))
+  int visible = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|UO$p:Program", const_cast<char **>(kwlist),
+                                   &source, &filename, &host, &visible))
     return nullptr;
   if (host != Py_None && !PyMapping_Check(host))
     return PyErr_Format(PyExc_TypeError, "host must be a mapping of name to callable, not %.200s",
@@ -516,6 +518,13 @@ inline PyObject *program_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     }
     Py_DECREF(exe);
     f.executable = callsite::api::executable_of(exe);  // kept alive by the list
+    // visible: every statement and call id is a state, so profilers, faulthandler and
+    // tracebacks read the line of the running node from the synthetic code object.
+    if (visible && !(f.visible = callsite::api::visible_code(*f.executable, data->spans.size())) &&
+        PyErr_Occurred()) {
+      Py_DECREF(executables);
+      return nullptr;
+    }
   }
   auto *self = reinterpret_cast<ProgramObject *>(type->tp_alloc(type, 0));
   if (!self) {
@@ -585,7 +594,8 @@ inline PyTypeObject *make_program_type(const char *qualified_name) {
       {nullptr, 0, 0, 0, nullptr}};
   static PyType_Slot slots[] = {
       {Py_tp_doc, const_cast<char *>(
-                      "Program(source, filename='<calc>', host=None): a parsed calc program; "
+                      "Program(source, filename='<calc>', host=None, *, visible=False): a parsed calc "
+                      "program; visible=True makes its frames real interpreter frames; "
                       "host maps names to Python callables the program may call.")},
       {Py_tp_new, reinterpret_cast<void *>(program_new)},
       {Py_tp_dealloc, reinterpret_cast<void *>(program_dealloc)},

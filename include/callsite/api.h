@@ -76,6 +76,14 @@ inline PyObject *new_executable(const char *name, const char *kind, Reifier reif
   return detail::native_api->new_executable(name, kind, reify, user_data, free_user_data);
 }
 
+/// The visible code of `executable` (see NativeFrame's third argument): its synthetic code
+/// object for states [0, states), each reified once now through the executable's reifier.
+/// nullptr where visible frames are unavailable (a RuntimeWarning, no error) or with an error.
+/// GIL held; call once per executable and keep the result.
+inline const VisibleCode *visible_code(const Executable &executable, std::size_t states) {
+  return detail::native_api->visible_code(&executable, states);
+}
+
 /// The Executable of a callsite.native.Executable object, or nullptr + TypeError.
 inline const Executable *executable_of(PyObject *obj) noexcept {
   return detail::native_api->executable_of(obj);

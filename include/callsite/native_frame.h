@@ -61,6 +61,22 @@ struct Executable {
   PyObject *owner = nullptr;     ///< set by callsite for executables it owns; nullptr if static
 };
 
+/// The synthetic code object that makes frames of one executable visible to every reader of
+/// the interpreter's frame chain (made by `api::visible_code`, owned by callsite). Frames point
+/// their instruction pointer at `first_state + min(state, states)`: instruction 1+k carries the
+/// location of state k, `first_state + states` is "no location".
+struct VisibleCode {
+  PyObject *code;
+  const std::uint16_t *first_state;
+  std::uintptr_t states;
+};
+
+/// Where the interpreter frame of a visible NativeFrame lives while it is pushed.
+struct VisibleSlot {
+  void *frame;                 ///< nullptr: shadow-only
+  const std::uint16_t **ip;    ///< its instruction pointer (set_state writes here)
+};
+
 /// A thread's shadow stack: the innermost frame. Further fields are private to _callsite.
 struct ThreadStack {
   NativeLink *head;
@@ -96,6 +112,21 @@ struct NativeAPI {
                               void *user_data, void (*free_user_data)(void *)) noexcept;
   /// The Executable inside a callsite.native.Executable, or nullptr + TypeError.
   const Executable *(*executable_of)(PyObject *obj) noexcept;
+  /// The visible code of `executable` for states [0, states), reified through its reifier on
+  /// first use and kept as long as the executable. nullptr without an error (after a
+  /// RuntimeWarning) where this interpreter has no visible frames; nullptr + error on failure.
+  const VisibleCode *(*visible_code)(const Executable *executable, std::size_t states);
+  /// push, and a real interpreter frame of `code` at `state` linked on the calling thread
+  /// (attached, GIL held) around the nested call the caller makes next. Fills `out`
+  /// (out->frame nullptr: the thread is not attached or memory ran out, the frame is
+  /// shadow-only).
+  ThreadStack *(*push_visible)(NativeLink *link, const Executable *executable,
+                               std::uintptr_t state, const VisibleCode *code,
+                               VisibleSlot *out) noexcept;
+  /// Pops a frame of push_visible: its interpreter frame `frame` (when not nullptr), which
+  /// must be the thread's current one (aborts with a message when `checked`, else leaves it
+  /// linked), then `link` from `stack` as a plain pop does.
+  void (*pop_visible)(ThreadStack *stack, NativeLink *link, void *frame, int checked) noexcept;
 };
 
 #define CALLSITE_NATIVE_API_VERSION 1
@@ -115,12 +146,37 @@ class NativeFrame {
     stack_ = api ? api->push(&link_, &executable, state) : nullptr;  // no callsite: a no-op frame
     if (!stack_) link_ = NativeLink{nullptr, nullptr, &executable, state};
   }
+  /// A frame that is also a real interpreter frame when `visible` is not null (see
+  /// `api::visible_code`): sys._getframe, tracebacks, faulthandler and profilers show it at the
+  /// location of its state. Only for a frame around a nested call made from C on a thread
+  /// holding the GIL, popped before returning (strictly LIFO with the interpreter's frames).
+  NativeFrame(const Executable &executable, std::uintptr_t state,
+              const VisibleCode *visible) noexcept {
+    const NativeAPI *api = detail::native_api;
+    if (!api) {
+      stack_ = nullptr;
+      link_ = NativeLink{nullptr, nullptr, &executable, state};
+    } else if (!visible) {
+      stack_ = api->push(&link_, &executable, state);
+    } else {
+      stack_ = api->push_visible(&link_, &executable, state, visible, &slot_);
+      visible_ = visible;
+    }
+  }
   ~NativeFrame() { pop(); }
   NativeFrame(const NativeFrame &) = delete;
   NativeFrame &operator=(const NativeFrame &) = delete;
 
   /// Updates where the frame is (a store: call it as often as the JIT likes).
-  void set_state(std::uintptr_t state) noexcept { link_.state = state; }
+  void set_state(std::uintptr_t state) noexcept {
+    link_.state = state;
+    if (slot_.frame) {
+      const std::uintptr_t last = visible_->states;  // "no location"
+      *slot_.ip = visible_->first_state + (state < last ? state : last);
+    }
+  }
+  /// True when this frame is also a real interpreter frame.
+  bool visible() const noexcept { return slot_.frame != nullptr; }
   std::uintptr_t state() const noexcept { return link_.state; }
   const Executable &executable() const noexcept { return *link_.executable; }
   const NativeLink &link() const noexcept { return link_; }
@@ -129,6 +185,11 @@ class NativeFrame {
   /// call it on the error path, before returning nullptr to Python. Returns nullptr, so
   /// `return frame.add_traceback();` reads naturally. GIL held.
   PyObject *add_traceback() const {
+    if (slot_.frame) {  // the real frame, as the eval loop adds a Python frame's entry
+      if (PyErr_Occurred())
+        if (PyFrameObject *f = PyEval_GetFrame()) PyTraceBack_Here(f);
+      return nullptr;
+    }
     if (const NativeAPI *api = detail::native_api)
       api->add_traceback(link_.executable, link_.state);
     return nullptr;
@@ -136,6 +197,12 @@ class NativeFrame {
 
   /// Pops now instead of at scope exit (idempotent).
   void pop() noexcept {
+    if (slot_.frame) {
+      detail::native_api->pop_visible(stack_, &link_, slot_.frame, CALLSITE_NATIVE_CHECKS);
+      slot_.frame = nullptr;
+      stack_ = nullptr;
+      return;
+    }
     if (!stack_) return;
     if (stack_->head == &link_)
       stack_->head = const_cast<NativeLink *>(link_.previous);
@@ -147,6 +214,8 @@ class NativeFrame {
  private:
   NativeLink link_;
   ThreadStack *stack_;
+  VisibleSlot slot_{nullptr, nullptr};  ///< the interpreter frame of a visible frame
+  const VisibleCode *visible_ = nullptr;
 };
 
 }  // namespace callsite

@@ -55,6 +55,12 @@ def track_greenlets() -> None:
     _n.track_greenlets()
 
 
+def visible_frames_refusal() -> str | None:
+    """None when ``Executable(..., visible=True)`` makes real interpreter frames here, else
+    why frames stay on callsite's shadow stack."""
+    return _n.visible_frames_refusal()
+
+
 class Location(NamedTuple):
     """What a reifier returns (a plain tuple in this order works too; None: unknown).
 
@@ -71,6 +77,12 @@ class Location(NamedTuple):
     colno: int | None = None
     end_colno: int | None = None
     code: CodeType | None = None
+
+
+def visible_frames_available() -> bool:
+    """True when ``Executable(..., visible=True)`` makes real interpreter frames here (else
+    frames stay on callsite's shadow stack; ``visible_frames_refusal()`` says why)."""
+    return visible_frames_refusal() is None
 
 
 def frame(executable: Executable, state: int = 0) -> NativeFrame:
@@ -151,4 +163,6 @@ __all__ = [
     "frame",
     "stack",
     "track_greenlets",
+    "visible_frames_available",
+    "visible_frames_refusal",
 ]

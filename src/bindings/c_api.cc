@@ -8,6 +8,7 @@
 #include "native/exception_entry.h"
 #include "native/executable.h"
 #include "native/shadow_stack.h"
+#include "native/visible_frames.h"
 #include "symbolize/symbolize.h"
 
 namespace callsite::bindings {
@@ -22,7 +23,8 @@ int symbolize_c(const RawFrame *frame, FrameInfo *out) {
 constexpr NativeAPI kTable = {
     CALLSITE_NATIVE_API_VERSION, sizeof(NativeAPI), &push, &misordered_pop, &visible_innermost,
     &callsite::capture,         &callsite::capture_raw, &symbolize_c,   &add_traceback,
-    &new_executable,         &executable_of,
+    &new_executable,         &executable_of,         &visible_code,  &push_visible,
+    &pop_visible,
 };
 
 // NativeFrames created inside _callsite (and in the C++ tests) use the table too.

@@ -6,6 +6,7 @@
 #include "native/executable.h"
 #include "native/greenlets.h"
 #include "native/reify.h"
+#include "native/visible_frames.h"
 #include "python/native_frame_object.h"
 
 namespace nb = nanobind;
@@ -35,6 +36,8 @@ void init_native(nb::module_ &m) {
   n.def("stack", [] { return checked(native::visible_stack()); },
         "[(name, kind, state), ...]: the native frames a capture here would see, innermost "
         "first.");
+  n.def("visible_frames_refusal", [] { return native::visible_refusal(); },
+        "Why visible=True degrades to shadow-only frames here, or None when it does not.");
   n.def("cache_info", [] { return checked(native::cache_info()); },
         "Reification cache counters: executables, entries, hits, misses.");
   n.def("track_greenlets", [] { if (!native::track_greenlets(true)) throw nb::python_error(); },

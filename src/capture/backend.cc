@@ -7,6 +7,7 @@
 #include "capture/capture.h"
 #include "core/compat.h"
 #include "layouts/active.h"
+#include "layouts/visible_frame.h"
 
 namespace callsite::detail {
 
@@ -44,6 +45,7 @@ bool init_backend() noexcept {
   if (!refusal && !self_check(internal))
     refusal = "the internal frame walk disagreed with the public C API at start-up";
   if (refusal) {
+    callsite_visible_frames_refuse(refusal);  // same layouts: no visible frames either
     // callsite/__init__.py warns (callsite.BackendWarning, attributed to the importing line).
     callsite_active_layout = &callsite_layout_public;
     return true;

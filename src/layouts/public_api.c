@@ -7,6 +7,7 @@
 #include <frameobject.h>
 
 #include "layouts/layout.h"
+#include "layouts/visible_frame.h"
 
 /* Instruction offset in bytes, as frame.f_lasti reports it. */
 static int lasti_bytes(PyFrameObject *f) {
@@ -50,8 +51,14 @@ static size_t walk_public(PyThreadState *tstate, const callsite_walk_request *re
     }
     /* PyFrame_GetCode returns a new reference; the frame keeps the code alive meanwhile. */
     PyCodeObject *code = PyFrame_GetCode(f);
+    if (req->native && (code->co_flags & CALLSITE_CO_VISIBLE_NATIVE)) {
+      /* a visible native frame: its entry comes from its shadow-stack link above */
+      Py_DECREF(code);
+      goto next;
+    }
     if (skip || n == req->capacity || !req->owned) Py_DECREF(code); /* else: the entry owns it */
     CALLSITE_EMIT(code, lasti_bytes(f));
+  next:;
     PyFrameObject *back = PyFrame_GetBack(f);
     Py_DECREF(f);
     f = back;

@@ -24,6 +24,11 @@
 #ifndef CALLSITE_WALKER_SHARED
 #define CALLSITE_WALKER_SHARED
 #include "layouts/refcount_runs.h"
+#include "layouts/visible_frame.h"
+/* A visible native frame (layouts/visible_frame.h) is emitted from its shadow-stack link, so
+ * its interpreter frame is skipped. Every visible frame has a link, so only the walk with
+ * native frames tests the flag. */
+#define CALLSITE_IS_VISIBLE_NATIVE(code) ((code)->co_flags & CALLSITE_CO_VISIBLE_NATIVE)
 /* Never equal to a frame address: frames are pointer-aligned. */
 #define CALLSITE_NO_MARKER ((const void *)1)
 
@@ -86,7 +91,8 @@ static inline __attribute__((always_inline)) size_t CALLSITE_WALK_IMPL(
       goto filled;
     if (!skip) break; /* native frames took the rest of the skip; f is still to be emitted */
     intptr_t unused;
-    if (CALLSITE_INSPECT(f, &unused)) --skip;
+    PyCodeObject *seen = CALLSITE_INSPECT(f, &unused);
+    if (seen && !(natives && CALLSITE_IS_VISIBLE_NATIVE(seen))) --skip;
     f = CALLSITE_PREVIOUS(f);
   }
 
@@ -96,7 +102,7 @@ static inline __attribute__((always_inline)) size_t CALLSITE_WALK_IMPL(
       goto filled;
     intptr_t lasti;
     PyCodeObject *code = CALLSITE_INSPECT(f, &lasti);
-    if (!code) continue;
+    if (!code || (natives && CALLSITE_IS_VISIBLE_NATIVE(code))) continue;
     out->payload = lasti;
     out->tagged = (uintptr_t)code;
     if (owned) {

@@ -15,7 +15,16 @@ struct ExecutableObject {
   PyObject *reifier;      ///< the Python reifier (callable), or nullptr for a C++ reifier
   void (*free_user_data)(void *);
   PyObject *weakrefs;
+  /// visible=True: states the synthetic code maps (-1: shadow-only); the code itself is built
+  /// on the first push (lazily from the reifier) or at construction (locations=[...]).
+  Py_ssize_t visible_states;
+  const VisibleCode *visible;
 };
+
+/// The visible code of a visible executable, building it on first use; nullptr when the
+/// executable is shadow-only, visible frames are unavailable, or (with an error) it failed.
+const VisibleCode *visible_code_of(ExecutableObject *exe);
+
 
 /// The callsite.native.Executable type; created by the Python-facing layer at init.
 extern PyTypeObject *executable_type;

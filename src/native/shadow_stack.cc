@@ -115,8 +115,7 @@ namespace {
   return ts ? callsite_active_layout->current_marker(ts) : nullptr;
 }
 
-inline const void *marker_fast() {
-  PyThreadState *ts = compat::current_tstate();
+inline const void *marker_of(PyThreadState *ts) {
   // Before 3.12 the "current" thread state is the GIL holder's, maybe another thread's:
   // compare its creator thread with ours (cached: a thread's id never changes). 3.12+: a
   // thread-local, NULL while this thread is detached.
@@ -125,14 +124,32 @@ inline const void *marker_fast() {
   return marker_slow(ts);
 }
 
+inline const void *marker_fast() { return marker_of(compat::current_tstate()); }
+
 }  // namespace
 
 const void *current_marker() noexcept { return marker_fast(); }
 
 ThreadStack *push(NativeLink *link, const Executable *executable, std::uintptr_t state) noexcept {
+  return push_on(compat::current_tstate(), link, executable, state);
+}
+
+ThreadStack *push_marked(NativeLink *link, const Executable *executable, std::uintptr_t state,
+                         const void *marker) noexcept {
   link->executable = executable;
   link->state = state;
-  link->python_frame = marker_fast();
+  link->python_frame = marker;
+  ThreadStack *stack = &t_stack;
+  link->previous = stack->head;
+  stack->head = link;
+  return stack;
+}
+
+ThreadStack *push_on(PyThreadState *ts, NativeLink *link, const Executable *executable,
+                     std::uintptr_t state) noexcept {
+  link->executable = executable;
+  link->state = state;
+  link->python_frame = marker_of(ts);
   ThreadStack *stack = &t_stack;
   link->previous = stack->head;
   stack->head = link;

@@ -12,6 +12,14 @@ namespace callsite::native {
 /// api->push: links `link` as the calling thread's innermost frame (no allocation, no GIL).
 ThreadStack *push(NativeLink *link, const Executable *executable, std::uintptr_t state) noexcept;
 
+/// push, given the calling thread's current thread state (compat::current_tstate()).
+ThreadStack *push_on(PyThreadState *ts, NativeLink *link, const Executable *executable,
+                     std::uintptr_t state) noexcept;
+
+/// push, with the marker of the Python frame running on the calling thread already known.
+ThreadStack *push_marked(NativeLink *link, const Executable *executable, std::uintptr_t state,
+                         const void *marker) noexcept;
+
 /// api->misordered_pop: aborts with a message when `checked`, else unlinks `link` wherever it
 /// is on `stack` (ignored when absent).
 void misordered_pop(ThreadStack *stack, NativeLink *link, int checked) noexcept;

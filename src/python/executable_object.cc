@@ -8,6 +8,7 @@
 #include "core/frame_refs.h"
 #include "native/executable.h"
 #include "native/reify.h"
+#include "native/visible_frames.h"
 #include "python/frame_object.h"
 #include "python/native_frame_object.h"
 
@@ -17,15 +18,81 @@ namespace {
 
 inline ExecutableObject *as_exe(PyObject *o) { return reinterpret_cast<ExecutableObject *>(o); }
 
+// visible=/locations=/states=: how many states the synthetic code maps (-1: not visible), and
+// for locations=[...] the reifier that reads them (a new reference in *reifier).
+bool parse_visible(PyObject *visible, PyObject *locations, PyObject *states, PyObject **reifier,
+                   Py_ssize_t *count) {
+  *count = -1;
+  if (locations && locations != Py_None) {
+    if (!PyList_Check(locations) && !PyTuple_Check(locations)) {
+      PyErr_Format(PyExc_TypeError,
+                   "Executable locations must be a list of callsite.native.Location (state k "
+                   "-> locations[k]), not %.200s", Py_TYPE(locations)->tp_name);
+      return false;
+    }
+    if (*reifier != Py_None) {
+      PyErr_SetString(PyExc_TypeError,
+                      "Executable takes a reifier or locations=[...], not both");
+      return false;
+    }
+    PyObject *table = PySequence_Tuple(locations);
+    if (!table) return false;
+    *count = PyTuple_GET_SIZE(table);
+    *reifier = PyObject_GetAttrString(table, "__getitem__");  // keeps the tuple
+    Py_DECREF(table);
+    if (!*reifier) return false;
+  } else if (*reifier == Py_None) {
+    PyErr_SetString(PyExc_TypeError,
+                    "Executable needs a reifier (state: int) -> Location, or locations=[...]");
+    return false;
+  } else {
+    Py_INCREF(*reifier);
+  }
+  if (states && states != Py_None) {
+    if (!PyLong_Check(states) || PyBool_Check(states)) {
+      PyErr_Format(PyExc_TypeError, "Executable states must be an int, not %.200s",
+                   Py_TYPE(states)->tp_name);
+      Py_CLEAR(*reifier);
+      return false;
+    }
+    const Py_ssize_t n = PyLong_AsSsize_t(states);
+    if (n < 0) {
+      if (!PyErr_Occurred())
+        PyErr_Format(PyExc_ValueError, "Executable states must be >= 0, got %zd", n);
+      Py_CLEAR(*reifier);
+      return false;
+    }
+    *count = n;
+  }
+  const int on = visible ? PyObject_IsTrue(visible) : 0;
+  if (on < 0) {
+    Py_CLEAR(*reifier);
+    return false;
+  }
+  if (!on) *count = -1;
+  else if (*count < 0) *count = 1;  // visible, no table size given: one state
+  return true;
+}
+
 PyObject *exe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static const char *kwlist[] = {"name", "reifier", "kind", nullptr};
-  PyObject *name, *reifier, *kind = nullptr;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$O:Executable", const_cast<char **>(kwlist),
-                                   &name, &reifier, &kind))
+  static const char *kwlist[] = {"name",    "reifier",   "kind", "visible",
+                                 "locations", "states", nullptr};
+  PyObject *name, *reifier = Py_None, *kind = nullptr, *visible = nullptr,
+                  *locations = nullptr, *states = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$OOOO:Executable",
+                                   const_cast<char **>(kwlist), &name, &reifier, &kind,
+                                   &visible, &locations, &states))
     return nullptr;
   if (!PyUnicode_Check(name))
     return PyErr_Format(PyExc_TypeError, "Executable name must be a str, not %.200s",
                         Py_TYPE(name)->tp_name);
+  Py_ssize_t visible_states;
+  if (!parse_visible(visible, locations, states, &reifier, &visible_states)) return nullptr;
+  PyObject *owned_reifier = reifier;  // a new reference from here on
+  struct Drop {
+    PyObject *&ref;
+    ~Drop() { Py_XDECREF(ref); }
+  } drop{owned_reifier};
   if (!PyCallable_Check(reifier))
     return PyErr_Format(PyExc_TypeError,
                         "Executable reifier must be callable (state: int) -> Location, not "
@@ -40,6 +107,14 @@ PyObject *exe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   if (!self) return nullptr;
   self->reifier = Py_NewRef(reifier);
   self->exe.reify = &python_reifier;
+  self->visible_states = visible_states;
+  // locations=[...] are known now: build the code eagerly, so errors surface here. Where
+  // visible frames are unavailable: one RuntimeWarning now, then shadow-only frames.
+  if (visible_states >= 0 && ((locations && locations != Py_None) || visible_refusal()) &&
+      !visible_code_of(self) && PyErr_Occurred()) {
+    Py_DECREF(self);
+    return nullptr;
+  }
   return reinterpret_cast<PyObject *>(self);
 }
 
@@ -58,6 +133,7 @@ void exe_dealloc(PyObject *self) {
   ExecutableObject *e = as_exe(self);
   PyObject_GC_UnTrack(self);
   if (e->weakrefs) PyObject_ClearWeakRefs(self);
+  forget_visible(&e->exe);  // after the last frame: retained frame objects own the code
   forget(&e->exe);  // nothing can hold a frame of it any more: its cache goes
   if (e->free_user_data) e->free_user_data(e->exe.user_data);
   Py_CLEAR(e->reifier);
@@ -110,11 +186,16 @@ PyMethodDef exe_methods[] = {
 
 PyType_Slot exe_slots[] = {
     {Py_tp_doc, const_cast<char *>(
-                    "Executable(name, reifier, *, kind='python')\n--\n\n"
+                    "Executable(name, reifier=None, *, kind='python', visible=False, "
+                    "locations=None, states=None)\n--\n\n"
                     "One kind of native code (an interpreted function, a JIT kernel). "
                     "reifier(state: int) returns a callsite.native.Location (or a "
                     "(filename, lineno, ...) tuple, or None) and is called only when a frame "
-                    "of this executable is symbolized; results are cached per state.")},
+                    "of this executable is symbolized; results are cached per state. "
+                    "locations=[Location, ...] replaces the reifier (state k -> locations[k]). "
+                    "visible=True: frames pushed around a call made from C (the decorator "
+                    "form) are also real interpreter frames, whose synthetic code maps "
+                    "len(locations) states, or `states` states reified on the first push.")},
     {Py_tp_new, reinterpret_cast<void *>(exe_new)},
     {Py_tp_dealloc, reinterpret_cast<void *>(exe_dealloc)},
     {Py_tp_traverse, reinterpret_cast<void *>(exe_traverse)},

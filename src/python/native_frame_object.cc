@@ -10,6 +10,7 @@
 #include "native/exception_entry.h"
 #include "native/greenlets.h"
 #include "native/shadow_stack.h"
+#include "native/visible_frames.h"
 
 namespace callsite::native {
 
@@ -187,7 +188,13 @@ int nf_set_state(PyObject *self, PyObject *value, void *) {
     PyErr_SetString(PyExc_AttributeError, "cannot delete a native frame's state");
     return -1;
   }
-  return parse_state(value, &as_nf(self)->link.state) ? 0 : -1;
+  PyNativeFrame *f = as_nf(self);
+  if (!parse_state(value, &f->link.state)) return -1;
+  if (f->visible_frame) {
+    const std::uintptr_t s = f->link.state, n = f->visible->states;
+    *f->ip = f->visible->first_state + (s < n ? s : n);
+  }
+  return 0;
 }
 PyObject *nf_get_active(PyObject *self, void *) { return PyBool_FromLong(active(as_nf(self))); }
 
@@ -272,8 +279,24 @@ PyObject *ff_vectorcall(PyObject *self, PyObject *const *args, std::size_t nargs
     Py_DECREF(frame);
     return nullptr;
   }
+  // visible=True: also a real interpreter frame, linked only around this nested call.
+  const VisibleCode *visible =
+      w->executable->visible_states >= 0 ? visible_code_of(w->executable) : nullptr;
+  if (!visible && PyErr_Occurred()) {
+    pop_frame(f, false);
+    Py_DECREF(frame);
+    return nullptr;
+  }
+  if (visible && (f->visible_frame = push_interpreter_frame(visible, f->link.state, &f->ip)))
+    f->visible = visible;
   PyObject *result = PyObject_Vectorcall(w->fn, args, nargsf, kwnames);
-  if (!result) add_traceback(&w->executable->exe, f->link.state);
+  if (f->visible_frame) {
+    if (!result) visible_traceback_here();
+    pop_interpreter_frame(f->visible_frame, 1);
+    f->visible_frame = nullptr;
+  } else if (!result) {
+    add_traceback(&w->executable->exe, f->link.state);
+  }
   if (active(f)) pop_frame(f, false);  // the function may have popped it itself: fine
   Py_DECREF(frame);
   return result;

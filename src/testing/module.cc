@@ -56,12 +56,23 @@ NB_MODULE(_callsite_testing, m) {
   m.def("bench_push_set_pop", &t::push_set_pop_loop, nb::arg("n"));
   m.def(
       "bench_capture",
-      [](size_t native_frames, size_t iterations) {
-        const double ns = t::capture_with_native(native_frames, iterations);
+      [](size_t native_frames, size_t iterations, bool visible) {
+        const double ns = t::capture_with_native(native_frames, iterations, visible);
         if (ns < 0) throw nb::python_error();
         return ns;
       },
-      nb::arg("native"), nb::arg("iterations"));
+      nb::arg("native"), nb::arg("iterations"), nb::arg("visible") = false);
+  m.def("bench_push_pop_visible", &t::push_pop_visible_loop, nb::arg("n"));
+  m.def("bench_push_set_pop_visible", &t::push_set_pop_visible_loop, nb::arg("n"));
+  m.def("bench_visible_available", &t::visible_available);
+  m.def(
+      "bench_visible_build",
+      [](size_t states) {
+        const double ns = t::visible_build_cost(states);
+        if (ns < 0) throw nb::python_error();
+        return ns;
+      },
+      nb::arg("states"));
   m.def(
       "bench_reify",
       [](nb::object reifier, size_t states) {

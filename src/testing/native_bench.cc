@@ -28,10 +28,16 @@ inline double since(clock::time_point t0) {
 }
 inline void barrier() { asm volatile("" ::: "memory"); }
 
-double capture_at(std::size_t remaining, std::size_t iterations) {
+// The visible code of kBench (64 states), or nullptr where visible frames are unavailable.
+const VisibleCode *bench_visible() {
+  static const VisibleCode *const code = api::visible_code(kBench, 64);
+  return code;
+}
+
+double capture_at(std::size_t remaining, std::size_t iterations, const VisibleCode *visible) {
   if (remaining) {
-    NativeFrame frame(kBench, remaining);
-    return capture_at(remaining - 1, iterations);
+    NativeFrame frame(kBench, remaining % 64, visible);
+    return capture_at(remaining - 1, iterations, visible);
   }
   const auto t0 = clock::now();
   for (std::size_t i = 0; i < iterations; ++i) {
@@ -71,8 +77,54 @@ __attribute__((noinline)) double push_set_pop_loop(std::size_t n) noexcept {
   return since(t0);
 }
 
-double capture_with_native(std::size_t native, std::size_t iterations) noexcept {
-  return capture_at(native, iterations ? iterations : 1);
+__attribute__((noinline)) double push_pop_visible_loop(std::size_t n) noexcept {
+  const VisibleCode *visible = bench_visible();
+  const auto t0 = clock::now();
+  for (std::size_t i = 0; i < n; ++i) {
+    NativeFrame frame(kBench, i & 63, visible);
+    barrier();
+  }
+  return since(t0);
+}
+
+__attribute__((noinline)) double push_set_pop_visible_loop(std::size_t n) noexcept {
+  const VisibleCode *visible = bench_visible();
+  const auto t0 = clock::now();
+  for (std::size_t i = 0; i < n; ++i) {
+    NativeFrame frame(kBench, i & 63, visible);
+    for (std::uintptr_t pc = 0; pc < 4; ++pc) {
+      frame.set_state(pc);
+      barrier();
+    }
+  }
+  return since(t0);
+}
+
+bool visible_available() noexcept { return bench_visible() != nullptr; }
+
+double capture_with_native(std::size_t native, std::size_t iterations, bool visible) noexcept {
+  return capture_at(native, iterations ? iterations : 1, visible ? bench_visible() : nullptr);
+}
+
+double visible_build_cost(std::size_t states) noexcept {
+  PyObject *exe = api::new_executable("bench", "jit", &reify_fixed);
+  const Executable *e = exe ? api::executable_of(exe) : nullptr;
+  if (!e) {
+    Py_XDECREF(exe);
+    return -1;
+  }
+  for (std::size_t s = 0; s < states; ++s) {  // reified beforehand: the build alone is timed
+    FrameInfo info;
+    if (!api::symbolize(detail::native_raw_frame(e, s), &info)) {
+      Py_DECREF(exe);
+      return -1;
+    }
+  }
+  const auto t0 = clock::now();
+  const VisibleCode *code = api::visible_code(*e, states);
+  const double ns = since(t0);
+  Py_DECREF(exe);
+  return code ? ns / double(states ? states : 1) : -1;
 }
 
 PyObject *reify_cost(PyObject *python_reifier, std::size_t states) noexcept {

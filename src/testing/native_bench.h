@@ -12,10 +12,19 @@ namespace callsite::testing {
 double empty_loop(std::size_t n) noexcept;
 double push_pop_loop(std::size_t n) noexcept;
 double push_set_pop_loop(std::size_t n) noexcept;
+/// The same two loops with a visible frame (a real interpreter frame; 64 states).
+double push_pop_visible_loop(std::size_t n) noexcept;
+double push_set_pop_visible_loop(std::size_t n) noexcept;
+/// True when this interpreter has visible frames (the loops above are visible ones).
+bool visible_available() noexcept;
 
 /// ns per callsite::capture() (+ Py_DECREF) with `native` C++ frames pushed on top of the
-/// caller's stack; -1 with an error set on failure. GIL held.
-double capture_with_native(std::size_t native, std::size_t iterations) noexcept;
+/// caller's stack (visible ones when `visible`); -1 with an error set on failure. GIL held.
+double capture_with_native(std::size_t native, std::size_t iterations, bool visible) noexcept;
+
+/// ns per state to build the synthetic code object of a fresh executable with `states`
+/// already reified states; -1 on failure. GIL held.
+double visible_build_cost(std::size_t states) noexcept;
 
 /// (cold, warm) ns per symbolize of a native entry over `states` distinct states of a fresh
 /// executable: C++ reifier when `python_reifier` is null, else that Python callable. GIL held.

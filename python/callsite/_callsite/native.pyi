@@ -10,7 +10,16 @@ _Reified = tuple[Any, ...] | None
 @final
 class Executable:
     """One kind of native code; reifier(state) -> Location | tuple | None, called lazily."""
-    def __new__(cls, name: str, reifier: Callable[[int], _Reified], *, kind: str = "python") -> Executable: ...
+    def __new__(
+        cls,
+        name: str,
+        reifier: Callable[[int], _Reified] | None = None,
+        *,
+        kind: str = "python",
+        visible: bool = False,
+        locations: list[tuple[Any, ...]] | tuple[tuple[Any, ...], ...] | None = None,
+        states: int | None = None,
+    ) -> Executable: ...
     @property
     def name(self) -> str: ...
     @property
@@ -52,4 +61,5 @@ current: Callable[[], NativeFrame | None]
 stack: Callable[[], list[tuple[str, str, int]]]
 cache_info: Callable[[], dict[str, int]]
 track_greenlets: Callable[[], None]
+visible_frames_refusal: Callable[[], str | None]
 

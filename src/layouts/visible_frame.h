@@ -1,0 +1,70 @@
+/* layouts/visible_frame.h — native frames as real interpreter frames: the per-version part.
+ *
+ * A visible native frame is a _PyInterpreterFrame linked on the thread's frame chain around a
+ * nested call made from C, running a synthetic code object whose instruction 1+k carries the
+ * location of state k (native/visible_code.cc builds it). Every reader of the chain (the
+ * frame objects of sys._getframe and tracebacks, faulthandler, py-spy) then shows it. Plain C
+ * for the same reason as layout.h. Frame memory is a block the caller provides, off the C
+ * stack: greenlet's Greenlet::expose_frames (3.12+) writes through every complete frame of a
+ * suspended greenlet's chain that it does not find on the C stack. */
+#ifndef CALLSITE_LAYOUTS_VISIBLE_FRAME_H
+#define CALLSITE_LAYOUTS_VISIBLE_FRAME_H
+
+#include <Python.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* co_flags bit marking a synthetic code object, so that callsite's walker skips the Python
+ * view of a visible frame (its native entry comes from the shadow stack). Outside PyCF_MASK,
+ * so PyEval_MergeCompilerFlags never passes it on, and unused by CPython 3.10-3.15. */
+#define CALLSITE_CO_VISIBLE_NATIVE 0x40000000
+
+typedef struct callsite_visible_ops {
+  const char *name;         /* "visible-3.12" */
+  size_t frame_size;        /* bytes of one frame (specials + the synthetic code's slots) */
+  size_t code_units_offset; /* offsetof(PyCodeObject, co_code_adaptive) */
+  int resume_opcode, nop_opcode;
+} callsite_visible_ops;
+
+/* The frame operations of the compiled implementation (visible_frame.inc.h), called directly
+ * so that the push and pop inline into their callers; only once callsite_visible_frames()
+ * accepted the running interpreter, and only in builds with CALLSITE_HAVE_VISIBLE.
+ *
+ * push: fills `frame` (frame_size bytes, off the C stack) as a frame of `code` (the
+ * executable keeps it alive while the frame is linked) at instruction `ip`, then makes it
+ * the current frame of `tstate`, attached on the calling thread. Returns the address of the
+ * frame's instruction pointer (set_state writes there); *previous receives the frame that
+ * was current before, which is what the internal layouts report as the current marker.
+ * is_current: nonzero when `frame` is the current frame of `tstate` (pop's precondition).
+ * pop: unlinks `frame` (the current frame) and either hands it to the frame object a tool
+ * made for it and still holds (as CPython's take-over does) or releases what the frame owns.
+ * The memory may be reused afterwards. GIL held; the pending exception is kept.
+ * Hidden: a call within the module needs no PLT, and LTO may inline it. */
+#define CALLSITE_VF_HIDDEN __attribute__((visibility("hidden")))
+CALLSITE_VF_HIDDEN const void **callsite_visible_push(PyThreadState *tstate, void *frame,
+                                                      PyObject *code, const void *ip,
+                                                      const void **previous);
+CALLSITE_VF_HIDDEN int callsite_visible_is_current(PyThreadState *tstate, const void *frame);
+CALLSITE_VF_HIDDEN void callsite_visible_pop(PyThreadState *tstate, void *frame);
+/* pop for a current frame that holds nothing (no frame object, no f_locals): 1 when done,
+ * 0 (nothing touched) when the full pop is needed. */
+CALLSITE_VF_HIDDEN int callsite_visible_pop_quick(PyThreadState *tstate, void *frame);
+
+/* The implementation for the running interpreter, or NULL when this build has none or the
+ * internal layout is refused (then native frames stay on the shadow stack only). */
+const callsite_visible_ops *callsite_visible_frames(void);
+
+/* The capture backend refused the internal walk (`why`, a static string) for a reason the
+ * layout's own check does not see (its start-up self-check, a test build's forced refusal):
+ * visible frames rely on the same layouts, so they are refused too. Called once at import,
+ * before any frame is pushed. */
+void callsite_visible_frames_refuse(const char *why);
+const char *callsite_visible_frames_backend_refusal(void); /* NULL unless refused so */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

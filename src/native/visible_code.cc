@@ -1,0 +1,160 @@
+// native/visible_code.cc — builds the synthetic code object of a visible executable:
+// co_code = RESUME 0, one NOP per state, one NOP for "no location"; co_linetable (the 3.11+
+// location table, Objects/locations.md) has one entry per instruction. RESUME first makes
+// _co_firsttraceable 0, so a frame at any later instruction counts as complete.
+#include "native/visible_code.h"
+
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "layouts/visible_frame.h"
+#include "native/reify.h"
+
+namespace callsite::native {
+namespace {
+
+// Location table entry kinds (3.11+ Objects/locations.md): the header byte is
+// 0x80 | kind << 3 | (code units - 1).
+constexpr int kNoColumns = 13, kLong = 14, kNoLocation = 15;
+
+void put_varint(std::string &out, unsigned value) {
+  while (value >= 64) {
+    out.push_back(char(64 | (value & 63)));
+    value >>= 6;
+  }
+  out.push_back(char(value));
+}
+
+void put_svarint(std::string &out, int value) {
+  put_varint(out, value < 0 ? (unsigned(-value) << 1) | 1 : unsigned(value) << 1);
+}
+
+// One instruction's entry. `line` tracks the table's running line, which the no-location
+// kind leaves unchanged (as CPython's decoder does).
+void put_entry(std::string &out, int *line, const Reified *r) {
+  if (!r) {
+    out.push_back(char(0x80 | kNoLocation << 3));
+    return;
+  }
+  const bool columns = r->colno >= 0 && r->end_colno >= 0;
+  out.push_back(char(0x80 | (columns ? kLong : kNoColumns) << 3));
+  put_svarint(out, r->lineno - *line);
+  *line = r->lineno;
+  if (!columns) return;
+  const int end_line = r->end_lineno >= r->lineno ? r->end_lineno : r->lineno;
+  put_varint(out, unsigned(end_line - r->lineno));
+  put_varint(out, unsigned(r->colno) + 1);
+  put_varint(out, unsigned(r->end_colno) + 1);
+}
+
+bool usable(const Reified *r, PyObject *filename) {
+  if (!r || r->placeholder || r->lineno < 1) return false;
+  if (!filename) return true;
+  const int same = PyUnicode_Compare(r->filename, filename);
+  if (same == -1 && PyErr_Occurred()) PyErr_Clear();
+  return same == 0;
+}
+
+// CPython's own constructor path: an empty code object, then code.replace() with our
+// instructions and table, so every field CPython derives (co_framesize,
+// _co_firsttraceable, the quickened copy) is computed by CPython itself.
+PyObject *make_code(PyObject *filename, PyObject *name, int firstlineno,
+                    const std::string &bytecode, const std::string &table) {
+  const char *file = PyUnicode_AsUTF8(filename), *func = file ? PyUnicode_AsUTF8(name) : nullptr;
+  if (!func) return nullptr;
+  PyObject *empty = reinterpret_cast<PyObject *>(PyCode_NewEmpty(file, func, firstlineno));
+  if (!empty) return nullptr;
+  PyObject *replace = PyObject_GetAttrString(empty, "replace");
+  Py_DECREF(empty);
+  if (!replace) return nullptr;
+  PyObject *co_code = PyBytes_FromStringAndSize(bytecode.data(), Py_ssize_t(bytecode.size()));
+  PyObject *co_linetable =
+      co_code ? PyBytes_FromStringAndSize(table.data(), Py_ssize_t(table.size())) : nullptr;
+  PyObject *args = co_linetable ? PyTuple_New(0) : nullptr;
+  PyObject *kwargs =
+      args ? Py_BuildValue("{s:O,s:O,s:i,s:i,s:O,s:O,s:y}", "co_code", co_code, "co_linetable",
+                           co_linetable, "co_flags",
+                           CO_OPTIMIZED | CO_NEWLOCALS | CALLSITE_CO_VISIBLE_NATIVE,
+                           "co_stacksize", 1, "co_name", name, "co_qualname", name,
+                           "co_exceptiontable", "")
+           : nullptr;
+  Py_XDECREF(co_code);
+  Py_XDECREF(co_linetable);
+  PyObject *code = kwargs ? PyObject_Call(replace, args, kwargs) : nullptr;
+  Py_XDECREF(kwargs);
+  Py_XDECREF(args);
+  Py_DECREF(replace);
+  return code;
+}
+
+}  // namespace
+
+VisibleCode *build_visible_code(const Executable *exe, std::size_t states) {
+  const callsite_visible_ops *ops = callsite_visible_frames();
+  if (!ops) {
+    PyErr_SetString(PyExc_RuntimeError, "no visible-frame implementation for this interpreter");
+    return nullptr;
+  }
+  if (states > kMaxVisibleStates) states = kMaxVisibleStates;
+  try {
+    std::vector<const Reified *> located(states, nullptr);
+    PyObject *filename = nullptr;  // borrowed from the cache, which lives as long as `exe`
+    int firstlineno = 0;
+    for (std::size_t k = 0; k < states; ++k) {
+      const Reified *r = reify(exe, k);
+      if (!r) return nullptr;  // a ReificationWarning turned into an error
+      if (!usable(r, filename)) continue;
+      if (!filename) {
+        filename = r->filename;
+        firstlineno = r->lineno;
+      }
+      if (r->lineno < firstlineno) firstlineno = r->lineno;
+      located[k] = r;
+    }
+    PyObject *placeholder = nullptr;  // nothing located: "<kind:name>", as reify.cc names it
+    if (!filename) {
+      placeholder = PyUnicode_FromFormat("<%s:%s>", exe->kind ? exe->kind : "native",
+                                         exe->name ? exe->name : "?");
+      if (!placeholder) return nullptr;
+      filename = placeholder;
+      firstlineno = 1;
+    }
+    std::string bytecode, table;
+    bytecode.reserve(2 * (states + 2));
+    bytecode.push_back(char(ops->resume_opcode));
+    bytecode.push_back(0);
+    int line = firstlineno;
+    table.push_back(char(0x80 | kNoColumns << 3));  // RESUME: the first line, delta 0
+    put_svarint(table, 0);
+    for (std::size_t k = 0; k <= states; ++k) {  // k == states: the "no location" slot
+      bytecode.push_back(char(ops->nop_opcode));
+      bytecode.push_back(0);
+      put_entry(table, &line, k < states ? located[k] : nullptr);
+    }
+    PyObject *name = PyUnicode_FromString(exe->name ? exe->name : "?");
+    PyObject *code = name ? make_code(filename, name, firstlineno, bytecode, table) : nullptr;
+    Py_XDECREF(name);
+    Py_XDECREF(placeholder);
+    if (!code) return nullptr;
+    auto *out = new VisibleCode;
+    out->code = code;
+    out->first_state = reinterpret_cast<const std::uint16_t *>(
+                           reinterpret_cast<const char *>(code) + ops->code_units_offset) +
+                       1;
+    out->states = states;
+    return out;
+  } catch (const std::exception &) {  // out of memory; never the forced unwind
+    PyErr_NoMemory();
+    return nullptr;
+  }
+}
+
+void free_visible_code(VisibleCode *code) noexcept {
+  if (!code) return;
+  Py_XDECREF(code->code);
+  delete code;
+}
+
+}  // namespace callsite::native

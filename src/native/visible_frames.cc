@@ -1,0 +1,229 @@
+// native/visible_frames.cc — visible native frames: a per-thread pool of heap blocks for the
+// frames (never the C stack: see layouts/visible_frame.h), the registry of synthetic code
+// objects per executable, and the checks around the per-version push/pop.
+#include "native/visible_frames.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <unordered_map>
+
+#include "core/compat.h"
+#include "layouts/active.h"
+#include "layouts/layout.h"
+#include "layouts/visible_frame.h"
+#include "native/shadow_stack.h"
+#include "native/visible_code.h"
+
+namespace callsite::native {
+namespace {
+
+// A frame's memory: a header, then the _PyInterpreterFrame. The header holds the thread
+// state that pushed it, so pop needs no thread-state lookup (on 3.12 a call into libpython
+// and a __tls_get_addr), and links the block while it is free. 16 bytes keep the frame at
+// malloc's alignment.
+struct alignas(16) BlockHeader {
+  PyThreadState *pusher;
+  BlockHeader *next_free;
+};
+inline BlockHeader *header_of(void *frame) { return static_cast<BlockHeader *>(frame) - 1; }
+inline void *frame_of(BlockHeader *b) { return b + 1; }
+
+// Freed blocks of this thread. Trivially destructible (initial-exec TLS, as the shadow
+// stack): a thread that exits leaves at most kPoolKeep blocks behind.
+struct Pool {
+  BlockHeader *head;
+  unsigned count;
+};
+constexpr unsigned kPoolKeep = 32;
+constinit thread_local Pool t_pool [[gnu::tls_model("initial-exec")]] = {nullptr, 0};
+
+const callsite_visible_ops *ops() {
+  static const callsite_visible_ops *const chosen = callsite_visible_frames();
+  return chosen;
+}
+
+[[gnu::noinline]] BlockHeader *new_block() {
+  const callsite_visible_ops *o = ops();
+  return o ? static_cast<BlockHeader *>(std::malloc(sizeof(BlockHeader) + o->frame_size))
+           : nullptr;
+}
+
+inline BlockHeader *take_block() {
+  if (BlockHeader *b = t_pool.head) [[likely]] {
+    t_pool.head = b->next_free;
+    --t_pool.count;
+    return b;
+  }
+  return new_block();
+}
+
+inline void give_block(BlockHeader *b) {
+  if (t_pool.count < kPoolKeep) [[likely]] {
+    b->next_free = t_pool.head;
+    t_pool.head = b;
+    ++t_pool.count;
+  } else {
+    std::free(b);
+  }
+}
+
+#if CALLSITE_HAVE_VISIBLE
+// The internal layout, whose marker of the running Python frame is the thread's current
+// interpreter frame: a visible push reads it once for both stacks.
+const callsite_layout *const internal_layout = callsite_layout_internal();
+
+// Links the interpreter frame on `ts` (attached: its tstate is the calling thread's); the
+// frame that was current goes to *previous. nullptr when no memory is left.
+inline void *link_frame(PyThreadState *ts, const VisibleCode *code, std::uintptr_t state,
+                        const std::uint16_t ***ip, const void **previous) {
+  BlockHeader *b = take_block();
+  if (!b) [[unlikely]]
+    return nullptr;  // out of memory: shadow-only is still correct
+  b->pusher = ts;
+  const std::uint16_t *at = code->first_state + (state < code->states ? state : code->states);
+  *ip = reinterpret_cast<const std::uint16_t **>(
+      callsite_visible_push(ts, frame_of(b), code->code, at, previous));
+  return frame_of(b);
+}
+#endif
+
+// Code per executable; never destroyed (entries of static executables live for the process).
+auto &codes = *new std::unordered_map<const Executable *, VisibleCode *>();
+
+[[noreturn]] void misordered(const char *why) {
+  std::fprintf(stderr,
+               "callsite: visible native frame popped %s (visible frames must be popped in "
+               "reverse order of pushing, on the pushing thread, with the GIL held)\n",
+               why);
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace
+
+const char *visible_refusal() noexcept {
+  if (ops()) return nullptr;
+  if (const char *why = callsite_layout_internal_refusal()) return why;
+  if (const char *why = callsite_visible_frames_backend_refusal()) return why;
+  return "this build has no visible-frame implementation for this CPython version";
+}
+
+const VisibleCode *visible_code(const Executable *exe, std::size_t states) {
+  if (const char *why = visible_refusal()) {
+    PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                     "callsite: visible native frames are not available (%s); frames of %s "
+                     "stay on callsite's shadow stack only",
+                     why, exe->name ? exe->name : "?");
+    return nullptr;  // with the warning's error if it was turned into one
+  }
+  if (auto it = codes.find(exe); it != codes.end()) return it->second;
+  VisibleCode *code = build_visible_code(exe, states);
+  if (!code) return nullptr;
+  try {
+    codes.emplace(exe, code);
+  } catch (const std::exception &) {  // out of memory; never the forced unwind
+    free_visible_code(code);
+    PyErr_NoMemory();
+    return nullptr;
+  }
+  return code;
+}
+
+void forget_visible(const Executable *exe) noexcept {
+  auto it = codes.find(exe);
+  if (it == codes.end()) return;
+  free_visible_code(it->second);
+  codes.erase(it);
+}
+
+#if CALLSITE_HAVE_VISIBLE
+
+ThreadStack *push_visible(NativeLink *link, const Executable *executable, std::uintptr_t state,
+                          const VisibleCode *code, VisibleSlot *out) noexcept {
+  PyThreadState *ts = compat::current_tstate();  // 3.12+: NULL while this thread is detached
+  if (ts && code && callsite_active_layout == internal_layout) [[likely]] {
+    const void *previous;
+    if ((out->frame = link_frame(ts, code, state, &out->ip, &previous)))
+      return push_marked(link, executable, state, previous);
+  }
+  // Another backend (or no memory): its marker is taken before the frame is linked.
+  ThreadStack *stack = push_on(ts, link, executable, state);
+  const void *previous;
+  out->frame = ts && code ? link_frame(ts, code, state, &out->ip, &previous) : nullptr;
+  return stack;
+}
+
+void *push_interpreter_frame(const VisibleCode *code, std::uintptr_t state,
+                             const std::uint16_t ***ip) noexcept {
+  PyThreadState *ts = compat::current_tstate();
+  const void *previous;
+  return ts && code ? link_frame(ts, code, state, ip, &previous) : nullptr;
+}
+
+void pop_interpreter_frame(void *frame, int checked) noexcept {
+  BlockHeader *b = header_of(frame);
+  if (!callsite_visible_is_current(b->pusher, frame)) [[unlikely]] {
+    if (checked) misordered("while it is not its thread's current frame");
+    return;  // still reachable from the chain: keep the block
+  }
+  callsite_visible_pop(b->pusher, frame);
+  give_block(b);
+}
+
+#else  // no visible-frame implementation in this build: no VisibleCode is ever made
+
+ThreadStack *push_visible(NativeLink *link, const Executable *executable, std::uintptr_t state,
+                          const VisibleCode *, VisibleSlot *out) noexcept {
+  out->frame = nullptr;
+  return push(link, executable, state);
+}
+
+void *push_interpreter_frame(const VisibleCode *, std::uintptr_t, const std::uint16_t ***) noexcept {
+  return nullptr;
+}
+
+void pop_interpreter_frame(void *, int) noexcept {}
+
+#endif
+
+namespace {
+[[gnu::noinline]] void pop_visible_slow(ThreadStack *stack, NativeLink *link, void *frame,
+                                        int checked) noexcept {
+  if (frame) pop_interpreter_frame(frame, checked);
+  if (!stack) return;
+  if (stack->head == link)
+    stack->head = const_cast<NativeLink *>(link->previous);
+  else
+    misordered_pop(stack, link, checked);
+}
+}  // namespace
+
+void pop_visible(ThreadStack *stack, NativeLink *link, void *frame, int checked) noexcept {
+#if CALLSITE_HAVE_VISIBLE
+  // The common case without a call or a saved register: in order, nothing to release, room
+  // in the pool. Anything else takes the checked path.
+  if (frame && stack && stack->head == link && t_pool.count < kPoolKeep) [[likely]] {
+    BlockHeader *b = header_of(frame);
+    if (callsite_visible_pop_quick(b->pusher, frame)) [[likely]] {
+      b->next_free = t_pool.head;
+      t_pool.head = b;
+      ++t_pool.count;
+      stack->head = const_cast<NativeLink *>(link->previous);
+      return;
+    }
+  }
+#endif
+  pop_visible_slow(stack, link, frame, checked);
+}
+
+void visible_traceback_here() noexcept {
+  PyObject *exc = compat::take_raised_exception();
+  if (!exc) return;
+  PyFrameObject *frame = PyEval_GetFrame();  // borrowed; may create the frame object
+  PyErr_Clear();
+  compat::restore_raised_exception(exc);
+  if (frame) PyTraceBack_Here(frame);
+}
+
+}  // namespace callsite::native

@@ -1,0 +1,48 @@
+// native/visible_frames.h — native frames that are also real interpreter frames (opt-in):
+// the synthetic code per executable and the frame blocks pushed around nested calls from C.
+#pragma once
+#include <Python.h>
+
+#include <cstdint>
+
+#include "callsite/native_frame.h"
+
+namespace callsite::native {
+
+/// Why this interpreter has no visible frames, or nullptr when it has them.
+const char *visible_refusal() noexcept;
+
+/// api->visible_code: the code of `executable` for `states` states, built on first use and
+/// kept as long as the executable (static executables: for the process). nullptr without an
+/// error when this interpreter has no visible frames (after one RuntimeWarning per process);
+/// nullptr + error on failure. GIL held.
+const VisibleCode *visible_code(const Executable *executable, std::size_t states);
+
+/// Drops the code of an executable that is being destroyed. GIL held.
+void forget_visible(const Executable *executable) noexcept;
+
+/// api->push_visible: push (shadow_stack.h), and a real interpreter frame of `code` at
+/// `state` linked as the calling thread's current frame; out->frame is nullptr when the
+/// thread is not attached or no memory is left (the frame is then shadow-only).
+ThreadStack *push_visible(NativeLink *link, const Executable *executable, std::uintptr_t state,
+                          const VisibleCode *code, VisibleSlot *out) noexcept;
+
+/// Links only the interpreter frame (the shadow link is pushed by the caller): nullptr when
+/// the thread is not attached or no memory is left. GIL held.
+void *push_interpreter_frame(const VisibleCode *code, std::uintptr_t state,
+                             const std::uint16_t ***ip) noexcept;
+
+/// Unlinks the interpreter frame `frame`, which must be the thread's current interpreter
+/// frame (strict LIFO on the pushing thread, GIL held); otherwise aborts with a message when
+/// `checked`, else leaves the frame linked and its memory allocated.
+void pop_interpreter_frame(void *frame, int checked) noexcept;
+
+/// api->pop_visible: pop_interpreter_frame(frame) when `frame` is not nullptr, then the
+/// shadow link as NativeFrame::pop does.
+void pop_visible(ThreadStack *stack, NativeLink *link, void *frame, int checked) noexcept;
+
+/// Adds the current (visible) frame to the traceback of the exception being raised, as the
+/// eval loop does for a Python frame. GIL held.
+void visible_traceback_here() noexcept;
+
+}  // namespace callsite::native

@@ -1,0 +1,530 @@
+"""Visible native frames: frames pushed around a nested call from C (the @native.frame
+decorator's wrapper, C++ NativeFrame) that are real interpreter frames. CPython's own readers
+(sys._getframe, traceback, inspect, faulthandler, warnings, sys._current_frames) are the
+oracles; the DSL source file below gives them source lines to show."""
+from __future__ import annotations
+
+import faulthandler
+import gc
+import inspect
+import linecache
+import os
+import random
+import subprocess
+import sys
+import textwrap
+import threading
+import traceback
+import warnings
+
+import pytest
+
+import callsite
+from callsite import native
+from callsite.callsite_calc import Program as CalcProgram
+
+SUPPORTED = sys.version_info[:2] in ((3, 12), (3, 13), (3, 14), (3, 15)) and \
+    native.visible_frames_available()
+pytestmark = pytest.mark.skipif(not SUPPORTED, reason="no visible-frame implementation here")
+
+DSL_SOURCE = """\
+# prog.dsl
+kernel k(x):
+  load x
+  call host(x)
+  store y
+  call other(y)
+  return y
+"""
+
+
+@pytest.fixture(scope="module")
+def dsl_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("dsl") / "prog.dsl"
+    path.write_text(DSL_SOURCE)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def exe(dsl_file):
+    """States 0..3 at lines 3..6 of prog.dsl; state 1 with columns."""
+    return native.Executable(
+        "kernel", kind="dsl", visible=True,
+        locations=[native.Location(dsl_file, 3),
+                   native.Location(dsl_file, 4, colno=2, end_colno=14),
+                   native.Location(dsl_file, 5),
+                   native.Location(dsl_file, 6, colno=2, end_colno=15)])
+
+
+def framed(exe, fn, state=1):
+    return native.frame(exe, state)(fn)
+
+
+def test_getframe_chain_lines_and_positions(exe, dsl_file):
+    def callback():
+        return sys._getframe(1)
+
+    def caller():
+        return framed(exe, callback)(), sys._getframe()
+
+    f, caller_frame = caller()
+    assert f.f_code.co_name == "kernel"
+    assert f.f_code.co_filename == dsl_file
+    assert f.f_lineno == 4
+    assert list(f.f_code.co_positions())[f.f_lasti // 2] == (4, 4, 2, 14)
+    assert f.f_back is caller_frame
+    assert f.f_globals is globals()
+
+
+def test_set_state_moves_the_line(exe):
+    seen = []
+
+    def callback():
+        frame = native.current()
+        for state in (0, 2, 3, 99):
+            frame.state = state
+            seen.append(sys._getframe(1).f_lineno)
+
+    framed(exe, callback)()
+    assert seen == [3, 5, 6, None]  # 99: the "no location" slot
+
+
+def test_traceback_text_has_the_dsl_line(exe, dsl_file):
+    def callback():
+        raise ValueError("boom")
+
+    def caller():
+        framed(exe, callback)()
+
+    with pytest.raises(ValueError) as info:
+        caller()
+    text = "".join(traceback.format_exception(info.value))
+    lines = text.splitlines()
+    at = [i for i, line in enumerate(lines) if dsl_file in line]
+    assert len(at) == 1, text  # one entry: the real frame, no synthetic duplicate
+    assert lines[at[0]] == f'  File "{dsl_file}", line 4, in kernel'
+    assert lines[at[0] + 1].strip() == "call host(x)"
+    names = [fs.name for fs in traceback.extract_tb(info.value.__traceback__)]
+    assert names[-3:] == ["caller", "kernel", "callback"]
+
+
+def test_exception_traceback_entry_is_the_frame(exe):
+    def callback():
+        native.current().state = 2
+        raise KeyError("x")
+
+    with pytest.raises(KeyError) as info:
+        framed(exe, callback)()
+    tb = info.value.__traceback__
+    entries = []
+    while tb:
+        entries.append(tb)
+        tb = tb.tb_next
+    kernel = [t for t in entries if t.tb_frame.f_code.co_name == "kernel"]
+    assert len(kernel) == 1
+    assert kernel[0].tb_lineno == 5
+    assert kernel[0].tb_frame.f_lineno == 5  # kept after the pop (taken over)
+    assert kernel[0].tb_frame.f_back is sys._getframe()
+
+
+def test_inspect_stack(exe, dsl_file):
+    def callback():
+        return [(fi.filename, fi.lineno, fi.function, fi.code_context)
+                for fi in inspect.stack()[:3]]
+
+    stack = framed(exe, callback)()
+    assert stack[1] == (dsl_file, 4, "kernel", ["  call host(x)\n"])
+    assert stack[2][2] == "test_inspect_stack"
+
+
+def test_faulthandler_dump(exe, dsl_file, tmp_path):
+    out = tmp_path / "dump.txt"
+
+    def callback():
+        with open(out, "w") as f:
+            faulthandler.dump_traceback(f, all_threads=False)
+
+    def caller():
+        framed(exe, callback)()
+
+    caller()
+    lines = [line.strip() for line in out.read_text().splitlines()]
+    i = lines.index(f'File "{dsl_file}", line 4 in kernel')
+    assert "in callback" in lines[i - 1]
+    assert "in caller" in lines[i + 1]
+
+
+def test_current_frames_from_another_thread(exe, dsl_file):
+    inside, release = threading.Event(), threading.Event()
+
+    def callback():
+        inside.set()
+        release.wait(10)
+
+    worker = threading.Thread(target=framed(exe, callback))
+    worker.start()
+    try:
+        assert inside.wait(10)
+        f = sys._current_frames()[worker.ident]
+        chain = []
+        while f:
+            chain.append((f.f_code.co_filename, f.f_lineno, f.f_code.co_name))
+            f = f.f_back
+    finally:
+        release.set()
+        worker.join()
+    names = [name for _, _, name in chain]
+    assert names[names.index("callback") + 1] == "kernel"
+    assert (dsl_file, 4, "kernel") in chain
+
+
+def test_warnings_stacklevel(exe, dsl_file):
+    def callback():
+        warnings.warn("from the callback", UserWarning, stacklevel=2)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        framed(exe, callback)()
+    assert [(w.filename, w.lineno) for w in caught] == [(dsl_file, 4)]
+
+
+def test_settrace_enabled_mid_frame(exe):
+    events = []
+
+    def tracer(frame, event, arg):
+        events.append((frame.f_code.co_name, event))
+        return tracer
+
+    def inner():
+        return 1
+
+    def callback():
+        sys.settrace(tracer)
+        try:
+            inner()
+            back = sys._getframe(1)
+            assert back.f_code.co_name == "kernel" and back.f_lineno == 4
+        finally:
+            sys.settrace(None)
+
+    framed(exe, callback)()
+    assert ("inner", "call") in events
+    assert framed(exe, lambda: sys._getframe(1).f_lineno)() == 4  # still fine afterwards
+
+
+def test_monitoring_enabled_mid_frame(exe):
+    mon = sys.monitoring
+    tool = mon.PROFILER_ID
+    mon.use_tool_id(tool, "callsite-test")
+    starts = []
+    try:
+        mon.register_callback(tool, mon.events.PY_START, lambda code, off: starts.append(code.co_name))
+
+        def inner():
+            return 2
+
+        def callback():
+            mon.set_events(tool, mon.events.PY_START | mon.events.LINE)
+            try:
+                inner()
+            finally:
+                mon.set_events(tool, 0)
+            return sys._getframe(1).f_lineno
+
+        assert framed(exe, callback)() == 4
+        assert "inner" in starts
+    finally:
+        mon.register_callback(tool, mon.events.PY_START, None)
+        mon.free_tool_id(tool)
+
+
+def test_frame_objects_retained_past_the_pop(exe):
+    def callback():
+        return sys._getframe(1)
+
+    def caller():
+        return framed(exe, callback)(), sys._getframe()
+
+    kept, caller_frame = caller()
+    gc.collect()
+    assert kept.f_code.co_name == "kernel" and kept.f_lineno == 4
+    assert kept.f_back is caller_frame
+    assert kept.f_globals is globals() and kept.f_builtins is caller_frame.f_builtins
+    assert kept.f_locals == {}
+    kept.clear()  # no longer executing
+    del kept
+    gc.collect()
+
+
+def test_locals_stored_by_cpython_are_released(exe):
+    sentinel = []
+
+    def callback():
+        sys._getframe(1).f_locals  # may make CPython store a dict in the frame
+        sentinel.append(1)
+
+    before = sys.getrefcount(sentinel)
+    for _ in range(100):
+        framed(exe, callback)()
+    assert sys.getrefcount(sentinel) == before
+
+
+def test_no_reference_leaks(exe):
+    def callback():
+        return sys._getframe(1)
+
+    def failing():
+        sys._getframe(1)
+        raise ValueError
+
+    code = framed(exe, callback)().f_code
+    fn = framed(exe, callback)
+    gc.collect()
+    refs = (sys.getrefcount(code), sys.getrefcount(test_no_reference_leaks), sys.getrefcount(exe))
+    for _ in range(1000):
+        fn()
+        try:
+            framed(exe, failing)()
+        except ValueError:
+            pass
+    gc.collect()
+    assert (sys.getrefcount(code), sys.getrefcount(test_no_reference_leaks),
+            sys.getrefcount(exe)) == refs
+
+
+def test_push_pop_stress_with_retention_and_exceptions(exe):
+    rng = random.Random(1234)
+    kept = []
+
+    def body(depth):
+        if rng.random() < 0.3:
+            kept.append(sys._getframe(1))
+        if rng.random() < 0.1:
+            raise RuntimeError(depth)
+        if depth and rng.random() < 0.7:
+            native.current().state = rng.randrange(6)
+            try:
+                framed(exe, body, rng.randrange(4))(depth - 1)
+            except RuntimeError as e:
+                if rng.random() < 0.5:
+                    kept.append(e.__traceback__)
+                if rng.random() < 0.5:
+                    raise
+
+    for i in range(5000):
+        try:
+            framed(exe, body)(rng.randrange(6))
+        except RuntimeError:
+            pass
+        if len(kept) > 200:
+            del kept[: rng.randrange(len(kept))]
+    for f in kept:
+        if inspect.isframe(f):
+            assert f.f_code.co_name == "kernel"
+            assert f.f_lineno in (3, 4, 5, 6, None)
+    kept.clear()
+    gc.collect()
+    assert sys._getframe().f_code.co_name == "test_push_pop_stress_with_retention_and_exceptions"
+
+
+def test_callsite_capture_has_one_entry_per_native_frame(exe, dsl_file):
+    shadow = native.Executable("shadow", lambda s: native.Location("shadow.dsl", s), kind="dsl")
+    captured = {}
+
+    def innermost():
+        captured["tb"] = callsite.capture()
+        captured["oracle"] = [fs.name for fs in reversed(traceback.extract_stack())]
+
+    def middle():
+        with shadow.frame(7):  # shadow-only (the with form)
+            framed(exe, innermost, 3)()
+
+    framed(exe, middle, 0)()
+    frames = [(f.kind, f.name, f.filename, f.lineno) for f in captured["tb"]]
+    names = [name for _, name, _, _ in frames]
+    kernels = [f for f in frames if f[1] == "kernel"]
+    assert kernels == [("native", "kernel", dsl_file, 6), ("native", "kernel", dsl_file, 3)]
+    i = names.index("innermost")
+    assert names[i: i + 4] == ["innermost", "kernel", "shadow", "middle"]
+    assert names[i + 4] == "kernel"
+    assert names.count("kernel") == 2
+    # CPython lists each visible frame once (no shadow frame); callsite adds the shadow one.
+    oracle = captured["oracle"]
+    assert [n for n in names if n != "shadow"][: len(oracle)] == oracle
+
+
+def test_with_form_stays_shadow_only(exe):
+    with exe.frame(1):
+        assert sys._getframe(0).f_code.co_name == "test_with_form_stays_shadow_only"
+        assert native.stack()[0][0] == "kernel"
+
+
+def test_greenlet_switch_inside_callback(exe):
+    greenlet = pytest.importorskip("greenlet", reason="greenlet is not installed")
+    main = greenlet.getcurrent()
+
+    def callback():
+        main.switch("parked")
+        return sys._getframe(1).f_lineno
+
+    child = greenlet.greenlet(lambda: framed(exe, callback)())
+    assert child.switch() == "parked"
+    chain, f = [], child.gr_frame  # greenlet exposes the suspended chain (writes through it)
+    while f:
+        chain.append(f.f_code.co_name)
+        f = f.f_back
+    assert chain[:2] == ["callback", "kernel"]
+    other = greenlet.greenlet(lambda: framed(exe, lambda: sys._getframe(1).f_lineno, 2)())
+    assert other.switch() == 5
+    assert child.switch() == 4
+    assert child.dead
+
+
+def test_behaviour_locals_and_eval_see_the_native_frame(exe):
+    local_only = 41  # noqa: F841
+
+    assert framed(exe, locals)() == {}
+    assert framed(exe, eval)("DSL_SOURCE") is DSL_SOURCE  # caller's globals
+    with pytest.raises(NameError):
+        framed(exe, eval)("local_only")
+
+
+def test_behaviour_getframe_depths_count_the_native_frame(exe):
+    assert framed(exe, sys._getframe)(0).f_code.co_name == "kernel"
+    assert framed(exe, sys._getframe)(1).f_code.co_name == (
+        "test_behaviour_getframe_depths_count_the_native_frame")
+
+
+def test_behaviour_warnings_stacklevel_counts_the_native_frame(exe, dsl_file):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        framed(exe, warnings.warn)("direct", UserWarning, 1)
+        framed(exe, warnings.warn)("direct", UserWarning, 2)
+    here = test_behaviour_warnings_stacklevel_counts_the_native_frame.__code__
+    assert [(w.filename, w.lineno) for w in caught][0] == (dsl_file, 4)
+    assert caught[1].filename == here.co_filename
+
+
+def test_behaviour_compile_loses_the_callers_future_flags(exe):
+    # Reading the annotation evaluates it unless the `annotations` future (this module's)
+    # made it a string: at the def before 3.14, at the first read from 3.14 (PEP 649).
+    source = "def f(x: undefined_name): pass\nf.__annotations__"
+    exec(compile(source, "<inherits>", "exec"), {})
+    with pytest.raises(NameError):
+        exec(framed(exe, compile)(source, "<native>", "exec"), {})
+
+
+def test_py_spy_dump_shows_the_dsl_line(exe, dsl_file, tmp_path):
+    import shutil
+
+    py_spy = shutil.which("py-spy") or os.path.join(os.path.dirname(sys.executable), "py-spy")
+    if not os.path.exists(py_spy):
+        pytest.skip("py-spy is not installed")
+    ready = tmp_path / "ready"
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import time
+        from callsite import native
+        exe = native.Executable("kernel", kind="dsl", visible=True,
+                                locations=[native.Location({dsl_file!r}, 3),
+                                           native.Location({dsl_file!r}, 4)])
+        def callback():
+            open({str(ready)!r}, "w").close()
+            time.sleep(60)
+        native.frame(exe, 1)(callback)()
+    """)])
+    try:
+        for _ in range(200):
+            if ready.exists():
+                break
+            threading.Event().wait(0.05)
+        result = subprocess.run([py_spy, "dump", "--pid", str(child.pid)],
+                                capture_output=True, text=True, timeout=60)
+    finally:
+        child.kill()
+        child.wait()
+    if result.returncode != 0:
+        pytest.skip(f"py-spy cannot attach here: {result.stderr.strip()[:300]}")
+    lines = [line.strip() for line in result.stdout.splitlines()]
+    kernel = [i for i, line in enumerate(lines) if line.startswith("kernel (")]
+    assert kernel, result.stdout
+    assert lines[kernel[0]] == f"kernel ({os.path.basename(dsl_file)}:4)" or \
+        lines[kernel[0]] == f"kernel ({dsl_file}:4)", result.stdout
+    assert lines[kernel[0] - 1].startswith("callback (")
+
+
+def test_bad_arguments():
+    with pytest.raises(TypeError, match="locations"):
+        native.Executable("k", kind="dsl", visible=True, locations=5)
+    with pytest.raises(TypeError, match="reifier"):
+        native.Executable("k", kind="dsl")
+    with pytest.raises(ValueError, match="states"):
+        native.Executable("k", lambda s: None, visible=True, states=-1)
+    with pytest.raises(TypeError, match="states"):
+        native.Executable("k", lambda s: None, visible=True, states="many")
+
+
+CALC = """\
+fn area(w, h)
+  let a = w * h
+  return scale(a)
+end
+"""
+
+
+def test_cpp_native_frame_is_visible_through_the_calc_interpreter():
+    seen = {}
+
+    def scale(a):
+        f = sys._getframe(1)
+        seen["frame"] = (f.f_code.co_filename, f.f_lineno, f.f_code.co_name,
+                         f.f_back.f_code.co_name)
+        seen["positions"] = list(f.f_code.co_positions())[f.f_lasti // 2]
+        seen["names"] = [x.name for x in callsite.capture()][:3]
+        return a
+
+    def caller():
+        return program.call("area", 2, 3)
+
+    program = CalcProgram(CALC, "area.calc", {"scale": scale}, visible=True)
+    assert caller() == 6
+    assert seen["frame"] == ("area.calc", 3, "area", "caller")
+    assert seen["positions"] == (3, 3, 9, 17)  # the call `scale(a)`
+    assert seen["names"] == ["scale", "area", "caller"]  # one entry for the C++ frame
+
+
+def test_cpp_native_frame_exception_entry():
+    def check(a):
+        raise ValueError(a)
+
+    program = CalcProgram(CALC.replace("scale", "check"), "bad.calc", {"check": check},
+                                  visible=True)
+    with pytest.raises(ValueError) as info:
+        program.call("area", 2, 3)
+    entries = [(fs.filename, fs.lineno, fs.name, fs.line)
+               for fs in traceback.extract_tb(info.value.__traceback__)]
+    assert entries[-2:] == [("bad.calc", 3, "area", "return check(a)"),
+                            (__file__, entries[-1][1], "check", "raise ValueError(a)")]
+
+
+def test_cpp_native_frame_with_the_public_backend():
+    """The public walk's marker comes from frame objects: the C++ push takes it before linking
+    its interpreter frame, so the capture still shows one entry per frame, in order."""
+    seen = {}
+
+    def scale(a):
+        seen["names"] = [x.name for x in callsite.capture()][:3]
+        seen["back"] = sys._getframe(1).f_code.co_name
+        return a
+
+    def caller():
+        return program.call("area", 2, 3)
+
+    program = CalcProgram(CALC, "area.calc", {"scale": scale}, visible=True)
+    before = callsite.get_backend()
+    callsite.set_backend("public")
+    try:
+        assert caller() == 6
+    finally:
+        callsite.set_backend(before)
+    assert seen["back"] == "area"
+    assert seen["names"] == ["scale", "area", "caller"]
