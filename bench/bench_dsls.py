@@ -161,8 +161,18 @@ def count_instructions(name: str, builds: int) -> dict:
     return {"ops": ops, "instructions_per_build": per_build}
 
 
-def instruction_table(results: dict) -> str:
-    lines = ["| DSL | ops | (a) none, Ir/op | (b) DSL's own | (c) MLIR loc_tracebacks "
+# --- driver ------------------------------------------------------------------------------------
+
+def _ratio(x: float, y: float) -> str:
+    return f"{x / y:.1f}x" if y > 0 else "n/a (callsite adds nothing measurable)"
+
+
+def table(results: dict, key: str = "seconds_per_build") -> str:
+    """The ratio table: ms per build (timings) or instructions per op (key
+    "instructions_per_build")."""
+    per_op = key == "instructions_per_build"
+    unit = "Ir/op" if per_op else "ms"
+    lines = [f"| DSL | ops | (a) none, {unit} | (b) DSL's own | (c) MLIR loc_tracebacks "
              "| (d) callsite | d/a | (c-a)/(d-a) | (b-a)/(d-a) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for name, r in results.items():
@@ -170,37 +180,12 @@ def instruction_table(results: dict) -> str:
         if "skipped" in r:
             lines.append(f"| {label} | skipped: {r['skipped']} |||||||| ")
             continue
-        t, n = r["instructions_per_build"], r["ops"]
+        t, n = r[key], r["ops"]
         a, c, d = t["none"], t["mlir"], t["callsite"]
         b = t.get("own")
-        per_op = lambda x: f"{x / n:,.0f}"  # noqa: E731
-        own = per_op(b) if b is not None else ("= (c)" if name == "cute_design" else "none")
-        lines.append(f"| {label} | {n} | {per_op(a)} | {own} | {per_op(c)} | {per_op(d)} | "
-                     f"{d / a:.3f} | {_ratio(c - a, d - a)} | "
-                     f"{_ratio(b - a, d - a) if b is not None else '-'} |")
-    return "\n".join(lines)
-
-
-# --- driver ------------------------------------------------------------------------------------
-
-def _ratio(x: float, y: float) -> str:
-    return f"{x / y:.1f}x" if y > 0 else "n/a (callsite adds nothing measurable)"
-
-
-def table(results: dict) -> str:
-    lines = ["| DSL | ops | (a) none, ms | (b) DSL's own | (c) MLIR loc_tracebacks | (d) callsite "
-             "| d/a | (c-a)/(d-a) | (b-a)/(d-a) |", "|---|---|---|---|---|---|---|---|---|"]
-    for name, r in results.items():
-        label = DESIGNS[name][0]
-        if "skipped" in r:
-            lines.append(f"| {label} | skipped: {r['skipped']} |||||||| ")
-            continue
-        t = r["seconds_per_build"]
-        a, c, d = t["none"], t["mlir"], t["callsite"]
-        b = t.get("own")
-        ms = lambda x: f"{x * 1e3:.2f}"  # noqa: E731
-        own = ms(b) if b is not None else ("= (c)" if name == "cute_design" else "none")
-        lines.append(f"| {label} | {r['ops']} | {ms(a)} | {own} | {ms(c)} | {ms(d)} | "
+        show = (lambda x: f"{x / n:,.0f}") if per_op else (lambda x: f"{x * 1e3:.2f}")
+        own = show(b) if b is not None else ("= (c)" if name == "cute_design" else "none")
+        lines.append(f"| {label} | {n} | {show(a)} | {own} | {show(c)} | {show(d)} | "
                      f"{d / a:.3f} | {_ratio(c - a, d - a)} | "
                      f"{_ratio(b - a, d - a) if b is not None else '-'} |")
     return "\n".join(lines)
@@ -237,7 +222,7 @@ def main() -> None:
             print(f"{DESIGNS[name][0]}: done", file=sys.stderr)
         print(f"Python {sys.version.split()[0]}, instructions (callgrind) per op, "
               f"{args.builds} builds per mode")
-        print(instruction_table(counted))
+        print(table(counted, "instructions_per_build"))
         return
     results = {}
     for name in args.dsl or list(DESIGNS):
