@@ -6,6 +6,7 @@ swallowed KeyboardInterrupt, or a cache growing without bound.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import textwrap
 
@@ -243,6 +244,27 @@ def daemon_exit_runs() -> int:
     return int(runs) if runs else (60 if long_mode() else 8)
 
 
+def _is_cpython_310_exit_race(proc) -> bool:
+    """CPython 3.10's own crash at exit with daemon threads: a thread that wakes in take_gil
+    after Py_FinalizeEx deleted the interpreter reads the freed state (ceval_gil.h resets the
+    drop request before it checks whether the thread must exit). It comes after faulthandler
+    is gone, so the process dies silently; a script that never imports callsite does it too
+    (a few runs in a few hundred on a loaded machine here)."""
+    return (sys.version_info[:2] == (3, 10) and proc.returncode == -signal.SIGSEGV
+            and proc.stdout == "exiting\n" and proc.stderr == "")
+
+
+def run_exit_cases(script: str) -> None:
+    """daemon_exit_runs() clean exits; on 3.10, at most two re-runs for CPython's own race."""
+    races = 0
+    for _ in range(daemon_exit_runs()):
+        proc = run_python(script, timeout=60)
+        while _is_cpython_310_exit_race(proc) and races < 2:
+            races += 1
+            proc = run_python(script, timeout=60)
+        assert_clean(proc, "exiting\n")
+
+
 @pytest.mark.parametrize("handler", ["installed", "default"])
 @pytest.mark.parametrize("case", sorted(_DAEMON_SCRIPTS))
 def test_daemon_threads_calling_back_into_python_at_exit(case, handler, request):
@@ -250,16 +272,12 @@ def test_daemon_threads_calling_back_into_python_at_exit(case, handler, request)
     if handler == "default":
         request.getfixturevalue("callsite_testing")  # skips without the test-only module
         script = textwrap.dedent(_NO_TERMINATE_HANDLER) + script
-    for _ in range(daemon_exit_runs()):
-        proc = run_python(script, timeout=60)
-        assert_clean(proc, "exiting\n")
+    run_exit_cases(script)
 
 
 @pytest.mark.parametrize("case", sorted(_DAEMON_BACKSTOP_SCRIPTS))
 def test_daemon_threads_parked_by_the_terminate_handler(case):
-    for _ in range(daemon_exit_runs()):
-        proc = run_python(_DAEMON_BACKSTOP_SCRIPTS[case], timeout=60)
-        assert_clean(proc, "exiting\n")
+    run_exit_cases(_DAEMON_BACKSTOP_SCRIPTS[case])
 
 
 # --- subinterpreters (shared GIL) ---------------------------------------------------------------
