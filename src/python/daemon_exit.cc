@@ -30,9 +30,15 @@ bool installed = false;
 
 bool install_daemon_exit_guard() {
   if (installed) return true;
-  // threading.main_thread(): the thread that runs Py_FinalizeEx in an ordinary program.
+  // threading.main_thread(): the thread that runs Py_FinalizeEx in an ordinary program. Read
+  // only if threading is already loaded (importing it costs more than the rest of callsite's
+  // import); otherwise this thread, the same guess threading makes when it is first imported
+  // before 3.13.
   main_thread_ident = PyThread_get_thread_ident();
-  if (PyObject *threading = PyImport_ImportModule("threading")) {
+  PyObject *name = PyUnicode_FromString("threading");
+  PyObject *threading = name ? PyImport_GetModule(name) : nullptr;  // no error when absent
+  Py_XDECREF(name);
+  if (threading) {
     PyObject *main = PyObject_CallMethod(threading, "main_thread", nullptr);
     PyObject *ident = main ? PyObject_GetAttrString(main, "ident") : nullptr;
     if (ident && PyLong_Check(ident)) main_thread_ident = PyLong_AsUnsignedLong(ident);
