@@ -85,23 +85,44 @@ def _modes(design):
     }
 
 
+@contextlib.contextmanager
+def _gc_off():
+    """A collection first, then none while the builds run."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def _time_builds(design, scope, n: int) -> float:
-    with scope():
-        gc.collect()
-        gc.disable()
-        try:
-            start = time.process_time()  # CPU time: time preempted by other processes is not ours
-            for _ in range(n):
-                design.build(collect=False)
-            return (time.process_time() - start) / n
-        finally:
-            gc.enable()
+    with scope(), _gc_off():
+        start = time.process_time()  # CPU time: time preempted by other processes is not ours
+        for _ in range(n):
+            design.build(collect=False)
+        return (time.process_time() - start) / n
 
 
-def worker(name: str, repeats: int, seconds: float) -> dict:
+def _load_design(name: str):
     sys.path.insert(0, DESIGNS_DIR)
     design = importlib.import_module(name)
     design.SCALE = DESIGNS[name][3]
+    return design
+
+
+def _worker_env() -> dict:
+    """The environment of a worker: CALLSITE_MLIR would accelerate every mode."""
+    return {k: v for k, v in os.environ.items() if k != "CALLSITE_MLIR"}
+
+
+def _skip_reason(name: str, stderr: str) -> str:
+    last = (stderr.strip().splitlines() or ["?"])[-1]
+    return f"{DESIGNS[name][2]} not installed" if "ModuleNotFoundError" in stderr else last[:160]
+
+
+def worker(name: str, repeats: int, seconds: float) -> dict:
+    design = _load_design(name)
     modes = {k: v for k, v in _modes(design).items() if v is not None}
     ops = len(design.build())
     for scope in modes.values():  # warm every path (imports, JIT caches, location caches)
@@ -117,22 +138,15 @@ def worker(name: str, repeats: int, seconds: float) -> dict:
 
 def count_worker(name: str, mode: str, builds: int) -> dict:
     """Builds `builds` times through operator.call, the only calls callgrind collects."""
-    sys.path.insert(0, DESIGNS_DIR)
-    design = importlib.import_module(name)
-    design.SCALE = DESIGNS[name][3]
+    design = _load_design(name)
     scope = _modes(design)[mode]
     if scope is None:
         return {"ops": 0, "absent": True}
     ops = len(design.build())
     _time_builds(design, scope, 2)  # warm this mode's paths and caches
-    with scope():
-        gc.collect()
-        gc.disable()
-        try:
-            for _ in range(builds):
-                operator.call(design.build, collect=False)
-        finally:
-            gc.enable()
+    with scope(), _gc_off():
+        for _ in range(builds):
+            operator.call(design.build, collect=False)
     return {"ops": ops}
 
 
@@ -141,8 +155,7 @@ def count_instructions(name: str, builds: int) -> dict:
     per_build: dict = {}
     ops = 0
     for mode in MODES:
-        env = {k: v for k, v in os.environ.items() if k != "CALLSITE_MLIR"}
-        env["PYTHONHASHSEED"] = "0"
+        env = dict(_worker_env(), PYTHONHASHSEED="0")
         done = subprocess.run(
             ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
              "--toggle-collect=_operator_call*", sys.executable, __file__, "--count-worker",
@@ -150,9 +163,7 @@ def count_instructions(name: str, builds: int) -> dict:
             capture_output=True, text=True, env=env, cwd=DESIGNS_DIR)
         collected = re.search(r"Collected : (\d+)", done.stderr)
         if done.returncode != 0 or not collected:
-            last = (done.stderr.strip().splitlines() or ["?"])[-1]
-            return {"skipped": (f"{DESIGNS[name][2]} not installed"
-                                if "ModuleNotFoundError" in done.stderr else last[:160])}
+            return {"skipped": _skip_reason(name, done.stderr)}
         result = json.loads(done.stdout.strip().splitlines()[-1])
         if result.get("absent"):
             continue
@@ -226,15 +237,12 @@ def main() -> None:
         return
     results = {}
     for name in args.dsl or list(DESIGNS):
-        label, package, pip_name, _ = DESIGNS[name]
-        env = {k: v for k, v in os.environ.items() if k != "CALLSITE_MLIR"}
+        label = DESIGNS[name][0]
         done = subprocess.run([sys.executable, __file__, "--worker", name, "--repeats",
                                str(args.repeats), "--seconds", str(args.seconds)],
-                              capture_output=True, text=True, env=env, cwd=DESIGNS_DIR)
+                              capture_output=True, text=True, env=_worker_env(), cwd=DESIGNS_DIR)
         if done.returncode != 0:
-            last = (done.stderr.strip().splitlines() or ["?"])[-1]
-            reason = (f"{pip_name} not installed" if "ModuleNotFoundError" in done.stderr
-                      else last[:160])
+            reason = _skip_reason(name, done.stderr)
             print(f"skipping {label}: {reason}", file=sys.stderr)
             results[name] = {"skipped": reason}
             continue
