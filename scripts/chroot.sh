@@ -64,10 +64,22 @@ cmd_wanted() {
   done
 }
 
+# Debian's mmdebstrap, installed from the host's own apt sources when missing.
+install_mmdebstrap() {
+  command -v mmdebstrap >/dev/null 2>&1 && return 0
+  mkdir -p "$CALLSITE_ROOT/build/logs"
+  log "installing mmdebstrap (log: build/logs/apt-mmdebstrap.log)"
+  { DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mmdebstrap; } \
+    >"$CALLSITE_ROOT/build/logs/apt-mmdebstrap.log" 2>&1
+  command -v mmdebstrap >/dev/null 2>&1
+}
+
 cmd_check() {
   [ "$(id -u)" = 0 ] || { echo "needs root (chroot, mounts)"; return 1; }
   if [ ! -f "$CHROOT_DIR/.callsite-ready" ]; then
-    command -v mmdebstrap >/dev/null 2>&1 || { echo "mmdebstrap is not installed"; return 1; }
+    install_mmdebstrap ||
+      { echo "mmdebstrap is not installed and apt-get could not install it (build/logs/apt-mmdebstrap.log)"; return 1; }
     host_mirror >/dev/null || { echo "no Debian mirror in the host's apt configuration"; return 1; }
   fi
   return 0
