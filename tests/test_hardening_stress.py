@@ -54,14 +54,17 @@ def filter_changer(n):
     shared.add_exclude(p) if n % 2 else shared.remove(p)
     shared.keeps(f"/gen/file_{n}.py")
 def pusher(n):
+    # States that never repeat, as a JIT's program counters: the reification cache is bounded.
     with exe.frame(n):
         with exe.frame(n + 1) as f:
             f.state = n + 2
             str(callsite.capture(limit=4)[0])
 def code_maker(n):
+    # New code objects all the time, under a bounded set of names: CPython keeps every
+    # interned name for good (immortal on 3.12+), which would read as growth here.
     g = {}
-    exec(compile(f"def h{n}(c):\n    return c(limit=3)\n", f"made_{n % 1000}.py", "exec"), g)
-    str(g[f"h{n}"](callsite.capture)[0])
+    exec(compile(f"def h{n % 1000}(c):\n    return c(limit=3)\n", f"made_{n % 1000}.py", "exec"), g)
+    str(g[f"h{n % 1000}"](callsite.capture)[0])
 def collector(n):
     gc.collect(); time.sleep(0.01)
 def windower(n):
@@ -107,5 +110,6 @@ def test_stress_threads_gc_tracking_native_frames():
     if os.environ.get("CALLSITE_SANITIZED"):
         return  # ASan keeps freed memory in quarantine: RSS says nothing about leaks there
     growth = float(fields["rss_end_mb"]) - float(fields["rss_start_mb"])
-    # Flat: allocator noise only (a leak of one traceback per operation would be 100s of MB).
-    assert growth < 24 + (8 if long_mode() else 0), describe(proc)
+    # Flat: allocator noise only. An unbounded reification cache (one entry per pusher
+    # operation, the states never repeat) grows by tens of MB even in the short run.
+    assert growth < 12 + (8 if long_mode() else 0), describe(proc)

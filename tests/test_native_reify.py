@@ -67,6 +67,32 @@ def test_cache_dies_with_the_executable():
     assert native.cache_info()["entries"] == size - 2
 
 
+def test_cache_is_bounded_for_states_that_never_repeat():
+    reifier = Counting()
+    exe = native.Executable("pc", reifier)
+    generation = native.cache_info()["generation"]
+    before = native.cache_info()["entries"]
+    tb = capture_in(exe, 5)
+    kept = tb[0]
+    exe.reify(0)
+    for s in range(1, 3 * generation):
+        exe.reify(s)
+        if s % 1000 == 0:
+            exe.reify(0)  # looked up again and again: never released
+    entries = native.cache_info()["entries"] - before
+    assert generation < entries <= 2 * generation
+    calls = len(reifier.calls)
+    assert exe.reify(0).lineno == 1 and exe.reify(3 * generation - 1).lineno == 3 * generation
+    assert len(reifier.calls) == calls  # recent states are still cached
+    assert exe.reify(1).lineno == 2
+    assert len(reifier.calls) == calls + 1  # an old one was released, and comes back the same
+    assert (kept.filename, kept.lineno, kept.colno) == ("count.dsl", 6, 2)
+    assert (tb[0].filename, tb[0].lineno) == ("count.dsl", 6)  # re-reified from the raw entry
+    del exe, tb, kept
+    gc.collect()
+    assert native.cache_info()["entries"] == before
+
+
 def test_defaults_and_full_location():
     code = compile("pass", "real.py", "exec")
     exe = native.Executable("full", lambda s: native.Location(

@@ -53,8 +53,10 @@ struct NativeLink {
 
 /// A symbolized frame, with `traceback.FrameSummary`'s field names. Positions are as
 /// `code.co_positions()` gives them (columns 0-based, end exclusive); -1 stands for None.
-/// The objects are borrowed from the code object (or the native reification cache) and live
-/// as long as the Traceback or frame that holds the raw frame.
+/// The objects are borrowed. A Python frame's come from its code object and live as long as
+/// the Traceback or frame that holds the raw frame. A native frame's come from the
+/// reification cache, which is bounded: they stay valid until 16384 other states of the same
+/// executable have been reified (or the executable dies); take references to keep them longer.
 struct FrameInfo {
   FrameKind kind = FrameKind::python;
   PyObject *filename = nullptr;  ///< str

@@ -45,7 +45,9 @@ def stack() -> list[tuple[str, str, int]]:
 
 
 def cache_info() -> dict[str, int]:
-    """Reification cache counters: executables, entries, hits, misses."""
+    """Reification cache counters: executables, entries, hits, misses, and generation: the
+    entries per generation of an executable's cache (at most two generations are kept, so
+    states that never repeat do not grow it without bound)."""
     return _n.cache_info()
 
 

@@ -18,8 +18,13 @@ PyObject *reification_warning = nullptr;
 
 namespace {
 
+using StateMap = std::unordered_map<std::uintptr_t, Reified>;
+
+// Two generations per executable (see kReifyGeneration): a miss goes into `young`; once
+// `young` holds kReifyGeneration entries, `old` is released and `young` becomes `old`; a hit
+// in `old` moves its node back into `young` (node handles keep the element's address).
 struct PerExecutable {
-  std::unordered_map<std::uintptr_t, Reified> states;
+  StateMap young, old;
   Reified recursing;  ///< placeholder for a reifier that symbolizes its own frame
   bool warned = false;
 };
@@ -44,6 +49,21 @@ void clear(Reified &r) {
   Py_CLEAR(r.name);
   Py_CLEAR(r.qualname);
   Py_CLEAR(r.code);
+}
+
+// Moved out of the cache first: releasing a reified code object may run arbitrary
+// deallocators, which may reify again.
+void release(StateMap dead) {
+  for (auto &[state, r] : dead) clear(r);
+}
+
+// The cached entry of `state`, or nullptr; an entry found in the old generation moves back
+// into the young one, at the same address.
+Reified *lookup(PerExecutable &per, std::uintptr_t state) {
+  if (auto it = per.young.find(state); it != per.young.end()) return &it->second;
+  auto node = per.old.extract(state);
+  if (node.empty()) return nullptr;
+  return &per.young.insert(std::move(node)).position->second;
 }
 
 PyObject *executable_name(const Executable *exe) {
@@ -242,9 +262,9 @@ bool init_reify() {
 const Reified *reify(const Executable *exe, std::uintptr_t state) {
   try {
     PerExecutable &per = cache[exe];
-    if (auto it = per.states.find(state); it != per.states.end()) {
+    if (Reified *r = lookup(per, state)) {
       ++hits;
-      return &it->second;
+      return r;
     }
     ++misses;
     for (const auto &key : in_progress)
@@ -268,23 +288,33 @@ const Reified *reify(const Executable *exe, std::uintptr_t state) {
     }
     // The reifier may have run arbitrary code (even destroyed other executables), so look
     // the slot up again rather than trusting `per`.
-    auto [it, inserted] = cache[exe].states.emplace(state, r);
-    if (!inserted) clear(r);  // filled meanwhile by a nested call: keep the first
-    if (!ok) {
-      PerExecutable &again = cache[exe];
-      if (!again.warned) {
-        again.warned = true;
-        PyObject *category = reification_warning ? reification_warning : PyExc_RuntimeWarning;
-        if (PyErr_WarnFormat(category, 1,
-                             "callsite.native: the reifier of %s executable '%s' failed for state "
-                             "%llu: %s; showing a placeholder frame (reported once per "
-                             "executable)",
-                             exe->kind ? exe->kind : "native", exe->name ? exe->name : "?",
-                             (unsigned long long)state, why.c_str()) < 0)
-          return nullptr;
+    PerExecutable &slot = cache[exe];
+    Reified *entry = lookup(slot, state);
+    StateMap dead;
+    if (entry) {
+      clear(r);  // filled meanwhile by a nested call: keep the first
+    } else {
+      if (slot.young.size() >= kReifyGeneration) {
+        dead = std::move(slot.old);
+        slot.old = std::move(slot.young);
+        slot.young = StateMap();
       }
+      entry = &slot.young.emplace(state, r).first->second;
     }
-    return &it->second;
+    const bool warn = !ok && !slot.warned;
+    slot.warned = slot.warned || !ok;
+    release(std::move(dead));  // may run Python: `slot` is not used afterwards
+    if (warn) {
+      PyObject *category = reification_warning ? reification_warning : PyExc_RuntimeWarning;
+      if (PyErr_WarnFormat(category, 1,
+                           "callsite.native: the reifier of %s executable '%s' failed for state "
+                           "%llu: %s; showing a placeholder frame (reported once per "
+                           "executable)",
+                           exe->kind ? exe->kind : "native", exe->name ? exe->name : "?",
+                           (unsigned long long)state, why.c_str()) < 0)
+        return nullptr;
+    }
+    return entry;
   } catch (const std::exception &) {
     // Only the containers' bad_alloc: not `...`, which would also catch the forced unwind of
     // a daemon thread ended by finalization inside the reifier (it has no thread state).
@@ -297,19 +327,20 @@ void forget(const Executable *exe) noexcept {
   auto it = cache.find(exe);
   if (it == cache.end()) return;
   // Move out first: releasing a reified code object may run arbitrary deallocators.
-  std::unordered_map<std::uintptr_t, Reified> dead = std::move(it->second.states);
+  StateMap young = std::move(it->second.young), old = std::move(it->second.old);
   Reified recursing = it->second.recursing;
   cache.erase(it);
-  for (auto &[state, r] : dead) clear(r);
+  release(std::move(young));
+  release(std::move(old));
   clear(recursing);
 }
 
 PyObject *cache_info() noexcept {
   std::size_t entries = 0;
-  for (const auto &[exe, per] : cache) entries += per.states.size();
-  return Py_BuildValue("{s:n,s:n,s:n,s:n}", "executables", Py_ssize_t(cache.size()), "entries",
-                       Py_ssize_t(entries), "hits", Py_ssize_t(hits), "misses",
-                       Py_ssize_t(misses));
+  for (const auto &[exe, per] : cache) entries += per.young.size() + per.old.size();
+  return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n}", "executables", Py_ssize_t(cache.size()),
+                       "entries", Py_ssize_t(entries), "hits", Py_ssize_t(hits), "misses",
+                       Py_ssize_t(misses), "generation", Py_ssize_t(kReifyGeneration));
 }
 
 // --- what symbolize asks for native entries (registered by init_reify) --------------------

@@ -2,12 +2,21 @@
 #pragma once
 #include <Python.h>
 
+#include <cstddef>
+
 #include "callsite/native_frame.h"
 
 namespace callsite::native {
 
-/// One reified native frame. Strong references; lives as long as its executable (static
-/// executables: for the process), so FrameInfo may borrow from it.
+/// Entries per generation of an executable's cache. The cache keeps at most two generations,
+/// so it stays bounded for executables whose states never repeat (a JIT's program counters);
+/// an entry is released only after this many further distinct states of the same executable
+/// were reified, which is what a borrower (FrameInfo, a visible-code shard build) relies on.
+inline constexpr std::size_t kReifyGeneration = std::size_t(1) << 14;
+
+/// One reified native frame. Strong references; lives while its executable lives and fewer
+/// than kReifyGeneration other states of it were reified since it was last looked up, so
+/// FrameInfo may borrow from it for the operation at hand.
 struct Reified {
   PyObject *filename = nullptr, *name = nullptr, *qualname = nullptr;
   PyObject *code = nullptr;  ///< the reifier's real code object, or nullptr
@@ -25,7 +34,7 @@ const Reified *reify(const Executable *executable, std::uintptr_t state);
 /// Drops the cache of an executable that is being destroyed. GIL held.
 void forget(const Executable *executable) noexcept;
 
-/// {"executables", "entries", "hits", "misses"}: a new dict, or nullptr + error.
+/// {"executables", "entries", "hits", "misses", "generation"}: a new dict, or nullptr + error.
 PyObject *cache_info() noexcept;
 
 /// A native entry's location through reify(), as symbolize() reports it. False + Python error.
