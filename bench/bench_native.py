@@ -98,7 +98,9 @@ def bench_push_pop(args):
              ("push + 4 x set_state + pop", "bench_push_set_pop")]
     if _t.bench_visible_available():
         loops += [("visible NativeFrame push+pop", "bench_push_pop_visible"),
-                  ("visible push + 4 x set_state + pop", "bench_push_set_pop_visible")]
+                  ("visible push + 4 x set_state + pop", "bench_push_set_pop_visible"),
+                  ("visible push + 4 x set_state to another shard + pop",
+                   "bench_push_switch_pop_visible")]
     for label, fn in loops:
         ns = best(lambda: getattr(_t, fn)(n), args.repeats) / n
         ir, why = (None, "--no-callgrind") if args.no_callgrind else \
@@ -112,7 +114,9 @@ def bench_push_pop(args):
         set_extra = ((results["bench_push_set_pop_visible"] - results["bench_push_pop_visible"])
                      - (results["bench_push_set_pop"] - results["bench_push_pop"])) / 4
         table(["visible vs shadow-only (wall)", "ns"],
-              [["extra per push+pop", f"{extra:+.2f}"], ["extra per set_state", f"{set_extra:+.2f}"]])
+              [["extra per push+pop", f"{extra:+.2f}"], ["extra per set_state", f"{set_extra:+.2f}"],
+               ["per set_state that switches shards",
+                f"{(results['bench_push_switch_pop_visible'] - results['bench_push_pop_visible']) / 4:+.2f}"]])
     return results
 
 

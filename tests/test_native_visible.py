@@ -452,6 +452,69 @@ def test_py_spy_dump_shows_the_dsl_line(exe, dsl_file, tmp_path):
     assert lines[kernel[0] - 1].startswith("callback (")
 
 
+def wait_for(path, timeout=10.0):
+    for _ in range(int(timeout / 0.05)):
+        if path.exists():
+            return
+        threading.Event().wait(0.05)
+    raise AssertionError(f"the child never wrote {path}")
+
+
+@pytest.mark.skipif(sys.version_info < (3, 15), reason="profiling.sampling is 3.15+")
+def test_profiling_sampling_reader_follows_the_frame_across_shards(tmp_path):
+    """3.15's sampling profiler reads other processes with _remote_debugging.RemoteUnwinder,
+    which reads the frame chain and line tables directly (no hook into callsite). With its
+    frame cache on, a visible frame that moved to another shard between two samples (another
+    code object, same frame address) is read afresh."""
+    import _remote_debugging
+
+    dsl = str(tmp_path / "big.dsl")
+    ready1, go, ready2 = tmp_path / "ready1", tmp_path / "go", tmp_path / "ready2"
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import os, time
+        from callsite import native
+        exe = native.Executable("kernel", lambda s: native.Location({dsl!r}, s + 1),
+                                kind="dsl", visible=True, states=20_000)
+        def callback():
+            frame = native.current()
+            frame.state = 17_000
+            open({str(ready1)!r}, "w").close()
+            while not os.path.exists({str(go)!r}):
+                time.sleep(0.01)
+            frame.state = 5
+            open({str(ready2)!r}, "w").close()
+            time.sleep(60)
+        def caller():
+            native.frame(exe, 1)(callback)()
+        caller()
+    """)])
+
+    def sample(unwinder):
+        [interpreter] = unwinder.get_stack_trace()
+        [thread] = [t for t in interpreter.threads if t.frame_info]
+        return [(f.funcname, os.path.basename(f.filename), f.location.lineno)
+                for f in thread.frame_info]
+
+    try:
+        wait_for(ready1)
+        try:
+            unwinder = _remote_debugging.RemoteUnwinder(child.pid, cache_frames=True)
+            first = sample(unwinder)
+        except (PermissionError, RuntimeError, OSError) as e:
+            pytest.skip(f"cannot read another process here: {e}")
+        go.touch()
+        wait_for(ready2)
+        second = sample(unwinder)
+        fresh = sample(_remote_debugging.RemoteUnwinder(child.pid))
+    finally:
+        child.kill()
+        child.wait()
+    assert first[0][0] == second[0][0] == "callback"
+    assert first[1:3] == [("kernel", "big.dsl", 17_001), ("caller", "<string>", 16)], first
+    assert second[1:3] == [("kernel", "big.dsl", 6), ("caller", "<string>", 16)], second
+    assert fresh[1:] == second[1:]
+
+
 def test_bad_arguments():
     with pytest.raises(TypeError, match="locations"):
         native.Executable("k", kind="dsl", visible=True, locations=5)
@@ -490,6 +553,93 @@ def test_cpp_native_frame_is_visible_through_the_calc_interpreter():
     assert seen["frame"] == ("area.calc", 3, "area", "caller")
     assert seen["positions"] == (3, 3, 9, 17)  # the call `scale(a)`
     assert seen["names"] == ["scale", "area", "caller"]  # one entry for the C++ frame
+
+
+def line_entries(code):
+    return len(list(code.co_lines()))
+
+
+def test_states_past_one_shard_switch_the_code_object(tmp_path):
+    """Above one code object's worth of states, frame.state moves the frame to the code
+    object of the state's shard; every shard stays within what remote readers accept (3.15's
+    sampler: 65,536 line-table entries; py-spy: about 60 KB of table)."""
+    path = str(tmp_path / "big.dsl")
+    n = 40_000
+    exe = native.Executable("big", lambda s: native.Location(path, s + 1, colno=0, end_colno=3),
+                            kind="dsl", visible=True, states=n)
+    seen = []
+
+    def callback():
+        frame = native.current()
+        for state in (0, 1, 8191, 8192, 20_000, n - 1, n, 10**9, 3):
+            frame.state = state
+            f = sys._getframe(1)
+            seen.append((state, f.f_lineno, f.f_code))
+            if state == 20_000:
+                seen.append(("stack", traceback.extract_stack(f, limit=1)[0].lineno, None))
+
+    framed(exe, callback, state=5)()
+    lines = {state: line for state, line, _ in seen}
+    assert lines == {0: 1, 1: 2, 8191: 8192, 8192: 8193, 20_000: 20_001, n - 1: n, n: None,
+                     10**9: None, 3: 4, "stack": 20_001}
+    codes = {id(code): code for _, _, code in seen if code is not None}
+    assert len(codes) >= 3  # states 0, 20,000 and n - 1 are in different shards
+    for code in codes.values():
+        assert (code.co_name, code.co_filename) == ("big", path)
+        assert line_entries(code) <= 65_536 and len(code.co_linetable) <= 60_000
+    # Every state of every shard reads back through the line table alone.
+    shard = next(code for state, _, code in seen if state == n - 1)
+    first = n - (line_entries(shard) - 2)  # RESUME and "no location" are not states
+    assert [line for _, _, line in shard.co_lines()][1:4] == [first + 1, first + 2, first + 3]
+
+
+def test_a_shard_whose_columns_do_not_fit_keeps_its_lines(tmp_path):
+    """Wide columns and jumping lines make long line-table entries: a shard that would exceed
+    the readers' table size keeps lines only."""
+    path = str(tmp_path / "wide.dsl")
+
+    def where(s):
+        return native.Location(path, (s * 7919) % 200_000 + 1, colno=5000, end_colno=9000)
+
+    exe = native.Executable("wide", where, visible=True, states=8192)
+    seen = []
+
+    def callback():
+        frame = native.current()
+        for state in (0, 4321, 8191):
+            frame.state = state
+            f = sys._getframe(1)
+            seen.append((f.f_lineno, list(f.f_code.co_positions())[f.f_lasti // 2], f.f_code))
+
+    framed(exe, callback)()
+    assert [line for line, _, _ in seen] == [where(s).lineno for s in (0, 4321, 8191)]
+    assert [pos[2:] for _, pos, _ in seen] == [(None, None)] * 3
+    assert len(seen[0][2].co_linetable) <= 60_000
+
+
+def test_states_above_the_limit_are_refused():
+    for states in (2**20 + 1, 10**30, -1):
+        with pytest.raises(ValueError, match=rf"states must be in \[0, 1048576\].*got {states}$"):
+            native.Executable("huge", lambda s: None, visible=True, states=states)
+
+
+def test_cpp_set_state_crosses_shards_through_the_calc_interpreter():
+    """The calc interpreter's states are statement ids: a function of 9,000 statements moves
+    its C++ NativeFrame across shards with set_state."""
+    seen = []
+
+    def probe(a):
+        f = sys._getframe(1)
+        seen.append((f.f_lineno, f.f_code.co_name, id(f.f_code)))
+        return a
+
+    body = "".join(f"  let a{i} = a{i - 1} + 1\n" for i in range(1, 9000))
+    source = (f"fn big(x)\n  let a0 = probe(x)\n{body}  let b = probe(a8999)\n"
+              f"  return probe(a0) + b\nend\n")
+    program = CalcProgram(source, "big.calc", {"probe": probe}, visible=True)
+    assert program.call("big", 1.0) == 1.0 + 9000.0
+    assert [(line, name) for line, name, _ in seen] == [(2, "big"), (9002, "big"), (9003, "big")]
+    assert seen[0][2] != seen[1][2] and seen[2][2] == seen[1][2]
 
 
 def test_cpp_native_frame_exception_entry():

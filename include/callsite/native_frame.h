@@ -61,20 +61,32 @@ struct Executable {
   PyObject *owner = nullptr;     ///< set by callsite for executables it owns; nullptr if static
 };
 
-/// The synthetic code object that makes frames of one executable visible to every reader of
-/// the interpreter's frame chain (made by `api::visible_code`, owned by callsite). Frames point
-/// their instruction pointer at `first_state + min(state, states)`: instruction 1+k carries the
-/// location of state k, `first_state + states` is "no location".
-struct VisibleCode {
+/// One synthetic code object of a visible executable: instruction 1+k carries the location of
+/// state `first + k` for k < `states`; `first_state + states` is "no location".
+struct VisibleShard {
   PyObject *code;
-  const std::uint16_t *first_state;
-  std::uintptr_t states;
+  const std::uint16_t *first_state;  ///< the instruction of state `first`
+  std::uintptr_t first;              ///< the first state it maps
+  std::uintptr_t states;             ///< how many consecutive states it maps
+};
+
+/// The synthetic code objects that make frames of one executable visible to every reader of
+/// the interpreter's frame chain (made by `api::visible_code`, owned by callsite). States are
+/// split over shards of `states_per_shard` (state k is in shard k / states_per_shard), each
+/// within what out-of-process readers accept of one code object's line table; a frame's code
+/// is the shard of its state, and states from `states` on show "no location".
+struct VisibleCode {
+  std::uintptr_t states;            ///< states mapped in all
+  std::uintptr_t states_per_shard;
+  std::uintptr_t shard_count;       ///< at least 1
+  const VisibleShard *shards;
 };
 
 /// Where the interpreter frame of a visible NativeFrame lives while it is pushed.
 struct VisibleSlot {
   void *frame;                 ///< nullptr: shadow-only
   const std::uint16_t **ip;    ///< its instruction pointer (set_state writes here)
+  const VisibleShard *shard;   ///< the shard whose code the frame runs
 };
 
 /// A thread's shadow stack: the innermost frame. Further fields are private to _callsite.
@@ -127,6 +139,11 @@ struct NativeAPI {
   /// must be the thread's current one (aborts with a message when `checked`, else leaves it
   /// linked), then `link` from `stack` as a plain pop does.
   void (*pop_visible)(ThreadStack *stack, NativeLink *link, void *frame, int checked) noexcept;
+  /// Moves the pushed visible frame of `slot` to `state` when the state is outside the shard
+  /// its frame runs (NativeFrame::set_state's store covers the rest): switches the frame to
+  /// the code of the state's shard, or points it at "no location" past `code->states`.
+  void (*visible_set_state)(VisibleSlot *slot, const VisibleCode *code,
+                            std::uintptr_t state) noexcept;
 };
 
 #define CALLSITE_NATIVE_API_VERSION 1
@@ -167,12 +184,20 @@ class NativeFrame {
   NativeFrame(const NativeFrame &) = delete;
   NativeFrame &operator=(const NativeFrame &) = delete;
 
-  /// Updates where the frame is (a store: call it as often as the JIT likes).
+  /// Updates where the frame is (a store: call it as often as the JIT likes; a visible frame
+  /// makes one call when the state leaves its shard's range). For a visible frame, call it
+  /// while the frame is the running one (not from inside a callee it called): 3.15's
+  /// frame-caching sampler re-reads the frames below the running one only when they change
+  /// through the Python `frame.state` setter or a shard switch.
   void set_state(std::uintptr_t state) noexcept {
     link_.state = state;
     if (slot_.frame) {
-      const std::uintptr_t last = visible_->states;  // "no location"
-      *slot_.ip = visible_->first_state + (state < last ? state : last);
+      const VisibleShard *shard = slot_.shard;
+      const std::uintptr_t k = state - shard->first;  // wraps below the shard
+      if (k < shard->states) [[likely]]
+        *slot_.ip = shard->first_state + k;
+      else
+        detail::native_api->visible_set_state(&slot_, visible_, state);
     }
   }
   /// True when this frame is also a real interpreter frame.
@@ -214,7 +239,7 @@ class NativeFrame {
  private:
   NativeLink link_;
   ThreadStack *stack_;
-  VisibleSlot slot_{nullptr, nullptr};  ///< the interpreter frame of a visible frame
+  VisibleSlot slot_{nullptr, nullptr, nullptr};  ///< the interpreter frame of a visible frame
   const VisibleCode *visible_ = nullptr;
 };
 

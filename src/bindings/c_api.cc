@@ -24,7 +24,7 @@ constexpr NativeAPI kTable = {
     CALLSITE_NATIVE_API_VERSION, sizeof(NativeAPI), &push, &misordered_pop, &visible_innermost,
     &callsite::capture,         &callsite::capture_raw, &symbolize_c,   &add_traceback,
     &new_executable,         &executable_of,         &visible_code,  &push_visible,
-    &pop_visible,
+    &pop_visible,            &visible_set_state,
 };
 
 // NativeFrames created inside _callsite (and in the C++ tests) use the table too.

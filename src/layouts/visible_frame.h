@@ -49,6 +49,17 @@ CALLSITE_VF_HIDDEN const void **callsite_visible_push(PyThreadState *tstate, voi
                                                       const void **previous);
 CALLSITE_VF_HIDDEN int callsite_visible_is_current(PyThreadState *tstate, const void *frame);
 CALLSITE_VF_HIDDEN void callsite_visible_pop(PyThreadState *tstate, void *frame);
+/* set_code: makes the pushed `frame` run `code` (another shard of the same executable, kept
+ * alive by it) at instruction `ip`. A reader on this thread between the two stores (a signal
+ * handler) sees the new code with the old position, which CPython's line lookup answers with
+ * no line rather than a wrong one. */
+CALLSITE_VF_HIDDEN void callsite_visible_set_code(void *frame, PyObject *code, const void *ip);
+/* moved: `frame` (pushed by `tstate`) now shows another location while a frame above it runs
+ * (its state set from a callee). 3.15: a remote profiler caching frames re-reads only the
+ * frames above its anchor (tstate->last_profiled_frame); when the anchor is above `frame`, it
+ * is moved down to `frame` (with a new sequence number, as CPython does when it pops the
+ * anchor), so the next sample reads the new location. Elsewhere nothing to do. */
+CALLSITE_VF_HIDDEN void callsite_visible_moved(PyThreadState *tstate, const void *frame);
 /* pop for a current frame that holds nothing (no frame object, no f_locals): 1 when done,
  * 0 (nothing touched) when the full pop is needed. */
 CALLSITE_VF_HIDDEN int callsite_visible_pop_quick(PyThreadState *tstate, void *frame);

@@ -86,6 +86,39 @@ const void **callsite_visible_push(PyThreadState *tstate, void *frame, PyObject 
   return (const void **)&f->CALLSITE_VF_IP_FIELD;
 }
 
+void callsite_visible_set_code(void *frame, PyObject *code, const void *ip) {
+  _PyInterpreterFrame *f = (_PyInterpreterFrame *)frame;
+#if CALLSITE_VF_EXPORTED_CLEAR
+  _PyStackRef old = f->f_executable;
+  f->f_executable = PyStackRef_FromPyObjectNew(code);
+  f->CALLSITE_VF_IP_FIELD = (_Py_CODEUNIT *)ip;
+  PyStackRef_CLOSE(old); /* never the last reference: the executable owns every shard */
+#elif CALLSITE_VF_STACKREFS
+  f->f_executable = PyStackRef_FromPyObjectBorrow(code);
+  f->CALLSITE_VF_IP_FIELD = (_Py_CODEUNIT *)ip;
+#else
+  f->CALLSITE_VF_CODE_FIELD = (void *)code;
+  f->CALLSITE_VF_IP_FIELD = (_Py_CODEUNIT *)ip;
+#endif
+}
+
+void callsite_visible_moved(PyThreadState *tstate, const void *frame) {
+#if CALLSITE_VF_EXPORTED_CLEAR
+  _PyInterpreterFrame *anchor = tstate->last_profiled_frame;
+  if (!anchor || anchor == (const _PyInterpreterFrame *)frame) return;
+  for (_PyInterpreterFrame *f = CALLSITE_VF_CURRENT(tstate); f && f != frame; f = f->previous) {
+    if (f == anchor) {
+      tstate->last_profiled_frame = (_PyInterpreterFrame *)frame;
+      tstate->last_profiled_frame_seq++;
+      return;
+    }
+  }
+#else
+  (void)tstate;
+  (void)frame;
+#endif
+}
+
 int callsite_visible_is_current(PyThreadState *tstate, const void *frame) {
   return CALLSITE_VF_CURRENT(tstate) == (const _PyInterpreterFrame *)frame;
 }

@@ -1,11 +1,14 @@
-// native/visible_code.cc — builds the synthetic code object of a visible executable:
-// co_code = RESUME 0, one NOP per state, one NOP for "no location"; co_linetable (the 3.11+
-// location table, Objects/locations.md) has one entry per instruction. RESUME first makes
-// _co_firsttraceable 0, so a frame at any later instruction counts as complete.
+// native/visible_code.cc — builds the synthetic code objects of a visible executable, one per
+// shard of kStatesPerShard states: co_code = RESUME 0, one NOP per state, one NOP for "no
+// location"; co_linetable (the 3.11+ location table, Objects/locations.md) has one entry per
+// instruction. RESUME first makes _co_firsttraceable 0, so a frame at any later instruction
+// counts as complete.
 #include "native/visible_code.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +16,11 @@
 #include "native/reify.h"
 
 namespace callsite::native {
+
+// A shard build holds the cache entries of all its states at once; the cache releases an
+// entry only after a whole generation of other states was reified.
+static_assert(kStatesPerShard * 2 <= kReifyGeneration);
+
 namespace {
 
 // Location table entry kinds (3.11+ Objects/locations.md): the header byte is
@@ -33,12 +41,12 @@ void put_svarint(std::string &out, int value) {
 
 // One instruction's entry. `line` tracks the table's running line, which the no-location
 // kind leaves unchanged (as CPython's decoder does).
-void put_entry(std::string &out, int *line, const Reified *r) {
+void put_entry(std::string &out, int *line, const Reified *r, bool with_columns) {
   if (!r) {
     out.push_back(char(0x80 | kNoLocation << 3));
     return;
   }
-  const bool columns = r->colno >= 0 && r->end_colno >= 0;
+  const bool columns = with_columns && r->colno >= 0 && r->end_colno >= 0;
   out.push_back(char(0x80 | (columns ? kLong : kNoColumns) << 3));
   put_svarint(out, r->lineno - *line);
   *line = r->lineno;
@@ -89,6 +97,65 @@ PyObject *make_code(PyObject *filename, PyObject *name, int firstlineno,
   return code;
 }
 
+// Instruction 1 + k of the shard's code: the state `first + k`.
+const std::uint16_t *first_state_of(PyObject *code, const callsite_visible_ops *ops) {
+  return reinterpret_cast<const std::uint16_t *>(reinterpret_cast<const char *>(code) +
+                                                 ops->code_units_offset) +
+         1;
+}
+
+// RESUME, then one entry per located state (nullptr: no location) and the "no location" slot.
+void encode(const std::vector<const Reified *> &located, int firstlineno, bool columns,
+            const callsite_visible_ops *ops, std::string *bytecode, std::string *table) {
+  bytecode->clear();
+  table->clear();
+  bytecode->reserve(2 * (located.size() + 2));
+  bytecode->push_back(char(ops->resume_opcode));
+  bytecode->push_back(0);
+  int line = firstlineno;
+  table->push_back(char(0x80 | kNoColumns << 3));  // RESUME: the first line, delta 0
+  put_svarint(*table, 0);
+  for (std::size_t k = 0; k <= located.size(); ++k) {  // k == size: the "no location" slot
+    bytecode->push_back(char(ops->nop_opcode));
+    bytecode->push_back(0);
+    put_entry(*table, &line, k < located.size() ? located[k] : nullptr, columns);
+  }
+}
+
+// The code of states [first, first + count). *filename (a strong reference, or nullptr while
+// no state was located) is the executable's file: the first located state's, in state order.
+PyObject *build_shard(const Executable *exe, std::size_t first, std::size_t count,
+                      PyObject **filename, const callsite_visible_ops *ops) {
+  std::vector<const Reified *> located(count, nullptr);
+  int firstlineno = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    const Reified *r = reify(exe, first + k);
+    if (!r) return nullptr;  // a ReificationWarning turned into an error
+    if (!usable(r, *filename)) continue;
+    if (!*filename) *filename = Py_NewRef(r->filename);
+    if (!firstlineno || r->lineno < firstlineno) firstlineno = r->lineno;
+    located[k] = r;
+  }
+  PyObject *file = *filename;
+  PyObject *placeholder = nullptr;  // nothing located yet: "<kind:name>", as reify.cc names it
+  if (!file) {
+    placeholder = PyUnicode_FromFormat("<%s:%s>", exe->kind ? exe->kind : "native",
+                                       exe->name ? exe->name : "?");
+    if (!placeholder) return nullptr;
+    file = placeholder;
+  }
+  if (!firstlineno) firstlineno = 1;
+  std::string bytecode, table;
+  encode(located, firstlineno, true, ops, &bytecode, &table);
+  if (table.size() > kMaxShardTableBytes)  // lines only: at most 7 bytes per state
+    encode(located, firstlineno, false, ops, &bytecode, &table);
+  PyObject *name = PyUnicode_FromString(exe->name ? exe->name : "?");
+  PyObject *code = name ? make_code(file, name, firstlineno, bytecode, table) : nullptr;
+  Py_XDECREF(name);
+  Py_XDECREF(placeholder);
+  return code;
+}
+
 }  // namespace
 
 VisibleCode *build_visible_code(const Executable *exe, std::size_t states) {
@@ -97,63 +164,44 @@ VisibleCode *build_visible_code(const Executable *exe, std::size_t states) {
     PyErr_SetString(PyExc_RuntimeError, "no visible-frame implementation for this interpreter");
     return nullptr;
   }
-  if (states > kMaxVisibleStates) states = kMaxVisibleStates;
-  try {
-    std::vector<const Reified *> located(states, nullptr);
-    PyObject *filename = nullptr;  // borrowed from the cache, which lives as long as `exe`
-    int firstlineno = 0;
-    for (std::size_t k = 0; k < states; ++k) {
-      const Reified *r = reify(exe, k);
-      if (!r) return nullptr;  // a ReificationWarning turned into an error
-      if (!usable(r, filename)) continue;
-      if (!filename) {
-        filename = r->filename;
-        firstlineno = r->lineno;
-      }
-      if (r->lineno < firstlineno) firstlineno = r->lineno;
-      located[k] = r;
-    }
-    PyObject *placeholder = nullptr;  // nothing located: "<kind:name>", as reify.cc names it
-    if (!filename) {
-      placeholder = PyUnicode_FromFormat("<%s:%s>", exe->kind ? exe->kind : "native",
-                                         exe->name ? exe->name : "?");
-      if (!placeholder) return nullptr;
-      filename = placeholder;
-      firstlineno = 1;
-    }
-    std::string bytecode, table;
-    bytecode.reserve(2 * (states + 2));
-    bytecode.push_back(char(ops->resume_opcode));
-    bytecode.push_back(0);
-    int line = firstlineno;
-    table.push_back(char(0x80 | kNoColumns << 3));  // RESUME: the first line, delta 0
-    put_svarint(table, 0);
-    for (std::size_t k = 0; k <= states; ++k) {  // k == states: the "no location" slot
-      bytecode.push_back(char(ops->nop_opcode));
-      bytecode.push_back(0);
-      put_entry(table, &line, k < states ? located[k] : nullptr);
-    }
-    PyObject *name = PyUnicode_FromString(exe->name ? exe->name : "?");
-    PyObject *code = name ? make_code(filename, name, firstlineno, bytecode, table) : nullptr;
-    Py_XDECREF(name);
-    Py_XDECREF(placeholder);
-    if (!code) return nullptr;
-    auto *out = new VisibleCode;
-    out->code = code;
-    out->first_state = reinterpret_cast<const std::uint16_t *>(
-                           reinterpret_cast<const char *>(code) + ops->code_units_offset) +
-                       1;
-    out->states = states;
-    return out;
-  } catch (const std::exception &) {  // out of memory; never the forced unwind
-    PyErr_NoMemory();
+  if (states > kMaxVisibleStates) {
+    PyErr_Format(PyExc_ValueError,
+                 "visible executable '%s': states must be <= %zu (the synthetic code is built "
+                 "eagerly), got %zu",
+                 exe->name ? exe->name : "?", kMaxVisibleStates, states);
     return nullptr;
   }
+  PyObject *filename = nullptr;
+  std::vector<VisibleShard> shards;
+  try {
+    const std::size_t count = states ? (states + kStatesPerShard - 1) / kStatesPerShard : 1;
+    shards.reserve(count);
+    for (std::size_t s = 0; s < count; ++s) {
+      const std::size_t first = s * kStatesPerShard;
+      const std::size_t n = std::min(kStatesPerShard, states - std::min(states, first));
+      PyObject *code = build_shard(exe, first, n, &filename, ops);
+      if (!code) break;
+      shards.push_back(VisibleShard{code, first_state_of(code, ops), first, n});
+    }
+    if (shards.size() == count) {
+      auto array = std::make_unique<VisibleShard[]>(count);
+      std::copy(shards.begin(), shards.end(), array.get());
+      auto *out = new VisibleCode{states, kStatesPerShard, count, array.release()};
+      Py_XDECREF(filename);
+      return out;
+    }
+  } catch (const std::exception &) {  // out of memory; never the forced unwind
+    PyErr_NoMemory();
+  }
+  for (const VisibleShard &shard : shards) Py_DECREF(shard.code);
+  Py_XDECREF(filename);
+  return nullptr;
 }
 
 void free_visible_code(VisibleCode *code) noexcept {
   if (!code) return;
-  Py_XDECREF(code->code);
+  for (std::size_t s = 0; s < code->shard_count; ++s) Py_XDECREF(code->shards[s].code);
+  delete[] code->shards;
   delete code;
 }
 

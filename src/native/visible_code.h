@@ -10,15 +10,19 @@
 
 namespace callsite::native {
 
-/// States one code object maps; later states share the "no location" slot. Below the line
-/// table limits of out-of-process readers (py-spy: ~60 KB of table, 3.15's sampler: 65 536
-/// entries), with room for the long entry form.
-inline constexpr std::size_t kMaxVisibleStates = 8192;
+/// States one code object (shard) maps: within the line-table limits of out-of-process
+/// readers (3.15's sampler: 65 536 entries; py-spy: about 60 KB of table) even in the
+/// line-only form a shard falls back to when its columns would not fit kMaxShardTableBytes.
+inline constexpr std::size_t kStatesPerShard = 8192;
+inline constexpr std::size_t kMaxShardTableBytes = 48 * 1024;
+/// States one executable may declare (its shards are built eagerly, on first use).
+inline constexpr std::size_t kMaxVisibleStates = std::size_t(1) << 20;
 
 /// Builds the code of `executable` for states [0, states), each reified through the
-/// executable's reifier (and cache); states whose location is unknown or in another file than
-/// the first known one get "no location". A new VisibleCode (owning its code object) or
-/// nullptr + error. GIL held.
+/// executable's reifier (and cache), kStatesPerShard states per code object; states whose
+/// location is unknown or in another file than the first known one get "no location". A new
+/// VisibleCode (owning its code objects) or nullptr + error (ValueError above
+/// kMaxVisibleStates). GIL held.
 VisibleCode *build_visible_code(const Executable *executable, std::size_t states);
 
 /// Releases what build_visible_code made. GIL held.

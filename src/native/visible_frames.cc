@@ -73,18 +73,33 @@ inline void give_block(BlockHeader *b) {
 // interpreter frame: a visible push reads it once for both stacks.
 const callsite_layout *const internal_layout = callsite_layout_internal();
 
-// Links the interpreter frame on `ts` (attached: its tstate is the calling thread's); the
-// frame that was current goes to *previous. nullptr when no memory is left.
-inline void *link_frame(PyThreadState *ts, const VisibleCode *code, std::uintptr_t state,
-                        const std::uint16_t ***ip, const void **previous) {
+// The shard of `state` and its instruction: past the mapped states, the last shard's "no
+// location" slot.
+inline const std::uint16_t *locate(const VisibleCode *code, std::uintptr_t state,
+                                   const VisibleShard **shard) {
+  if (state < code->states) [[likely]] {
+    const VisibleShard *s = code->shards + state / code->states_per_shard;
+    *shard = s;
+    return s->first_state + (state - s->first);
+  }
+  const VisibleShard *s = code->shards + (code->shard_count - 1);
+  *shard = s;
+  return s->first_state + s->states;
+}
+
+// Links the interpreter frame on `ts` (attached: its tstate is the calling thread's) into
+// `out`; the frame that was current goes to *previous. False when no memory is left.
+inline bool link_frame(PyThreadState *ts, const VisibleCode *code, std::uintptr_t state,
+                       VisibleSlot *out, const void **previous) {
   BlockHeader *b = take_block();
   if (!b) [[unlikely]]
-    return nullptr;  // out of memory: shadow-only is still correct
+    return false;  // out of memory: shadow-only is still correct
   b->pusher = ts;
-  const std::uint16_t *at = code->first_state + (state < code->states ? state : code->states);
-  *ip = reinterpret_cast<const std::uint16_t **>(
-      callsite_visible_push(ts, frame_of(b), code->code, at, previous));
-  return frame_of(b);
+  const std::uint16_t *at = locate(code, state, &out->shard);
+  out->ip = reinterpret_cast<const std::uint16_t **>(
+      callsite_visible_push(ts, frame_of(b), out->shard->code, at, previous));
+  out->frame = frame_of(b);
+  return true;
 }
 #endif
 
@@ -142,23 +157,43 @@ void forget_visible(const Executable *exe) noexcept {
 ThreadStack *push_visible(NativeLink *link, const Executable *executable, std::uintptr_t state,
                           const VisibleCode *code, VisibleSlot *out) noexcept {
   PyThreadState *ts = compat::current_tstate();  // 3.12+: NULL while this thread is detached
+  out->frame = nullptr;
   if (ts && code && callsite_active_layout == internal_layout) [[likely]] {
     const void *previous;
-    if ((out->frame = link_frame(ts, code, state, &out->ip, &previous)))
+    if (link_frame(ts, code, state, out, &previous))
       return push_marked(link, executable, state, previous);
   }
   // Another backend (or no memory): its marker is taken before the frame is linked.
   ThreadStack *stack = push_on(ts, link, executable, state);
   const void *previous;
-  out->frame = ts && code ? link_frame(ts, code, state, &out->ip, &previous) : nullptr;
+  if (ts && code) link_frame(ts, code, state, out, &previous);
   return stack;
 }
 
-void *push_interpreter_frame(const VisibleCode *code, std::uintptr_t state,
-                             const std::uint16_t ***ip) noexcept {
+bool push_interpreter_frame(const VisibleCode *code, std::uintptr_t state,
+                            VisibleSlot *out) noexcept {
   PyThreadState *ts = compat::current_tstate();
   const void *previous;
-  return ts && code ? link_frame(ts, code, state, ip, &previous) : nullptr;
+  out->frame = nullptr;
+  return ts && code && link_frame(ts, code, state, out, &previous);
+}
+
+void visible_set_state(VisibleSlot *slot, const VisibleCode *code,
+                       std::uintptr_t state) noexcept {
+  if (!slot->frame) return;
+  const VisibleShard *shard;
+  const std::uint16_t *at = locate(code, state, &shard);
+  if (state >= code->states) {  // no location: stay in the shard the frame runs
+    shard = slot->shard;
+    at = shard->first_state + shard->states;
+  }
+  if (shard == slot->shard) {
+    *slot->ip = at;
+  } else {
+    callsite_visible_set_code(slot->frame, shard->code, at);
+    slot->shard = shard;
+  }
+  callsite_visible_moved(header_of(slot->frame)->pusher, slot->frame);
 }
 
 void pop_interpreter_frame(void *frame, int checked) noexcept {
@@ -179,9 +214,12 @@ ThreadStack *push_visible(NativeLink *link, const Executable *executable, std::u
   return push(link, executable, state);
 }
 
-void *push_interpreter_frame(const VisibleCode *, std::uintptr_t, const std::uint16_t ***) noexcept {
-  return nullptr;
+bool push_interpreter_frame(const VisibleCode *, std::uintptr_t, VisibleSlot *out) noexcept {
+  out->frame = nullptr;
+  return false;
 }
+
+void visible_set_state(VisibleSlot *, const VisibleCode *, std::uintptr_t) noexcept {}
 
 void pop_interpreter_frame(void *, int) noexcept {}
 

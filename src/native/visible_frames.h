@@ -27,10 +27,15 @@ void forget_visible(const Executable *executable) noexcept;
 ThreadStack *push_visible(NativeLink *link, const Executable *executable, std::uintptr_t state,
                           const VisibleCode *code, VisibleSlot *out) noexcept;
 
-/// Links only the interpreter frame (the shadow link is pushed by the caller): nullptr when
-/// the thread is not attached or no memory is left. GIL held.
-void *push_interpreter_frame(const VisibleCode *code, std::uintptr_t state,
-                             const std::uint16_t ***ip) noexcept;
+/// Links only the interpreter frame (the shadow link is pushed by the caller) into `out`:
+/// false (out->frame nullptr) when the thread is not attached or no memory is left. GIL held.
+bool push_interpreter_frame(const VisibleCode *code, std::uintptr_t state,
+                            VisibleSlot *out) noexcept;
+
+/// api->visible_set_state: moves a pushed visible frame to `state`, switching its code when
+/// the state is in another shard. GIL held, on the pushing thread.
+void visible_set_state(VisibleSlot *slot, const VisibleCode *code,
+                       std::uintptr_t state) noexcept;
 
 /// Unlinks the interpreter frame `frame`, which must be the thread's current interpreter
 /// frame (strict LIFO on the pushing thread, GIL held); otherwise aborts with a message when

@@ -8,6 +8,7 @@
 #include "core/frame_refs.h"
 #include "native/executable.h"
 #include "native/reify.h"
+#include "native/visible_code.h"
 #include "native/visible_frames.h"
 #include "python/frame_object.h"
 #include "python/native_frame_object.h"
@@ -38,6 +39,13 @@ bool parse_visible(PyObject *visible, PyObject *locations, PyObject *states, PyO
     PyObject *table = PySequence_Tuple(locations);
     if (!table) return false;
     *count = PyTuple_GET_SIZE(table);
+    if (std::size_t(*count) > kMaxVisibleStates) {
+      PyErr_Format(PyExc_ValueError,
+                   "Executable locations must have at most %zu items (the synthetic code is "
+                   "built eagerly), got %zd", kMaxVisibleStates, *count);
+      Py_DECREF(table);
+      return false;
+    }
     *reifier = PyObject_GetAttrString(table, "__getitem__");  // keeps the tuple
     Py_DECREF(table);
     if (!*reifier) return false;
@@ -56,9 +64,15 @@ bool parse_visible(PyObject *visible, PyObject *locations, PyObject *states, PyO
       return false;
     }
     const Py_ssize_t n = PyLong_AsSsize_t(states);
-    if (n < 0) {
-      if (!PyErr_Occurred())
-        PyErr_Format(PyExc_ValueError, "Executable states must be >= 0, got %zd", n);
+    if (n == -1 && PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_OverflowError)) {
+      Py_CLEAR(*reifier);
+      return false;
+    }
+    if (n < 0 || std::size_t(n) > kMaxVisibleStates) {  // an overflow included
+      PyErr_Clear();
+      PyErr_Format(PyExc_ValueError,
+                   "Executable states must be in [0, %zu] (the synthetic code is built "
+                   "eagerly), got %S", kMaxVisibleStates, states);
       Py_CLEAR(*reifier);
       return false;
     }

@@ -190,10 +190,7 @@ int nf_set_state(PyObject *self, PyObject *value, void *) {
   }
   PyNativeFrame *f = as_nf(self);
   if (!parse_state(value, &f->link.state)) return -1;
-  if (f->visible_frame) {
-    const std::uintptr_t s = f->link.state, n = f->visible->states;
-    *f->ip = f->visible->first_state + (s < n ? s : n);
-  }
+  if (f->visible_slot.frame) visible_set_state(&f->visible_slot, f->visible, f->link.state);
   return 0;
 }
 PyObject *nf_get_active(PyObject *self, void *) { return PyBool_FromLong(active(as_nf(self))); }
@@ -287,13 +284,13 @@ PyObject *ff_vectorcall(PyObject *self, PyObject *const *args, std::size_t nargs
     Py_DECREF(frame);
     return nullptr;
   }
-  if (visible && (f->visible_frame = push_interpreter_frame(visible, f->link.state, &f->ip)))
+  if (visible && push_interpreter_frame(visible, f->link.state, &f->visible_slot))
     f->visible = visible;
   PyObject *result = PyObject_Vectorcall(w->fn, args, nargsf, kwnames);
-  if (f->visible_frame) {
+  if (f->visible_slot.frame) {
     if (!result) visible_traceback_here();
-    pop_interpreter_frame(f->visible_frame, 1);
-    f->visible_frame = nullptr;
+    pop_interpreter_frame(f->visible_slot.frame, 1);
+    f->visible_slot.frame = nullptr;
   } else if (!result) {
     add_traceback(&w->executable->exe, f->link.state);
   }

@@ -14,9 +14,8 @@ struct PyNativeFrame {
   ThreadStack *stack;            ///< the stack it is on while pushed on a thread's stack
   bool parked;                   ///< pushed from a generator: kept by marker (shadow_stack.h)
   PyObject *weakrefs;
-  void *visible_frame;  ///< the interpreter frame while pushed visibly (decorator form only)
-  const std::uint16_t **ip;
-  const VisibleCode *visible;
+  VisibleSlot visible_slot;    ///< the interpreter frame while pushed visibly (decorator form)
+  const VisibleCode *visible;  ///< its executable's code while pushed visibly
 };
 
 extern PyTypeObject *native_frame_type;

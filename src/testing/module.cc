@@ -64,6 +64,7 @@ NB_MODULE(_callsite_testing, m) {
       nb::arg("native"), nb::arg("iterations"), nb::arg("visible") = false);
   m.def("bench_push_pop_visible", &t::push_pop_visible_loop, nb::arg("n"));
   m.def("bench_push_set_pop_visible", &t::push_set_pop_visible_loop, nb::arg("n"));
+  m.def("bench_push_switch_pop_visible", &t::push_switch_pop_visible_loop, nb::arg("n"));
   m.def("bench_visible_available", &t::visible_available);
   m.def(
       "bench_visible_build",

@@ -100,6 +100,23 @@ __attribute__((noinline)) double push_set_pop_visible_loop(std::size_t n) noexce
   return since(t0);
 }
 
+// Two shards' worth of states: set_state between 0 and kSecondShard switches the code object.
+constexpr std::uintptr_t kSecondShard = 8192;
+const Executable kBenchSharded{"bench_sharded", "jit", &reify_fixed};
+
+__attribute__((noinline)) double push_switch_pop_visible_loop(std::size_t n) noexcept {
+  static const VisibleCode *const visible = api::visible_code(kBenchSharded, 2 * kSecondShard);
+  const auto t0 = clock::now();
+  for (std::size_t i = 0; i < n; ++i) {
+    NativeFrame frame(kBenchSharded, 0, visible);
+    for (std::uintptr_t pc = 0; pc < 4; ++pc) {
+      frame.set_state(pc & 1 ? pc : kSecondShard + pc);
+      barrier();
+    }
+  }
+  return since(t0);
+}
+
 bool visible_available() noexcept { return bench_visible() != nullptr; }
 
 double capture_with_native(std::size_t native, std::size_t iterations, bool visible) noexcept {

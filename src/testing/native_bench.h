@@ -15,6 +15,8 @@ double push_set_pop_loop(std::size_t n) noexcept;
 /// The same two loops with a visible frame (a real interpreter frame; 64 states).
 double push_pop_visible_loop(std::size_t n) noexcept;
 double push_set_pop_visible_loop(std::size_t n) noexcept;
+/// push, 4 × set_state each moving to the other of two shards (a code switch), pop.
+double push_switch_pop_visible_loop(std::size_t n) noexcept;
 /// True when this interpreter has visible frames (the loops above are visible ones).
 bool visible_available() noexcept;
 
