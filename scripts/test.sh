@@ -164,6 +164,15 @@ if [ "${CALLSITE_SKIP_ASAN:-0}" != 1 ] && [ ${#READY[@]} -gt 0 ]; then
   read -r p f s < <(junit_counts "$RESULTS/pytest-asan-py$m.xml" 2>/dev/null || echo "0 0 0")
   [ "$rc" = 0 ] || [ "${f:-0}" -gt 0 ] || f=1
   record "asan module $m" "${p:-0}" "${f:-0}" "${s:-0}" "rc=$rc, $(cat "$RESULTS/pytest-asan-py$m.secs") s"
+  # Visible native frames (3.12+) under the sanitizers too: their own tests and the stress.
+  v=3.12
+  if [ "$v" != "$m" ] && [[ " ${READY[*]} " == *" $v "* ]]; then
+    CALLSITE_SANITIZED_TESTS="test_native_visible.py test_hardening_stress.py" \
+      scripts/test_sanitized_module.sh "$v"; rc=$?
+    read -r p f s < <(junit_counts "$RESULTS/pytest-asan-py$v.xml" 2>/dev/null || echo "0 0 0")
+    [ "$rc" = 0 ] || [ "${f:-0}" -gt 0 ] || f=1
+    record "asan visible $v" "${p:-0}" "${f:-0}" "${s:-0}" "rc=$rc, $(cat "$RESULTS/pytest-asan-py$v.secs") s"
+  fi
 fi
 
 # --- summary -----------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Stress: threads capturing, symbolizing, rendering MLIR text, changing filters, pushing native
-frames, while others create code and run the GC, with tracking on; RSS and refcounts checked.
+frames (visible ones too where this CPython has them), while others create code and run the GC,
+with tracking on; RSS and refcounts checked.
 
 Short by default (CALLSITE_STRESS_SECONDS, default 4 s); CALLSITE_LONG_TESTS=1 runs 60 s.
 """
@@ -65,6 +66,24 @@ def code_maker(n):
     g = {}
     exec(compile(f"def h{n % 1000}(c):\n    return c(limit=3)\n", f"made_{n % 1000}.py", "exec"), g)
     str(g[f"h{n % 1000}"](callsite.capture)[0])
+VISIBLE = native.visible_frames_available()
+if VISIBLE:  # frames that are real interpreter frames, over three shards of states
+    vexe = native.Executable("vstress", lambda s: native.Location("vstress.dsl", s % 700 + 1),
+                             visible=True, states=20_000)
+def visible_pusher(n):
+    if not VISIBLE:
+        return pusher(n)
+    def body():
+        f = native.current()
+        f.state = (n * 7919) % 20_000
+        tb = callsite.capture(limit=4)
+        if n % 3 == 0:
+            raise KeyError(n)
+        return sys._getframe(1).f_lineno, str(tb[0])
+    try:
+        native.frame(vexe, n % 20_000)(body)()
+    except KeyError:
+        pass
 def collector(n):
     gc.collect(); time.sleep(0.01)
 def windower(n):
@@ -73,7 +92,8 @@ def windower(n):
     w = tracking.window(limit=4)
     [str(e.site) for e in w]
 
-bodies = [capturer, capturer, symbolizer, filter_changer, pusher, code_maker, collector, windower]
+bodies = [capturer, symbolizer, filter_changer, pusher, visible_pusher, code_maker, collector,
+          windower]
 tracking.enable(mode="auto", window=16)
 # Warm-up: caches and allocator pools reach their working size before RSS is sampled.
 for b in bodies:

@@ -77,10 +77,10 @@ const callsite_layout *const internal_layout = callsite_layout_internal();
 // location" slot.
 inline const std::uint16_t *locate(const VisibleCode *code, std::uintptr_t state,
                                    const VisibleShard **shard) {
-  if (state < code->states) [[likely]] {
-    const VisibleShard *s = code->shards + state / code->states_per_shard;
+  if (state < code->states) [[likely]] {  // shards of kStatesPerShard (what built it): shifts
+    const VisibleShard *s = code->shards + state / kStatesPerShard;
     *shard = s;
-    return s->first_state + (state - s->first);
+    return s->first_state + state % kStatesPerShard;
   }
   const VisibleShard *s = code->shards + (code->shard_count - 1);
   *shard = s;
@@ -95,9 +95,11 @@ inline bool link_frame(PyThreadState *ts, const VisibleCode *code, std::uintptr_
   if (!b) [[unlikely]]
     return false;  // out of memory: shadow-only is still correct
   b->pusher = ts;
-  const std::uint16_t *at = locate(code, state, &out->shard);
+  const VisibleShard *shard;
+  const std::uint16_t *at = locate(code, state, &shard);
   out->ip = reinterpret_cast<const std::uint16_t **>(
-      callsite_visible_push(ts, frame_of(b), out->shard->code, at, previous));
+      callsite_visible_push(ts, frame_of(b), shard->code, at, previous));
+  out->shard = shard;
   out->frame = frame_of(b);
   return true;
 }
@@ -157,16 +159,15 @@ void forget_visible(const Executable *exe) noexcept {
 ThreadStack *push_visible(NativeLink *link, const Executable *executable, std::uintptr_t state,
                           const VisibleCode *code, VisibleSlot *out) noexcept {
   PyThreadState *ts = compat::current_tstate();  // 3.12+: NULL while this thread is detached
-  out->frame = nullptr;
   if (ts && code && callsite_active_layout == internal_layout) [[likely]] {
     const void *previous;
-    if (link_frame(ts, code, state, out, &previous))
+    if (link_frame(ts, code, state, out, &previous)) [[likely]]
       return push_marked(link, executable, state, previous);
   }
   // Another backend (or no memory): its marker is taken before the frame is linked.
   ThreadStack *stack = push_on(ts, link, executable, state);
   const void *previous;
-  if (ts && code) link_frame(ts, code, state, out, &previous);
+  if (!ts || !code || !link_frame(ts, code, state, out, &previous)) out->frame = nullptr;
   return stack;
 }
 
@@ -174,8 +175,9 @@ bool push_interpreter_frame(const VisibleCode *code, std::uintptr_t state,
                             VisibleSlot *out) noexcept {
   PyThreadState *ts = compat::current_tstate();
   const void *previous;
+  if (ts && code && link_frame(ts, code, state, out, &previous)) return true;
   out->frame = nullptr;
-  return ts && code && link_frame(ts, code, state, out, &previous);
+  return false;
 }
 
 void visible_set_state(VisibleSlot *slot, const VisibleCode *code,
