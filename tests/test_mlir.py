@@ -406,3 +406,28 @@ def test_bindings_detection():
     assert found and all(isinstance(b, callsite.mlir.MlirBindings) for b in found)
     assert callsite.mlir.use(found[0].ir) is found[0]
     assert callsite.mlir.use(found[0].ir.__name__) is found[0]
+
+
+def test_native_states_that_never_repeat_keep_the_cache_bounded(ir):
+    """A JIT's states may never repeat: per-frame locations of a context start over past a
+    bound instead of growing without end, and locations stay right across the restart."""
+    from callsite import native
+
+    exe = native.Executable("jit", lambda s: native.Location("jit.dsl", s + 1))
+    n = 70_000
+    with H.context(ir) as ctx:
+        frame = exe.frame(0)
+        seen = []
+        with frame:
+            for state in range(n):
+                frame.state = state
+                loc = callsite.mlir.location()
+                if state in (0, n // 2, n - 1):
+                    seen.append(str(loc))
+                    assert f'"jit.dsl":{state + 1}:' in seen[-1], seen[-1]
+            peak = callsite.mlir.cache_info(ctx)["frames"]
+        assert peak <= 2**16
+        with frame:
+            frame.state = 0  # released by the restart: built again, the same
+            again = str(callsite.mlir.location())
+        assert f'"jit.dsl":1:' in again

@@ -168,8 +168,8 @@ void ContextCache::clear_sequences() noexcept {
   chains.clear();
 }
 
-void ContextCache::clear_all() noexcept {
-  clear_sequences();
+void ContextCache::clear_frames() noexcept {
+  clear_sequences();  // they may borrow per-frame locations
   std::vector<PyObject *> drop;
   std::vector<RawFrame> keys;
   for (auto &kv : frames) {
@@ -177,11 +177,19 @@ void ContextCache::clear_all() noexcept {
     keys.push_back(kv.first);
   }
   frames.clear();
-  if (unknown) drop.push_back(unknown);
-  unknown = nullptr;
   held -= drop.size();
   for (PyObject *o : drop) Py_DECREF(o);
   for (const RawFrame &k : keys) release(k);
+}
+
+void ContextCache::clear_all() noexcept {
+  clear_frames();
+  PyObject *u = unknown;
+  unknown = nullptr;
+  if (u) {
+    --held;
+    Py_DECREF(u);
+  }
 }
 
 ContextCache::~ContextCache() {

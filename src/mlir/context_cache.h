@@ -88,6 +88,8 @@ struct ContextCache {
   void clear_sequences() noexcept;
   /// Drops the nameloc_wrap cache only (nothing borrows from it).
   void clear_wraps() noexcept;
+  /// The per-frame locations too (and the sequences, which may borrow them).
+  void clear_frames() noexcept;
   void clear_all() noexcept;
   std::size_t entries() const noexcept {
     std::size_t w = 0;

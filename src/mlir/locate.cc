@@ -17,6 +17,9 @@ namespace {
 // Whole-stack entries per context before the sequence caches start over (a bound on memory
 // for programs whose stacks never repeat; per-frame locations are kept).
 constexpr std::size_t kMaxStacks = std::size_t(1) << 16;
+// Per-frame locations per context before every table starts over: Python frames are bounded
+// by the program, native ones are not (a JIT's states may never repeat).
+constexpr std::size_t kMaxFrames = std::size_t(1) << 16;
 constexpr std::size_t kStackBuffer = 64;
 
 inline std::uint64_t stack_seed(std::uint64_t stamp, std::size_t limit) {
@@ -28,6 +31,7 @@ inline std::uint64_t stack_seed(std::uint64_t stamp, std::size_t limit) {
 PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m) {
   // New references throughout: building calls into the bindings, which may run a collection
   // or even re-enter here; nothing borrowed from the tables is held across such a call.
+  if (cc.frames.size() + m > kMaxFrames) cc.clear_frames();  // before anything is borrowed
   if (m == 0) return Py_XNewRef(unknown_location(cc));
   if (m == 1) return Py_XNewRef(frame_location(cc, kept[0]));
   // The longest cached suffix S_i = callsite(f_i at S_{i+1}) (S_{m-1} = f_{m-1}), then the
