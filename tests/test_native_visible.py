@@ -593,6 +593,39 @@ def test_states_past_one_shard_switch_the_code_object(tmp_path):
     assert [line for _, _, line in shard.co_lines()][1:4] == [first + 1, first + 2, first + 3]
 
 
+def test_frames_and_tracebacks_kept_past_a_shard_switch(tmp_path):
+    """The frame object a tool made before the frame moved to another shard follows it (one
+    frame object per interpreter frame); after the pop it keeps the code and line of the shard
+    the frame ran last, as the traceback of an exception raised there does."""
+    path = str(tmp_path / "kept.dsl")
+    exe = native.Executable("kept", lambda s: native.Location(path, s + 1), visible=True,
+                            states=20_000)
+    kept = {}
+
+    def callback():
+        frame = native.current()
+        kept["before"] = sys._getframe(1)
+        frame.state = 17_000
+        kept["after"] = sys._getframe(1)
+        raise KeyError("deep")
+
+    with pytest.raises(KeyError) as info:
+        framed(exe, callback, state=3)()
+    gc.collect()
+    entries = [(t.tb_frame.f_code.co_name, t.tb_lineno)
+               for t in iter_tb(info.value.__traceback__)]
+    assert ("kept", 17_001) in entries
+    assert kept["before"] is kept["after"]  # one frame object per interpreter frame
+    assert kept["after"].f_lineno == 17_001 and kept["after"].f_code.co_filename == path
+    assert kept["after"].f_back is not None
+
+
+def iter_tb(tb):
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
+
+
 def test_a_shard_whose_columns_do_not_fit_keeps_its_lines(tmp_path):
     """Wide columns and jumping lines make long line-table entries: a shard that would exceed
     the readers' table size keeps lines only."""
