@@ -465,7 +465,8 @@ def test_profiling_sampling_reader_follows_the_frame_across_shards(tmp_path):
     """3.15's sampling profiler reads other processes with _remote_debugging.RemoteUnwinder,
     which reads the frame chain and line tables directly (no hook into callsite). With its
     frame cache on, a visible frame that moved to another shard between two samples (another
-    code object, same frame address) is read afresh."""
+    code object, same frame address) is read afresh; `python -m profiling.sampling dump`
+    prints it in place."""
     import _remote_debugging
 
     dsl = str(tmp_path / "big.dsl")
@@ -506,6 +507,8 @@ def test_profiling_sampling_reader_follows_the_frame_across_shards(tmp_path):
         wait_for(ready2)
         second = sample(unwinder)
         fresh = sample(_remote_debugging.RemoteUnwinder(child.pid))
+        dump = subprocess.run([sys.executable, "-m", "profiling.sampling", "dump", str(child.pid)],
+                              capture_output=True, text=True, timeout=60)
     finally:
         child.kill()
         child.wait()
@@ -513,6 +516,11 @@ def test_profiling_sampling_reader_follows_the_frame_across_shards(tmp_path):
     assert first[1:3] == [("kernel", "big.dsl", 17_001), ("caller", "<string>", 16)], first
     assert second[1:3] == [("kernel", "big.dsl", 6), ("caller", "<string>", 16)], second
     assert fresh[1:] == second[1:]
+    # The profiler's own command line prints it as a Python frame between its neighbours.
+    lines = [line.strip() for line in dump.stdout.splitlines()]
+    assert dump.returncode == 0, dump.stderr
+    at = lines.index(f'File "{dsl}", line 6, in kernel')
+    assert lines[at - 1].endswith("in caller") and lines[at + 1].endswith("in callback"), lines
 
 
 def test_bad_arguments():
