@@ -50,9 +50,10 @@ CALLSITE_VF_HIDDEN const void **callsite_visible_push(PyThreadState *tstate, voi
 CALLSITE_VF_HIDDEN int callsite_visible_is_current(PyThreadState *tstate, const void *frame);
 CALLSITE_VF_HIDDEN void callsite_visible_pop(PyThreadState *tstate, void *frame);
 /* set_code: makes the pushed `frame` run `code` (another shard of the same executable, kept
- * alive by it) at instruction `ip`. A reader on this thread between the two stores (a signal
- * handler) sees the new code with the old position, which CPython's line lookup answers with
- * no line rather than a wrong one. */
+ * alive by it) at instruction `ip`. A reader that does not hold the GIL (faulthandler's
+ * signal handler or watchdog thread) may see the new code with the old position between the
+ * two stores: an offset outside the code, for which CPython's line lookup gives no line or
+ * the code's first line, never a read out of bounds. */
 CALLSITE_VF_HIDDEN void callsite_visible_set_code(void *frame, PyObject *code, const void *ip);
 /* moved: `frame` (pushed by `tstate`) now shows another location while a frame above it runs
  * (its state set from a callee). 3.15: a remote profiler caching frames re-reads only the
