@@ -327,6 +327,61 @@ def test_push_pop_stress_with_retention_and_exceptions(exe):
     assert sys._getframe().f_code.co_name == "test_push_pop_stress_with_retention_and_exceptions"
 
 
+def test_shard_switch_stress_with_readers_retention_and_exceptions():
+    """Nested visible frames of two sharded executables switching shards at random, frame
+    objects kept past their pop, exceptions through them, and another thread reading every
+    thread's frames all along: each kept frame object ends at the line of its last state."""
+    rng = random.Random(99)
+    a = native.Executable("a", lambda s: native.Location("a.dsl", s + 1), visible=True,
+                          states=20_000)
+    b = native.Executable("b", lambda s: native.Location("b.dsl", s % 900 + 1), visible=True,
+                          states=9_000)
+    line = {a: lambda s: s + 1 if s < 20_000 else None,
+            b: lambda s: s % 900 + 1 if s < 9_000 else None}
+    states = [0, 1, 8191, 8192, 8999, 9000, 16_384, 19_999, 20_000, 10**12]
+    expected = []
+    stop = threading.Event()
+
+    def reader():
+        while not stop.is_set():
+            for f in sys._current_frames().values():
+                while f is not None:
+                    f.f_lineno
+                    f = f.f_back
+
+    def body(exe, depth):
+        frame, kept = native.current(), None
+        for _ in range(rng.randrange(4)):
+            frame.state = rng.choice(states) if rng.random() < 0.5 else rng.randrange(25_000)
+            if rng.random() < 0.3:
+                kept = sys._getframe(1)
+        if depth and rng.random() < 0.6:
+            other = rng.choice((a, b))
+            try:
+                native.frame(other, rng.randrange(25_000))(body)(other, depth - 1)
+            except KeyError:
+                pass
+        if kept is not None:
+            expected.append((kept, line[exe](frame.state)))
+        if rng.random() < 0.1:
+            raise KeyError(depth)
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        for _ in range(3000):
+            exe = rng.choice((a, b))
+            try:
+                native.frame(exe, rng.randrange(25_000))(body)(exe, rng.randrange(5))
+            except KeyError:
+                pass
+    finally:
+        stop.set()
+        thread.join()
+    assert len(expected) > 100
+    assert [f.f_lineno for f, _ in expected] == [want for _, want in expected]
+
+
 def test_callsite_capture_has_one_entry_per_native_frame(exe, dsl_file):
     shadow = native.Executable("shadow", lambda s: native.Location("shadow.dsl", s), kind="dsl")
     captured = {}
