@@ -150,11 +150,22 @@ def count_worker(name: str, mode: str, builds: int) -> dict:
     return {"ops": ops}
 
 
+def present_modes(name: str) -> list:
+    """The modes `name`'s DSL has (its design loaded in this process, nothing built)."""
+    modes = _modes(_load_design(name))
+    return [mode for mode in MODES if modes[mode] is not None]
+
+
 def count_instructions(name: str, builds: int) -> dict:
     """mode -> instructions per build of `name`'s design, each mode in its own valgrind run."""
+    # Which modes exist, and whether the DSL loads at all, asked without valgrind.
+    probe = subprocess.run([sys.executable, __file__, "--modes-worker", name],
+                           capture_output=True, text=True, env=_worker_env(), cwd=DESIGNS_DIR)
+    if probe.returncode != 0:
+        return {"skipped": _skip_reason(name, probe.stderr)}
     per_build: dict = {}
     ops = 0
-    for mode in MODES:
+    for mode in json.loads(probe.stdout.strip().splitlines()[-1]):
         env = dict(_worker_env(), PYTHONHASHSEED="0")
         done = subprocess.run(
             ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
@@ -213,6 +224,7 @@ def main() -> None:
                         help="with --instructions: builds counted per mode")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--count-worker", help=argparse.SUPPRESS)
+    parser.add_argument("--modes-worker", help=argparse.SUPPRESS)
     parser.add_argument("--mode", choices=MODES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.repeats < 1 or args.builds < 1 or args.seconds <= 0:
@@ -220,6 +232,9 @@ def main() -> None:
                      f"{args.repeats}, {args.builds}, {args.seconds}")
     if args.worker:
         print(json.dumps(worker(args.worker, args.repeats, args.seconds)))
+        return
+    if args.modes_worker:
+        print(json.dumps(present_modes(args.modes_worker)))
         return
     if args.count_worker:
         print(json.dumps(count_worker(args.count_worker, args.mode, args.builds)))
