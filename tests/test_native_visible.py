@@ -717,7 +717,8 @@ def test_states_above_the_limit_are_refused():
     for states in (2**20 + 1, 10**30, -1):
         with pytest.raises(ValueError, match=rf"states must be in \[0, 1048576\].*got {states}$"):
             native.Executable("huge", lambda s: None, visible=True, states=states)
-    with pytest.raises(ValueError, match=r"locations must have at most 1048576 items .*got 1048577$"):
+    too_many = r"locations must have at most 1048576 items .*got 1048577$"
+    with pytest.raises(ValueError, match=too_many):
         native.Executable("huge", visible=True, locations=[None] * (2**20 + 1))
 
 
