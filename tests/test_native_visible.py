@@ -713,6 +713,25 @@ def test_a_shard_whose_columns_do_not_fit_keeps_its_lines(tmp_path):
     assert len(seen[0][2].co_linetable) <= 60_000
 
 
+def test_reifier_that_pushes_its_own_executable_while_the_code_is_built():
+    """The build runs the reifier, which may push a frame of the same executable (building the
+    code re-entrantly): one code per executable all the same."""
+    inner = []
+
+    def reifier(state):
+        if not inner:
+            inner.append(None)
+            inner[0] = native.frame(exe, 0)(lambda: sys._getframe(1).f_code)()
+        return native.Location("re.dsl", state + 1)
+
+    def callback():
+        return sys._getframe(1).f_lineno, sys._getframe(1).f_code
+
+    exe = native.Executable("re", reifier, visible=True, states=10)
+    (line4, code4), (line5, code5) = framed(exe, callback, 4)(), framed(exe, callback, 5)()
+    assert (line4, line5) == (5, 6) and code4 is code5 is inner[0]
+
+
 def test_states_above_the_limit_are_refused():
     for states in (2**20 + 1, 10**30, -1):
         with pytest.raises(ValueError, match=rf"states must be in \[0, 1048576\].*got {states}$"):

@@ -137,6 +137,12 @@ const VisibleCode *visible_code(const Executable *exe, std::size_t states) {
   if (auto it = codes.find(exe); it != codes.end()) return it->second;
   VisibleCode *code = build_visible_code(exe, states);
   if (!code) return nullptr;
+  // A reifier that pushed a visible frame of the same executable built it meanwhile: one
+  // code per executable, the first.
+  if (auto it = codes.find(exe); it != codes.end()) {
+    free_visible_code(code);
+    return it->second;
+  }
   try {
     codes.emplace(exe, code);
   } catch (const std::exception &) {  // out of memory; never the forced unwind
