@@ -172,28 +172,28 @@ VisibleCode *build_visible_code(const Executable *exe, std::size_t states) {
     return nullptr;
   }
   PyObject *filename = nullptr;
-  std::vector<VisibleShard> shards;
+  std::unique_ptr<VisibleShard[]> shards;
+  std::size_t built = 0;
   try {
     const std::size_t count = states ? (states + kStatesPerShard - 1) / kStatesPerShard : 1;
-    shards.reserve(count);
-    for (std::size_t s = 0; s < count; ++s) {
-      const std::size_t first = s * kStatesPerShard;
+    shards = std::make_unique<VisibleShard[]>(count);
+    for (; built < count; ++built) {
+      const std::size_t first = built * kStatesPerShard;
       const std::size_t n = std::min(kStatesPerShard, states - std::min(states, first));
       PyObject *code = build_shard(exe, first, n, &filename, ops);
       if (!code) break;
-      shards.push_back(VisibleShard{code, first_state_of(code, ops), first, n});
+      shards[built] = VisibleShard{code, first_state_of(code, ops), first, n};
     }
-    if (shards.size() == count) {
-      auto array = std::make_unique<VisibleShard[]>(count);
-      std::copy(shards.begin(), shards.end(), array.get());
-      auto *out = new VisibleCode{states, kStatesPerShard, count, array.release()};
+    if (built == count) {
+      auto *out = new VisibleCode{states, kStatesPerShard, count, shards.get()};
+      shards.release();
       Py_XDECREF(filename);
       return out;
     }
   } catch (const std::exception &) {  // out of memory; never the forced unwind
     PyErr_NoMemory();
   }
-  for (const VisibleShard &shard : shards) Py_DECREF(shard.code);
+  for (std::size_t s = 0; s < built; ++s) Py_DECREF(shards[s].code);
   Py_XDECREF(filename);
   return nullptr;
 }

@@ -189,12 +189,12 @@ bool push_interpreter_frame(const VisibleCode *code, std::uintptr_t state,
 void visible_set_state(VisibleSlot *slot, const VisibleCode *code,
                        std::uintptr_t state) noexcept {
   if (!slot->frame) return;
-  const VisibleShard *shard;
-  const std::uint16_t *at = locate(code, state, &shard);
-  if (state >= code->states) {  // no location: stay in the shard the frame runs
-    shard = slot->shard;
+  const VisibleShard *shard = slot->shard;
+  const std::uint16_t *at;
+  if (state < code->states) [[likely]]
+    at = locate(code, state, &shard);
+  else  // no location: stay in the shard the frame runs
     at = shard->first_state + shard->states;
-  }
   if (shard == slot->shard) {
     *slot->ip = at;
   } else {

@@ -7,6 +7,7 @@
 
 #include "callsite/api.h"
 #include "core/frame_refs.h"
+#include "native/visible_code.h"
 
 namespace callsite::testing {
 namespace {
@@ -100,17 +101,18 @@ __attribute__((noinline)) double push_set_pop_visible_loop(std::size_t n) noexce
   return since(t0);
 }
 
-// Two shards' worth of states: set_state between 0 and kSecondShard switches the code object.
-constexpr std::uintptr_t kSecondShard = 8192;
+// Two shards' worth of states: set_state between k and kStatesPerShard + k switches the code.
 const Executable kBenchSharded{"bench_sharded", "jit", &reify_fixed};
 
 __attribute__((noinline)) double push_switch_pop_visible_loop(std::size_t n) noexcept {
-  static const VisibleCode *const visible = api::visible_code(kBenchSharded, 2 * kSecondShard);
+  static const VisibleCode *const visible =
+      api::visible_code(kBenchSharded, 2 * native::kStatesPerShard);
+  constexpr std::uintptr_t second = native::kStatesPerShard;  // the second shard's first state
   const auto t0 = clock::now();
   for (std::size_t i = 0; i < n; ++i) {
     NativeFrame frame(kBenchSharded, 0, visible);
     for (std::uintptr_t pc = 0; pc < 4; ++pc) {
-      frame.set_state(pc & 1 ? pc : kSecondShard + pc);
+      frame.set_state(pc & 1 ? pc : second + pc);
       barrier();
     }
   }
