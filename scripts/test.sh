@@ -158,20 +158,23 @@ if [ "${CALLSITE_SKIP_CPP:-0}" != 1 ]; then
 fi
 
 # --- the extension itself under ASan+UBSan (one Python version) -------------------------------
-if [ "${CALLSITE_SKIP_ASAN:-0}" != 1 ] && [ ${#READY[@]} -gt 0 ]; then
-  m="$CALLSITE_DEFAULT_MINOR"; [[ " ${READY[*]} " == *" $m "* ]] || m="${READY[0]}"
+# run_sanitized LABEL MINOR : test_sanitized_module.sh MINOR (CALLSITE_SANITIZED_TESTS as set by
+# the caller), recorded as "LABEL MINOR".
+run_sanitized() {
+  local label="$1" m="$2" rc p f s
   scripts/test_sanitized_module.sh "$m"; rc=$?
   read -r p f s < <(junit_counts "$RESULTS/pytest-asan-py$m.xml" 2>/dev/null || echo "0 0 0")
   [ "$rc" = 0 ] || [ "${f:-0}" -gt 0 ] || f=1
-  record "asan module $m" "${p:-0}" "${f:-0}" "${s:-0}" "rc=$rc, $(cat "$RESULTS/pytest-asan-py$m.secs") s"
+  record "$label $m" "${p:-0}" "${f:-0}" "${s:-0}" "rc=$rc, $(cat "$RESULTS/pytest-asan-py$m.secs") s"
+}
+if [ "${CALLSITE_SKIP_ASAN:-0}" != 1 ] && [ ${#READY[@]} -gt 0 ]; then
+  m="$CALLSITE_DEFAULT_MINOR"; [[ " ${READY[*]} " == *" $m "* ]] || m="${READY[0]}"
+  run_sanitized "asan module" "$m"
   # Visible native frames (3.12+) under the sanitizers too: their own tests and the stress.
   v=3.12
   if [ "$v" != "$m" ] && [[ " ${READY[*]} " == *" $v "* ]]; then
     CALLSITE_SANITIZED_TESTS="test_native_visible.py test_hardening_stress.py" \
-      scripts/test_sanitized_module.sh "$v"; rc=$?
-    read -r p f s < <(junit_counts "$RESULTS/pytest-asan-py$v.xml" 2>/dev/null || echo "0 0 0")
-    [ "$rc" = 0 ] || [ "${f:-0}" -gt 0 ] || f=1
-    record "asan visible $v" "${p:-0}" "${f:-0}" "${s:-0}" "rc=$rc, $(cat "$RESULTS/pytest-asan-py$v.secs") s"
+      run_sanitized "asan visible" "$v"
   fi
 fi
 
