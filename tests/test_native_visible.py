@@ -469,6 +469,14 @@ def test_behaviour_compile_loses_the_callers_future_flags(exe):
         exec(framed(exe, compile)(source, "<native>", "exec"), {})
 
 
+def wait_for(path, timeout=10.0):
+    for _ in range(int(timeout / 0.05)):
+        if path.exists():
+            return
+        threading.Event().wait(0.05)
+    raise AssertionError(f"the child never wrote {path}")
+
+
 def test_py_spy_dump_shows_the_dsl_line(exe, dsl_file, tmp_path):
     import shutil
 
@@ -488,10 +496,7 @@ def test_py_spy_dump_shows_the_dsl_line(exe, dsl_file, tmp_path):
         native.frame(exe, 1)(callback)()
     """)])
     try:
-        for _ in range(200):
-            if ready.exists():
-                break
-            threading.Event().wait(0.05)
+        wait_for(ready)
         result = subprocess.run([py_spy, "dump", "--pid", str(child.pid)],
                                 capture_output=True, text=True, timeout=60)
     finally:
@@ -505,14 +510,6 @@ def test_py_spy_dump_shows_the_dsl_line(exe, dsl_file, tmp_path):
     assert lines[kernel[0]] == f"kernel ({os.path.basename(dsl_file)}:4)" or \
         lines[kernel[0]] == f"kernel ({dsl_file}:4)", result.stdout
     assert lines[kernel[0] - 1].startswith("callback (")
-
-
-def wait_for(path, timeout=10.0):
-    for _ in range(int(timeout / 0.05)):
-        if path.exists():
-            return
-        threading.Event().wait(0.05)
-    raise AssertionError(f"the child never wrote {path}")
 
 
 @pytest.mark.skipif(sys.version_info < (3, 15), reason="profiling.sampling is 3.15+")
@@ -679,18 +676,12 @@ def test_frames_and_tracebacks_kept_past_a_shard_switch(tmp_path):
     with pytest.raises(KeyError) as info:
         framed(exe, callback, state=3)()
     gc.collect()
-    entries = [(t.tb_frame.f_code.co_name, t.tb_lineno)
-               for t in iter_tb(info.value.__traceback__)]
+    entries = [(frame.f_code.co_name, line)
+               for frame, line in traceback.walk_tb(info.value.__traceback__)]
     assert ("kept", 17_001) in entries
     assert kept["before"] is kept["after"]  # one frame object per interpreter frame
     assert kept["after"].f_lineno == 17_001 and kept["after"].f_code.co_filename == path
     assert kept["after"].f_back is not None
-
-
-def iter_tb(tb):
-    while tb is not None:
-        yield tb
-        tb = tb.tb_next
 
 
 def test_a_shard_whose_columns_do_not_fit_keeps_its_lines(tmp_path):
