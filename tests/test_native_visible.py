@@ -382,6 +382,61 @@ def test_shard_switch_stress_with_readers_retention_and_exceptions():
     assert [f.f_lineno for f, _ in expected] == [want for _, want in expected]
 
 
+def _levels_with_locals(count):
+    """Python functions with 0..count-1 extra locals: their frames take different room on the
+    thread's data stack, so the visible frames between them land at every offset of a chunk."""
+    levels = []
+    for k in range(count):
+        names = "".join(f"    v{i} = depth + {i}\n" for i in range(k))
+        src = f"def level_{k}(depth, down):\n{names}    return down(depth)\n"
+        namespace = {}
+        exec(compile(src, f"<level_{k}>", "exec"), namespace)
+        levels.append(namespace[f"level_{k}"])
+    return levels
+
+
+def test_frames_at_every_offset_of_the_data_stack_chunks(exe):
+    """Visible frames take their memory from the thread's data stack, as CPython's frames do,
+    and from the heap when the chunk is full: deep chains of Python frames of varying sizes
+    and visible frames, crossing chunks, until both kinds were pushed; at the bottom every
+    frame of the chain has its line, and frame objects kept from it stay readable."""
+    rng = random.Random(77)
+    levels = _levels_with_locals(24)
+    heap_before = native._n._visible_heap_frames()
+    kept = []
+
+    def check_chain(states):
+        f = sys._getframe(1)
+        seen = []
+        while f is not None and len(seen) < len(states):
+            if f.f_code.co_name == "kernel":
+                seen.append(f.f_lineno)
+                if rng.random() < 0.05:
+                    kept.append((f, f.f_lineno))
+            f = f.f_back
+        assert seen == [3 + s for s in reversed(states)]
+
+    for attempt in range(60):
+        depth = rng.randrange(60, 240)
+        states = [rng.randrange(4) for _ in range(depth)]
+
+        def down(d):
+            if d == depth:
+                check_chain(states)
+                return d
+            level = levels[rng.randrange(len(levels))]
+            return framed(exe, lambda _: level(d + 1, down), states[d])(d)
+
+        assert down(0) == depth
+        if native._n._visible_heap_frames() > heap_before and attempt >= 10:
+            break
+    assert native._n._visible_heap_frames() > heap_before, "no push met a full chunk"
+    for f, line in kept:
+        assert f.f_code.co_name == "kernel" and f.f_lineno == line
+    kept.clear()
+    gc.collect()
+
+
 def test_callsite_capture_has_one_entry_per_native_frame(exe, dsl_file):
     shadow = native.Executable("shadow", lambda s: native.Location("shadow.dsl", s), kind="dsl")
     captured = {}

@@ -87,6 +87,7 @@ struct VisibleSlot {
   void *frame;                 ///< nullptr: shadow-only
   const std::uint16_t **ip;    ///< its instruction pointer (set_state writes here)
   const VisibleShard *shard;   ///< the shard whose code the frame runs
+  PyThreadState *thread;       ///< the thread state whose frame chain it is on
 };
 
 /// A thread's shadow stack: the innermost frame. Further fields are private to _callsite.
@@ -129,16 +130,19 @@ struct NativeAPI {
   /// RuntimeWarning) where this interpreter has no visible frames; nullptr + error on failure.
   const VisibleCode *(*visible_code)(const Executable *executable, std::size_t states);
   /// push, and a real interpreter frame of `code` at `state` linked on the calling thread
-  /// (attached, GIL held) around the nested call the caller makes next. Fills `out`
-  /// (out->frame nullptr: the thread is not attached or memory ran out, the frame is
-  /// shadow-only).
-  ThreadStack *(*push_visible)(NativeLink *link, const Executable *executable,
-                               std::uintptr_t state, const VisibleCode *code,
-                               VisibleSlot *out) noexcept;
-  /// Pops a frame of push_visible: its interpreter frame `frame` (when not nullptr), which
-  /// must be the thread's current one (aborts with a message when `checked`, else leaves it
-  /// linked), then `link` from `stack` as a plain pop does.
-  void (*pop_visible)(ThreadStack *stack, NativeLink *link, void *frame, int checked) noexcept;
+  /// (attached, GIL held) around the nested call the caller makes next. `thread` is the
+  /// calling thread's state as PyThreadState_GetUnchecked() returns it (the caller reads it:
+  /// then nothing the push keeps lives across a call). Fills `out` (out->frame nullptr:
+  /// `thread` is nullptr or memory ran out, the frame is shadow-only).
+  ThreadStack *(*push_visible)(PyThreadState *thread, NativeLink *link,
+                               const Executable *executable, std::uintptr_t state,
+                               const VisibleCode *code, VisibleSlot *out) noexcept;
+  /// Pops a frame of push_visible: the interpreter frame of `slot` (when slot->frame is not
+  /// nullptr), which must be its thread's current one (aborts with a message when `checked`,
+  /// else leaves it linked), then `link` from `stack` as a plain pop does. Sets slot->frame
+  /// to nullptr.
+  void (*pop_visible)(ThreadStack *stack, NativeLink *link, VisibleSlot *slot,
+                      int checked) noexcept;
   /// Moves the pushed visible frame of `slot` to `state` when the state is outside the shard
   /// its frame runs (NativeFrame::set_state's store covers the rest): switches the frame to
   /// the code of the state's shard, or points it at "no location" past `code->states`.
@@ -151,6 +155,11 @@ struct NativeAPI {
 namespace detail {
 /// The table in use: set by _callsite when it loads, by `api::import()` in other extensions.
 inline const NativeAPI *native_api = nullptr;
+
+/// The calling thread's state, nullptr while it is detached (3.12+) or has none. The one
+/// spelling 3.10-3.15 all have: a function up to 3.12, then an alias of 3.13's public
+/// PyThreadState_GetUnchecked.
+inline PyThreadState *calling_thread() noexcept { return _PyThreadState_UncheckedGet(); }
 }  // namespace detail
 
 /// An active native frame (RAII): pushed by the constructor, popped by the destructor, on the
@@ -162,6 +171,8 @@ class NativeFrame {
     const NativeAPI *api = detail::native_api;
     stack_ = api ? api->push(&link_, &executable, state) : nullptr;  // no callsite: a no-op frame
     if (!stack_) link_ = NativeLink{nullptr, nullptr, &executable, state};
+    slot_ = VisibleSlot{nullptr, nullptr, nullptr, nullptr};
+    visible_ = nullptr;
   }
   /// A frame that is also a real interpreter frame when `visible` is not null (see
   /// `api::visible_code`): sys._getframe, tracebacks, faulthandler and profilers show it at the
@@ -173,10 +184,13 @@ class NativeFrame {
     if (!api) {
       stack_ = nullptr;
       link_ = NativeLink{nullptr, nullptr, &executable, state};
+      slot_.frame = nullptr;
     } else if (!visible) {
       stack_ = api->push(&link_, &executable, state);
-    } else {
-      stack_ = api->push_visible(&link_, &executable, state, visible, &slot_);
+      slot_.frame = nullptr;
+    } else {  // fills slot_
+      stack_ = api->push_visible(detail::calling_thread(), &link_, &executable, state, visible,
+                                 &slot_);
       visible_ = visible;
     }
   }
@@ -223,8 +237,7 @@ class NativeFrame {
   /// Pops now instead of at scope exit (idempotent).
   void pop() noexcept {
     if (slot_.frame) {
-      detail::native_api->pop_visible(stack_, &link_, slot_.frame, CALLSITE_NATIVE_CHECKS);
-      slot_.frame = nullptr;
+      detail::native_api->pop_visible(stack_, &link_, &slot_, CALLSITE_NATIVE_CHECKS);
       stack_ = nullptr;
       return;
     }
@@ -239,8 +252,8 @@ class NativeFrame {
  private:
   NativeLink link_;
   ThreadStack *stack_;
-  VisibleSlot slot_{nullptr, nullptr, nullptr};  ///< the interpreter frame of a visible frame
-  const VisibleCode *visible_ = nullptr;
+  VisibleSlot slot_;  ///< a visible frame's interpreter frame (the rest unset when frame is null)
+  const VisibleCode *visible_;  ///< set when slot_.frame is
 };
 
 }  // namespace callsite

@@ -38,6 +38,9 @@ void init_native(nb::module_ &m) {
         "first.");
   n.def("visible_frames_refusal", [] { return native::visible_refusal(); },
         "Why visible=True degrades to shadow-only frames here, or None when it does not.");
+  n.def("_visible_heap_frames", [] { return native::visible_heap_frames(); },
+        "Test hook: visible frames given heap memory because their thread's data stack chunk "
+        "was full.");
   n.def("cache_info", [] { return checked(native::cache_info()); },
         "Reification cache counters: executables, entries, hits, misses.");
   n.def("track_greenlets", [] { if (!native::track_greenlets(true)) throw nb::python_error(); },

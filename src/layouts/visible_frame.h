@@ -6,7 +6,8 @@
  * frame objects of sys._getframe and tracebacks, faulthandler, py-spy) then shows it. Plain C
  * for the same reason as layout.h. Frame memory is a block the caller provides, off the C
  * stack: greenlet's Greenlet::expose_frames (3.12+) writes through every complete frame of a
- * suspended greenlet's chain that it does not find on the C stack. */
+ * suspended greenlet's chain that it does not find on the C stack (the thread's data stack,
+ * where CPython keeps its frames, or the heap). */
 #ifndef CALLSITE_LAYOUTS_VISIBLE_FRAME_H
 #define CALLSITE_LAYOUTS_VISIBLE_FRAME_H
 
@@ -61,6 +62,20 @@ CALLSITE_VF_HIDDEN void callsite_visible_set_code(void *frame, PyObject *code, c
  * is moved down to `frame` (with a new sequence number, as CPython does when it pops the
  * anchor), so the next sample reads the new location. Elsewhere nothing to do. */
 CALLSITE_VF_HIDDEN void callsite_visible_moved(PyThreadState *tstate, const void *frame);
+/* Frame memory on the thread's data stack, where CPython keeps its own frames (greenlet
+ * saves it per greenlet; 3.15's sampler reads it in one snapshot), as the fast path of
+ * _PyThreadState_PushFrame: `header_bytes` followed by a frame, or NULL when the current
+ * chunk has no room (the caller then uses the heap). give: releases the block, which must
+ * be the top of the stack (the frames pushed after it popped): 1, or 0 (nothing touched)
+ * when it is not the top. */
+CALLSITE_VF_HIDDEN void *callsite_visible_stack_take(PyThreadState *tstate, size_t header_bytes);
+CALLSITE_VF_HIDDEN int callsite_visible_stack_give(PyThreadState *tstate, void *block,
+                                                   size_t header_bytes);
+/* push when a complete Python frame is below (no call made): NULL, with nothing written,
+ * when there is none (then push, which falls back to __main__'s namespaces). */
+CALLSITE_VF_HIDDEN const void **callsite_visible_push_quick(PyThreadState *tstate, void *frame,
+                                                            PyObject *code, const void *ip,
+                                                            const void **previous);
 /* pop for a current frame that holds nothing (no frame object, no f_locals): 1 when done,
  * 0 (nothing touched) when the full pop is needed. */
 CALLSITE_VF_HIDDEN int callsite_visible_pop_quick(PyThreadState *tstate, void *frame);

@@ -7,15 +7,17 @@
  *   CALLSITE_VF_CODE_FIELD        f_code (3.12) or f_executable (3.13), PyObject-like fields
  *   CALLSITE_VF_STACKREFS         1 on 3.14+: f_executable/f_funcobj are _PyStackRefs, the
  *                                 stack is `stackpointer`, the GC reads `visited`
- *   CALLSITE_VF_EXPORTED_CLEAR    1 on 3.15: the code reference is strong and pop goes through
- *                                 CPython's exported _PyFrame_ClearExceptCode; the remote
- *                                 profiler's anchor is moved on pop
+ *   CALLSITE_VF_EXPORTED_CLEAR    1 on 3.15: pop goes through CPython's exported
+ *                                 _PyFrame_ClearExceptCode (with a strong code reference)
+ *                                 when a tool looked at the frame; the remote profiler's
+ *                                 anchor is moved on pop
  *   CALLSITE_VF_NAME              "visible-3.X"
  *
  * Field values (what every reader needs; CPython 3.12-3.15 _PyInterpreterFrame):
- *   - code: the synthetic code object, borrowed (the executable owns it; 3.15: strong, see
- *     pop); instruction pointer at or past its first instruction, a RESUME
- *     (_co_firsttraceable == 0), so _PyFrame_IsIncomplete is false and every reader shows it;
+ *   - code: the synthetic code object, borrowed (the executable owns it; 3.15 makes it
+ *     strong for the exported clear only, see pop); instruction pointer at or past its first
+ *     instruction, a RESUME (_co_firsttraceable == 0), so _PyFrame_IsIncomplete is false and
+ *     every reader shows it;
  *   - f_funcobj/f_globals/f_builtins: the calling frame's, borrowed (it outlives us, LIFO):
  *     faulthandler, warnings, PyEval_GetGlobals and sys._getframemodulename read them, and
  *     3.13.15+ faulthandler stops its dump at a frame whose globals or builtins are NULL;
@@ -44,18 +46,15 @@ static __attribute__((noinline, cold)) void callsite_vf_fallback_namespaces(PyOb
   PyErr_SetRaisedException(exc);
 }
 
-const void **callsite_visible_push(PyThreadState *tstate, void *frame, PyObject *code,
-                                   const void *ip, const void **previous) {
-  _PyInterpreterFrame *f = (_PyInterpreterFrame *)frame;
-  _PyInterpreterFrame *prev = CALLSITE_VF_CURRENT(tstate);
-  *previous = prev;
-  _PyInterpreterFrame *caller = _PyFrame_GetFirstComplete(prev);
+/* Fills `f` as a frame of `code` at `ip` whose namespaces are `globals`/`builtins`, below
+ * `prev`, and publishes it. */
+static inline const void **callsite_vf_link(PyThreadState *tstate, _PyInterpreterFrame *f,
+                                            _PyInterpreterFrame *prev,
+                                            _PyInterpreterFrame *caller, PyObject *code,
+                                            const void *ip, PyObject *globals,
+                                            PyObject *builtins) {
 #if CALLSITE_VF_STACKREFS
-#if CALLSITE_VF_EXPORTED_CLEAR
-  f->f_executable = PyStackRef_FromPyObjectNew(code);
-#else
   f->f_executable = PyStackRef_FromPyObjectBorrow(code);
-#endif
   f->f_funcobj = caller ? PyStackRef_Borrow(caller->f_funcobj) : PyStackRef_None;
   f->stackpointer = f->localsplus;
   f->visited = 0;
@@ -68,12 +67,8 @@ const void **callsite_visible_push(PyThreadState *tstate, void *frame, PyObject 
   f->stacktop = 0;
 #endif
   f->previous = prev;
-  if (caller) {
-    f->f_globals = caller->f_globals;
-    f->f_builtins = caller->f_builtins;
-  } else {
-    callsite_vf_fallback_namespaces(&f->f_globals, &f->f_builtins);
-  }
+  f->f_globals = globals;
+  f->f_builtins = builtins;
   f->f_locals = NULL;
   f->frame_obj = NULL;
   f->CALLSITE_VF_IP_FIELD = (_Py_CODEUNIT *)ip;
@@ -86,14 +81,37 @@ const void **callsite_visible_push(PyThreadState *tstate, void *frame, PyObject 
   return (const void **)&f->CALLSITE_VF_IP_FIELD;
 }
 
+const void **callsite_visible_push(PyThreadState *tstate, void *frame, PyObject *code,
+                                   const void *ip, const void **previous) {
+  _PyInterpreterFrame *prev = CALLSITE_VF_CURRENT(tstate);
+  *previous = prev;
+  _PyInterpreterFrame *caller = _PyFrame_GetFirstComplete(prev);
+  PyObject *globals, *builtins;
+  if (caller) {
+    globals = caller->f_globals;
+    builtins = caller->f_builtins;
+  } else {
+    callsite_vf_fallback_namespaces(&globals, &builtins);
+  }
+  return callsite_vf_link(tstate, (_PyInterpreterFrame *)frame, prev, caller, code, ip, globals,
+                          builtins);
+}
+
+/* The push with a Python frame below, the common case, calling nothing (so that its caller
+ * saves no register): NULL, with nothing written, when there is none. */
+const void **callsite_visible_push_quick(PyThreadState *tstate, void *frame, PyObject *code,
+                                         const void *ip, const void **previous) {
+  _PyInterpreterFrame *prev = CALLSITE_VF_CURRENT(tstate);
+  _PyInterpreterFrame *caller = _PyFrame_GetFirstComplete(prev);
+  if (!caller) return NULL;
+  *previous = prev;
+  return callsite_vf_link(tstate, (_PyInterpreterFrame *)frame, prev, caller, code, ip,
+                          caller->f_globals, caller->f_builtins);
+}
+
 void callsite_visible_set_code(void *frame, PyObject *code, const void *ip) {
   _PyInterpreterFrame *f = (_PyInterpreterFrame *)frame;
-#if CALLSITE_VF_EXPORTED_CLEAR
-  _PyStackRef old = f->f_executable;
-  f->f_executable = PyStackRef_FromPyObjectNew(code);
-  f->CALLSITE_VF_IP_FIELD = (_Py_CODEUNIT *)ip;
-  PyStackRef_CLOSE(old); /* never the last reference: the executable owns every shard */
-#elif CALLSITE_VF_STACKREFS
+#if CALLSITE_VF_STACKREFS
   f->f_executable = PyStackRef_FromPyObjectBorrow(code);
   f->CALLSITE_VF_IP_FIELD = (_Py_CODEUNIT *)ip;
 #else
@@ -117,6 +135,29 @@ void callsite_visible_moved(PyThreadState *tstate, const void *frame) {
   (void)tstate;
   (void)frame;
 #endif
+}
+
+/* The data stack holds header + frame in pointer-sized slots, as CPython's frames are sized
+ * in co_framesize slots. */
+#define CALLSITE_VF_SLOTS(header_bytes)                                                         \
+  (((header_bytes) + offsetof(_PyInterpreterFrame, localsplus) + 2 * sizeof(void *) +          \
+    sizeof(PyObject *) - 1) /                                                                   \
+   sizeof(PyObject *))
+
+/* _PyThreadState_HasStackSpace's test without its NULL check: a thread with no chunk yet has
+ * both top and limit NULL (CPython asserts both or neither), which leaves no room either. */
+void *callsite_visible_stack_take(PyThreadState *tstate, size_t header_bytes) {
+  PyObject **block = tstate->datastack_top;
+  if ((size_t)(tstate->datastack_limit - block) <= CALLSITE_VF_SLOTS(header_bytes)) return NULL;
+  tstate->datastack_top = block + CALLSITE_VF_SLOTS(header_bytes);
+  return block;
+}
+
+int callsite_visible_stack_give(PyThreadState *tstate, void *block, size_t header_bytes) {
+  PyObject **base = (PyObject **)block;
+  if (tstate->datastack_top != base + CALLSITE_VF_SLOTS(header_bytes)) return 0;
+  tstate->datastack_top = base;
+  return 1;
 }
 
 int callsite_visible_is_current(PyThreadState *tstate, const void *frame) {
@@ -160,9 +201,13 @@ static __attribute__((noinline)) void callsite_vf_release(_PyInterpreterFrame *f
 #if CALLSITE_VF_EXPORTED_CLEAR
   /* 3.15: the exported clear takes the frame object over (or drops it) and releases
    * f_locals. Its take-over copies f_executable and then re-adds a reference for this
-   * frame, which is why ours is strong: the caller's CLEAR releases it either way. */
+   * frame, so both must be strong: the borrowed reference becomes a strong one first, and
+   * what the clear leaves is released after. */
   PyObject *exc = PyErr_GetRaisedException();
+  PyObject *code = PyStackRef_AsPyObjectBorrow(frame->f_executable);
+  frame->f_executable = PyStackRef_FromPyObjectNew(code);
   _PyFrame_ClearExceptCode(frame);
+  PyStackRef_CLEAR(frame->f_executable);
   PyErr_SetRaisedException(exc);
 #else
   PyFrameObject *fo = frame->frame_obj;
@@ -187,9 +232,6 @@ void callsite_visible_pop(PyThreadState *tstate, void *block) {
   _PyThreadState_UpdateLastProfiledFrame(tstate, frame, frame->previous);
 #endif
   if (frame->frame_obj || frame->f_locals) callsite_vf_release(frame);
-#if CALLSITE_VF_EXPORTED_CLEAR
-  PyStackRef_CLEAR(frame->f_executable);
-#endif
 }
 
 /* The pop of a frame no tool looked at, the common case: when `frame` is the current frame
@@ -202,7 +244,6 @@ int callsite_visible_pop_quick(PyThreadState *tstate, void *block) {
   __asm__ __volatile__("" ::: "memory");
 #if CALLSITE_VF_EXPORTED_CLEAR
   _PyThreadState_UpdateLastProfiledFrame(tstate, frame, frame->previous);
-  PyStackRef_CLEAR(frame->f_executable);
 #endif
   return 1;
 }

@@ -3,7 +3,8 @@
  * - _PyFrame_ClearExceptCode is exported "for external JIT support": pop goes through it, so
  *   CPython itself takes a frame object over. It copies f_executable into the frame object
  *   and restores a reference for the frame, so our f_executable must be a strong reference
- *   (a borrowed one leaks a reference per taken-over frame);
+ *   when it runs (a borrowed one leaks a reference per taken-over frame): pop makes it
+ *   strong just before; the frame borrows it otherwise, as on 3.14;
  * - PyThreadState.last_profiled_frame/_seq, the anchor of the remote profiler's frame cache:
  *   moved to `previous` when the frame it names is popped (_PyThreadState_UpdateLastProfiledFrame),
  *   or the sampler reuses stale parents for a frame at a reused address. */

@@ -1,6 +1,7 @@
-// native/visible_frames.cc — visible native frames: a per-thread pool of heap blocks for the
-// frames (never the C stack: see layouts/visible_frame.h), the registry of synthetic code
-// objects per executable, and the checks around the per-version push/pop.
+// native/visible_frames.cc — visible native frames: their memory (the thread's data stack,
+// else a per-thread pool of heap blocks; never the C stack: see layouts/visible_frame.h),
+// the registry of synthetic code objects per executable, and the checks around the
+// per-version push/pop.
 #include "native/visible_frames.h"
 
 #include <cstdio>
@@ -18,19 +19,21 @@
 namespace callsite::native {
 namespace {
 
-// A frame's memory: a header, then the _PyInterpreterFrame. The header holds the thread
-// state that pushed it, so pop needs no thread-state lookup (on 3.12 a call into libpython
-// and a __tls_get_addr), and links the block while it is free. 16 bytes keep the frame at
-// malloc's alignment.
-struct alignas(16) BlockHeader {
-  PyThreadState *pusher;
+// A frame's memory: a header, then the _PyInterpreterFrame. The header says where the
+// block lives: on the data stack (kOnDataStack), or in the heap, where it links the block
+// while it is free. The pusher's thread state is in the frame's VisibleSlot.
+struct BlockHeader {
   BlockHeader *next_free;
 };
 inline BlockHeader *header_of(void *frame) { return static_cast<BlockHeader *>(frame) - 1; }
 inline void *frame_of(BlockHeader *b) { return b + 1; }
 
-// Freed blocks of this thread. Trivially destructible (initial-exec TLS, as the shadow
-// stack): a thread that exits leaves at most kPoolKeep blocks behind.
+BlockHeader on_data_stack_tag;
+BlockHeader *const kOnDataStack = &on_data_stack_tag;
+
+// Freed heap blocks of this thread, for when the data stack's chunk is full. Trivially
+// destructible (initial-exec TLS, as the shadow stack): a thread that exits leaves at most
+// kPoolKeep blocks behind.
 struct Pool {
   BlockHeader *head;
   unsigned count;
@@ -43,29 +46,47 @@ const callsite_visible_ops *ops() {
   return chosen;
 }
 
-[[gnu::noinline]] BlockHeader *new_block() {
+std::size_t heap_frames = 0;  // GIL held: visible frames push only from attached threads
+
+[[gnu::noinline]] BlockHeader *take_heap_block() {
+  ++heap_frames;
+  if (BlockHeader *b = t_pool.head) {
+    t_pool.head = b->next_free;
+    --t_pool.count;
+    return b;
+  }
   const callsite_visible_ops *o = ops();
   return o ? static_cast<BlockHeader *>(std::malloc(sizeof(BlockHeader) + o->frame_size))
            : nullptr;
 }
 
-inline BlockHeader *take_block() {
-  if (BlockHeader *b = t_pool.head) [[likely]] {
-    t_pool.head = b->next_free;
-    --t_pool.count;
+// A block for a frame pushed by `ts`, the calling thread's state; nullptr: no memory.
+inline BlockHeader *take_block(PyThreadState *ts) {
+  if (void *top = callsite_visible_stack_take(ts, sizeof(BlockHeader))) [[likely]] {
+    BlockHeader *b = static_cast<BlockHeader *>(top);
+    b->next_free = kOnDataStack;
     return b;
   }
-  return new_block();
+  return take_heap_block();
 }
 
-inline void give_block(BlockHeader *b) {
-  if (t_pool.count < kPoolKeep) [[likely]] {
+// Releases a heap block to the pool. A data-stack block that is not the stack's top (frames
+// pushed after it not popped: a misordered pop) stays: the stack's owner releases it with
+// the frames below.
+[[gnu::noinline]] void give_heap_block(BlockHeader *b) {
+  if (b->next_free == kOnDataStack) return;
+  if (t_pool.count < kPoolKeep) {
     b->next_free = t_pool.head;
     t_pool.head = b;
     ++t_pool.count;
   } else {
     std::free(b);
   }
+}
+
+// Releases the block of a frame that `ts` popped.
+inline void give_block(PyThreadState *ts, BlockHeader *b) {
+  if (!callsite_visible_stack_give(ts, b, sizeof(BlockHeader))) give_heap_block(b);
 }
 
 #if CALLSITE_HAVE_VISIBLE
@@ -91,15 +112,15 @@ inline const std::uint16_t *locate(const VisibleCode *code, std::uintptr_t state
 // `out`; the frame that was current goes to *previous. False when no memory is left.
 inline bool link_frame(PyThreadState *ts, const VisibleCode *code, std::uintptr_t state,
                        VisibleSlot *out, const void **previous) {
-  BlockHeader *b = take_block();
+  BlockHeader *b = take_block(ts);
   if (!b) [[unlikely]]
     return false;  // out of memory: shadow-only is still correct
-  b->pusher = ts;
   const VisibleShard *shard;
   const std::uint16_t *at = locate(code, state, &shard);
   out->ip = reinterpret_cast<const std::uint16_t **>(
       callsite_visible_push(ts, frame_of(b), shard->code, at, previous));
   out->shard = shard;
+  out->thread = ts;
   out->frame = frame_of(b);
   return true;
 }
@@ -118,6 +139,8 @@ auto &codes = *new std::unordered_map<const Executable *, VisibleCode *>();
 }
 
 }  // namespace
+
+std::size_t visible_heap_frames() noexcept { return heap_frames; }
 
 const char *visible_refusal() noexcept {
   if (ops()) return nullptr;
@@ -162,19 +185,49 @@ void forget_visible(const Executable *exe) noexcept {
 
 #if CALLSITE_HAVE_VISIBLE
 
-ThreadStack *push_visible(NativeLink *link, const Executable *executable, std::uintptr_t state,
-                          const VisibleCode *code, VisibleSlot *out) noexcept {
-  PyThreadState *ts = compat::current_tstate();  // 3.12+: NULL while this thread is detached
-  if (ts && code && callsite_active_layout == internal_layout) [[likely]] {
+namespace {
+// Everything but the common case: the internal layout's marker is the frame below ours;
+// another backend's is taken before the frame is linked.
+[[gnu::noinline]] ThreadStack *push_visible_slow(PyThreadState *ts, NativeLink *link,
+                                                 const Executable *executable,
+                                                 std::uintptr_t state, const VisibleCode *code,
+                                                 VisibleSlot *out) noexcept {
+  if (ts && code && callsite_active_layout == internal_layout) {
     const void *previous;
-    if (link_frame(ts, code, state, out, &previous)) [[likely]]
+    if (link_frame(ts, code, state, out, &previous))
       return push_marked(link, executable, state, previous);
   }
-  // Another backend (or no memory): its marker is taken before the frame is linked.
   ThreadStack *stack = push_on(ts, link, executable, state);
   const void *previous;
   if (!ts || !code || !link_frame(ts, code, state, out, &previous)) out->frame = nullptr;
   return stack;
+}
+}  // namespace
+
+// The common case calls nothing, so that it saves no register: room on the data stack, a
+// Python frame below, the internal layout. Anything else goes to push_visible_slow.
+ThreadStack *push_visible(PyThreadState *ts, NativeLink *link, const Executable *executable,
+                          std::uintptr_t state, const VisibleCode *code,
+                          VisibleSlot *out) noexcept {
+  if (ts && code && callsite_active_layout == internal_layout) [[likely]] {
+    const VisibleShard *shard;
+    const std::uint16_t *at = locate(code, state, &shard);
+    if (void *top = callsite_visible_stack_take(ts, sizeof(BlockHeader))) [[likely]] {
+      BlockHeader *b = static_cast<BlockHeader *>(top);
+      const void *previous;
+      if (const void **ip = callsite_visible_push_quick(ts, frame_of(b), shard->code, at,
+                                                        &previous)) [[likely]] {
+        b->next_free = kOnDataStack;
+        out->ip = reinterpret_cast<const std::uint16_t **>(ip);
+        out->shard = shard;
+        out->thread = ts;
+        out->frame = frame_of(b);
+        return push_marked(link, executable, state, previous);
+      }
+      callsite_visible_stack_give(ts, b, sizeof(BlockHeader));
+    }
+  }
+  return push_visible_slow(ts, link, executable, state, code, out);
 }
 
 bool push_interpreter_frame(const VisibleCode *code, std::uintptr_t state,
@@ -201,25 +254,28 @@ void visible_set_state(VisibleSlot *slot, const VisibleCode *code,
     callsite_visible_set_code(slot->frame, shard->code, at);
     slot->shard = shard;
   }
-  callsite_visible_moved(header_of(slot->frame)->pusher, slot->frame);
+  callsite_visible_moved(slot->thread, slot->frame);
 }
 
-void pop_interpreter_frame(void *frame, int checked) noexcept {
-  BlockHeader *b = header_of(frame);
-  if (!callsite_visible_is_current(b->pusher, frame)) [[unlikely]] {
+void pop_interpreter_frame(VisibleSlot *slot, int checked) noexcept {
+  void *frame = slot->frame;
+  if (!frame) return;
+  if (!callsite_visible_is_current(slot->thread, frame)) [[unlikely]] {
     if (checked) misordered("while it is not its thread's current frame");
+    slot->frame = nullptr;
     return;  // still reachable from the chain: keep the block
   }
-  callsite_visible_pop(b->pusher, frame);
-  give_block(b);
+  callsite_visible_pop(slot->thread, frame);
+  give_block(slot->thread, header_of(frame));
+  slot->frame = nullptr;
 }
 
 #else  // no visible-frame implementation in this build: no VisibleCode is ever made
 
-ThreadStack *push_visible(NativeLink *link, const Executable *executable, std::uintptr_t state,
-                          const VisibleCode *, VisibleSlot *out) noexcept {
+ThreadStack *push_visible(PyThreadState *ts, NativeLink *link, const Executable *executable,
+                          std::uintptr_t state, const VisibleCode *, VisibleSlot *out) noexcept {
   out->frame = nullptr;
-  return push(link, executable, state);
+  return push_on(ts, link, executable, state);
 }
 
 bool push_interpreter_frame(const VisibleCode *, std::uintptr_t, VisibleSlot *out) noexcept {
@@ -229,14 +285,14 @@ bool push_interpreter_frame(const VisibleCode *, std::uintptr_t, VisibleSlot *ou
 
 void visible_set_state(VisibleSlot *, const VisibleCode *, std::uintptr_t) noexcept {}
 
-void pop_interpreter_frame(void *, int) noexcept {}
+void pop_interpreter_frame(VisibleSlot *slot, int) noexcept { slot->frame = nullptr; }
 
 #endif
 
 namespace {
-[[gnu::noinline]] void pop_visible_slow(ThreadStack *stack, NativeLink *link, void *frame,
+[[gnu::noinline]] void pop_visible_slow(ThreadStack *stack, NativeLink *link, VisibleSlot *slot,
                                         int checked) noexcept {
-  if (frame) pop_interpreter_frame(frame, checked);
+  pop_interpreter_frame(slot, checked);
   if (!stack) return;
   if (stack->head == link)
     stack->head = const_cast<NativeLink *>(link->previous);
@@ -245,22 +301,25 @@ namespace {
 }
 }  // namespace
 
-void pop_visible(ThreadStack *stack, NativeLink *link, void *frame, int checked) noexcept {
+void pop_visible(ThreadStack *stack, NativeLink *link, VisibleSlot *slot, int checked) noexcept {
 #if CALLSITE_HAVE_VISIBLE
-  // The common case without a call or a saved register: in order, nothing to release, room
-  // in the pool. Anything else takes the checked path.
-  if (frame && stack && stack->head == link && t_pool.count < kPoolKeep) [[likely]] {
-    BlockHeader *b = header_of(frame);
-    if (callsite_visible_pop_quick(b->pusher, frame)) [[likely]] {
-      b->next_free = t_pool.head;
-      t_pool.head = b;
-      ++t_pool.count;
+  // The common case without a call or a saved register: in order, nothing to release, on
+  // the top of the data stack. It reads the frame and its thread from the slot, not from
+  // the block's header: one load less on the path from push to pop. Anything else takes
+  // the checked path.
+  void *frame = slot->frame;
+  PyThreadState *ts = slot->thread;
+  if (frame && stack && stack->head == link) [[likely]] {
+    if (callsite_visible_pop_quick(ts, frame)) [[likely]] {
+      slot->frame = nullptr;
       stack->head = const_cast<NativeLink *>(link->previous);
+      if (!callsite_visible_stack_give(ts, header_of(frame), sizeof(BlockHeader))) [[unlikely]]
+        give_heap_block(header_of(frame));
       return;
     }
   }
 #endif
-  pop_visible_slow(stack, link, frame, checked);
+  pop_visible_slow(stack, link, slot, checked);
 }
 
 void visible_traceback_here() noexcept {

@@ -3,6 +3,7 @@
 #pragma once
 #include <Python.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "callsite/native_frame.h"
@@ -18,14 +19,20 @@ const char *visible_refusal() noexcept;
 /// nullptr + error on failure. GIL held.
 const VisibleCode *visible_code(const Executable *executable, std::size_t states);
 
+/// How many visible frames were given heap memory because the data stack chunk of their
+/// thread was full when they were pushed (for tests of that path). GIL held.
+std::size_t visible_heap_frames() noexcept;
+
 /// Drops the code of an executable that is being destroyed. GIL held.
 void forget_visible(const Executable *executable) noexcept;
 
 /// api->push_visible: push (shadow_stack.h), and a real interpreter frame of `code` at
-/// `state` linked as the calling thread's current frame; out->frame is nullptr when the
-/// thread is not attached or no memory is left (the frame is then shadow-only).
-ThreadStack *push_visible(NativeLink *link, const Executable *executable, std::uintptr_t state,
-                          const VisibleCode *code, VisibleSlot *out) noexcept;
+/// `state` linked as the current frame of `thread`, the calling thread's state
+/// (compat::current_tstate()); out->frame is nullptr when `thread` is nullptr (not attached)
+/// or no memory is left (the frame is then shadow-only).
+ThreadStack *push_visible(PyThreadState *thread, NativeLink *link, const Executable *executable,
+                          std::uintptr_t state, const VisibleCode *code,
+                          VisibleSlot *out) noexcept;
 
 /// Links only the interpreter frame (the shadow link is pushed by the caller) into `out`:
 /// false (out->frame nullptr) when the thread is not attached or no memory is left. GIL held.
@@ -37,14 +44,15 @@ bool push_interpreter_frame(const VisibleCode *code, std::uintptr_t state,
 void visible_set_state(VisibleSlot *slot, const VisibleCode *code,
                        std::uintptr_t state) noexcept;
 
-/// Unlinks the interpreter frame `frame`, which must be the thread's current interpreter
-/// frame (strict LIFO on the pushing thread, GIL held); otherwise aborts with a message when
-/// `checked`, else leaves the frame linked and its memory allocated.
-void pop_interpreter_frame(void *frame, int checked) noexcept;
+/// Unlinks the interpreter frame of `slot` (none: nothing to do), which must be its thread's
+/// current interpreter frame (strict LIFO on the pushing thread, GIL held); otherwise aborts
+/// with a message when `checked`, else leaves the frame linked (its memory stays until the
+/// frames below it return). Sets slot->frame to nullptr.
+void pop_interpreter_frame(VisibleSlot *slot, int checked) noexcept;
 
-/// api->pop_visible: pop_interpreter_frame(frame) when `frame` is not nullptr, then the
-/// shadow link as NativeFrame::pop does.
-void pop_visible(ThreadStack *stack, NativeLink *link, void *frame, int checked) noexcept;
+/// api->pop_visible: pop_interpreter_frame(slot), then the shadow link as NativeFrame::pop
+/// does.
+void pop_visible(ThreadStack *stack, NativeLink *link, VisibleSlot *slot, int checked) noexcept;
 
 /// Adds the current (visible) frame to the traceback of the exception being raised, as the
 /// eval loop does for a Python frame. GIL held.

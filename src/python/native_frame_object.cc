@@ -289,8 +289,7 @@ PyObject *ff_vectorcall(PyObject *self, PyObject *const *args, std::size_t nargs
   PyObject *result = PyObject_Vectorcall(w->fn, args, nargsf, kwnames);
   if (f->visible_slot.frame) {
     if (!result) visible_traceback_here();
-    pop_interpreter_frame(f->visible_slot.frame, 1);
-    f->visible_slot.frame = nullptr;
+    pop_interpreter_frame(&f->visible_slot, 1);
   } else if (!result) {
     add_traceback(&w->executable->exe, f->link.state);
   }
