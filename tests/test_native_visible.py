@@ -212,6 +212,48 @@ def test_settrace_enabled_mid_frame(exe):
     assert framed(exe, lambda: sys._getframe(1).f_lineno)() == 4  # still fine afterwards
 
 
+def test_every_state_keeps_its_line_after_instrumentation(exe):
+    """settrace and sys.monitoring instrument every code object on the stack, the synthetic
+    one too: each state's instruction is a real one (not an inline cache entry, as the one
+    after RESUME is on 3.15), so f_lineno and the positions stay right afterwards."""
+    def lines():
+        seen = []
+        for state in range(4):
+            def look():
+                f = sys._getframe(1)
+                seen.append((f.f_lineno, list(f.f_code.co_positions())[f.f_lasti // 2][0]))
+            framed(exe, look, state)()
+        return seen
+
+    expected = [(3, 3), (4, 4), (5, 5), (6, 6)]
+    assert lines() == expected
+
+    def tracer(frame, event, arg):
+        return tracer
+
+    def traced():
+        sys.settrace(tracer)
+        try:
+            return lines()
+        finally:
+            sys.settrace(None)
+
+    assert framed(exe, traced, 0)() == expected
+    assert lines() == expected
+    mon = sys.monitoring
+    tool = mon.PROFILER_ID if mon.get_tool(mon.PROFILER_ID) is None else 5
+    mon.use_tool_id(tool, "callsite-test")
+    try:
+        mon.set_events(tool, mon.events.LINE | mon.events.PY_START)
+        mon.register_callback(tool, mon.events.LINE, lambda code, line: None)
+        assert framed(exe, lines, 2)() == expected
+    finally:
+        mon.set_events(tool, 0)
+        mon.register_callback(tool, mon.events.LINE, None)
+        mon.free_tool_id(tool)
+    assert lines() == expected
+
+
 def test_monitoring_enabled_mid_frame(exe):
     mon = sys.monitoring
     tool = mon.PROFILER_ID

@@ -61,8 +61,8 @@ struct Executable {
   PyObject *owner = nullptr;     ///< set by callsite for executables it owns; nullptr if static
 };
 
-/// One synthetic code object of a visible executable: instruction 1+k carries the location of
-/// state `first + k` for k < `states`; `first_state + states` is "no location".
+/// One synthetic code object of a visible executable: instruction `first_state + k` carries the
+/// location of state `first + k` for k < `states`; `first_state + states` is "no location".
 struct VisibleShard {
   PyObject *code;
   const std::uint16_t *first_state;  ///< the instruction of state `first`

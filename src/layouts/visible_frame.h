@@ -1,7 +1,8 @@
 /* layouts/visible_frame.h — native frames as real interpreter frames: the per-version part.
  *
  * A visible native frame is a _PyInterpreterFrame linked on the thread's frame chain around a
- * nested call made from C, running a synthetic code object whose instruction 1+k carries the
+ * nested call made from C, running a synthetic code object whose instruction k after RESUME
+ * (and its inline cache, 3.15) carries the
  * location of state k (native/visible_code.cc builds it). Every reader of the chain (the
  * frame objects of sys._getframe and tracebacks, faulthandler, py-spy) then shows it. Plain C
  * for the same reason as layout.h. Frame memory is a block the caller provides, off the C
@@ -28,6 +29,7 @@ typedef struct callsite_visible_ops {
   size_t frame_size;        /* bytes of one frame (specials + the synthetic code's slots) */
   size_t code_units_offset; /* offsetof(PyCodeObject, co_code_adaptive) */
   int resume_opcode, nop_opcode;
+  int resume_caches;        /* inline cache units after RESUME, which CPython writes to */
 } callsite_visible_ops;
 
 /* The frame operations of the compiled implementation (visible_frame.inc.h), called directly

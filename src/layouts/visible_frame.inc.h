@@ -11,6 +11,10 @@
  *                                 _PyFrame_ClearExceptCode (with a strong code reference)
  *                                 when a tool looked at the frame; the remote profiler's
  *                                 anchor is moved on pop
+ *   CALLSITE_VF_RESUME_CACHES     inline cache units after RESUME: 0, 1 on 3.15 (its
+ *                                 _PyOpcode_Caches[RESUME]); a state's instruction must not
+ *                                 be one, or instrumentation (settrace, sys.monitoring) finds
+ *                                 no line there
  *   CALLSITE_VF_NAME              "visible-3.X"
  *
  * Field values (what every reader needs; CPython 3.12-3.15 _PyInterpreterFrame):
@@ -32,6 +36,9 @@
 #endif
 #ifndef CALLSITE_VF_EXPORTED_CLEAR
 #define CALLSITE_VF_EXPORTED_CLEAR 0
+#endif
+#ifndef CALLSITE_VF_RESUME_CACHES
+#define CALLSITE_VF_RESUME_CACHES 0
 #endif
 
 /* Globals and builtins for a frame pushed with no Python frame below it (a thread started
@@ -255,4 +262,5 @@ const callsite_visible_ops callsite_visible_ops_compiled = {
     offsetof(PyCodeObject, co_code_adaptive),
     RESUME,
     NOP,
+    CALLSITE_VF_RESUME_CACHES,
 };

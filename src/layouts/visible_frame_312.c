@@ -1,7 +1,7 @@
 /* layouts/visible_frame_312.c — visible native frames on CPython 3.12: the current frame is
  * tstate->cframe->current_frame, the code is f_code and the position prev_instr, "the code
  * unit prior to the next instruction" (3.12 pycore_frame.h): base + 1 + k reads as
- * instruction 1 + k, as instr_ptr does on 3.13. */
+ * instruction 1 + k (the k-th after RESUME), as instr_ptr does on 3.13. */
 #include <Python.h>
 #include <frameobject.h>
 #include <opcode.h>

@@ -31,5 +31,8 @@
 #define CALLSITE_VF_IP_FIELD instr_ptr
 #define CALLSITE_VF_STACKREFS 1
 #define CALLSITE_VF_EXPORTED_CLEAR 1
+/* RESUME has an inline cache entry (INSTR_FMT_IBC; _PyOpcode_Caches[RESUME] == 1, 3.15
+ * internal/pycore_opcode_metadata.h). */
+#define CALLSITE_VF_RESUME_CACHES 1
 #define CALLSITE_VF_NAME "visible-3.15"
 #include "layouts/visible_frame.inc.h"

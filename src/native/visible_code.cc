@@ -1,8 +1,8 @@
 // native/visible_code.cc — builds the synthetic code objects of a visible executable, one per
-// shard of kStatesPerShard states: co_code = RESUME 0, one NOP per state, one NOP for "no
-// location"; co_linetable (the 3.11+ location table, Objects/locations.md) has one entry per
-// instruction. RESUME first makes _co_firsttraceable 0, so a frame at any later instruction
-// counts as complete.
+// shard of kStatesPerShard states: co_code = RESUME 0 (and its inline cache, 3.15), one NOP
+// per state, one NOP for "no location"; co_linetable (the 3.11+ location table,
+// Objects/locations.md) has one entry per instruction. RESUME first makes _co_firsttraceable
+// 0, so a frame at any later instruction counts as complete.
 #include "native/visible_code.h"
 
 #include <algorithm>
@@ -97,23 +97,26 @@ PyObject *make_code(PyObject *filename, PyObject *name, int firstlineno,
   return code;
 }
 
-// Instruction 1 + k of the shard's code: the state `first + k`.
+// The instruction of the shard's first state: the one after RESUME and its cache.
 const std::uint16_t *first_state_of(PyObject *code, const callsite_visible_ops *ops) {
   return reinterpret_cast<const std::uint16_t *>(reinterpret_cast<const char *>(code) +
                                                  ops->code_units_offset) +
-         1;
+         1 + ops->resume_caches;
 }
 
-// RESUME, then one entry per located state (nullptr: no location) and the "no location" slot.
+// RESUME and its cache, then one entry per located state (nullptr: no location) and the "no
+// location" slot.
 void encode(const std::vector<const Reified *> &located, int firstlineno, bool columns,
             const callsite_visible_ops *ops, std::string *bytecode, std::string *table) {
   bytecode->clear();
   table->clear();
-  bytecode->reserve(2 * (located.size() + 2));
+  bytecode->reserve(2 * (located.size() + 2 + ops->resume_caches));
   bytecode->push_back(char(ops->resume_opcode));
   bytecode->push_back(0);
+  bytecode->append(2 * std::size_t(ops->resume_caches), '\0');  // CACHE entries
   int line = firstlineno;
-  table->push_back(char(0x80 | kNoColumns << 3));  // RESUME: the first line, delta 0
+  // RESUME and its cache: the first line, delta 0.
+  table->push_back(char(0x80 | kNoColumns << 3 | ops->resume_caches));
   put_svarint(*table, 0);
   for (std::size_t k = 0; k <= located.size(); ++k) {  // k == size: the "no location" slot
     bytecode->push_back(char(ops->nop_opcode));

@@ -1,6 +1,7 @@
-// native/visible_code.h — the synthetic code object of a visible executable: instruction 1+k
-// carries the location of state k, so readers that never call callsite (faulthandler, py-spy,
-// a frame's f_lineno) find the line in the code object's own line table.
+// native/visible_code.h — the synthetic code object of a visible executable: the k-th
+// instruction after RESUME carries the location of state k, so readers that never call
+// callsite (faulthandler, py-spy, a frame's f_lineno) find the line in the code object's own
+// line table.
 #pragma once
 #include <Python.h>
 
