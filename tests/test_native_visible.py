@@ -754,6 +754,22 @@ def test_states_past_one_shard_switch_the_code_object(tmp_path):
     assert [line for _, _, line in shard.co_lines()][1:4] == [first + 1, first + 2, first + 3]
 
 
+def test_an_executable_with_no_located_state_shows_the_placeholder_file():
+    """A reifier that locates nothing: the synthetic code's file is the "<kind:name>" that
+    callsite's own captures show for the frame."""
+    exe = native.Executable("nowhere", lambda state: None, kind="dsl", visible=True, states=3)
+    seen = []
+
+    def look():
+        f = sys._getframe(1)
+        seen.append((f.f_code.co_name, f.f_code.co_filename, f.f_lineno))
+        seen.append(next((e.name, e.filename, e.lineno) for e in callsite.capture()
+                         if e.kind == "native"))
+
+    framed(exe, look, 1)()
+    assert seen == [("nowhere", "<dsl:nowhere>", None), ("nowhere", "<dsl:nowhere>", None)]
+
+
 def test_frames_and_tracebacks_kept_past_a_shard_switch(tmp_path):
     """The frame object a tool made before the frame moved to another shard follows it (one
     frame object per interpreter frame); after the pop it keeps the code and line of the shard

@@ -16,6 +16,20 @@ namespace callsite::native {
 
 PyObject *reification_warning = nullptr;
 
+PyObject *executable_name(const Executable *exe) {
+  if (ExecutableObject *owner = python_owned(exe)) return Py_NewRef(owner->name);
+  return PyUnicode_DecodeUTF8(exe->name ? exe->name : "?", exe->name ? strlen(exe->name) : 1,
+                              "replace");
+}
+
+PyObject *placeholder_filename(const Executable *exe) {
+  PyObject *name = executable_name(exe);
+  if (!name) return nullptr;
+  PyObject *filename = PyUnicode_FromFormat("<%s:%U>", exe->kind ? exe->kind : "native", name);
+  Py_DECREF(name);
+  return filename;
+}
+
 namespace {
 
 using StateMap = std::unordered_map<std::uintptr_t, Reified>;
@@ -66,12 +80,6 @@ Reified *lookup(PerExecutable &per, std::uintptr_t state) {
   return &per.young.insert(std::move(node)).position->second;
 }
 
-PyObject *executable_name(const Executable *exe) {
-  if (ExecutableObject *owner = python_owned(exe)) return Py_NewRef(owner->name);
-  return PyUnicode_DecodeUTF8(exe->name ? exe->name : "?", exe->name ? strlen(exe->name) : 1,
-                              "replace");
-}
-
 // "<kind:name>", no line: what a frame shows when its reifier could not say where it is.
 bool make_placeholder(const Executable *exe, Reified *out) {
   clear(*out);
@@ -80,8 +88,7 @@ bool make_placeholder(const Executable *exe, Reified *out) {
   out->name = executable_name(exe);
   if (!out->name) return false;
   out->qualname = Py_NewRef(out->name);
-  const char *kind = exe->kind ? exe->kind : "native";
-  out->filename = PyUnicode_FromFormat("<%s:%U>", kind, out->name);
+  out->filename = placeholder_filename(exe);
   return out->filename != nullptr;
 }
 

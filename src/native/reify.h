@@ -31,6 +31,12 @@ struct Reified {
 /// GIL held; must be called with no exception set.
 const Reified *reify(const Executable *executable, std::uintptr_t state);
 
+/// The name a frame of `executable` shows (a Python executable's own name; a C++ one's
+/// decoded as UTF-8 with replacement), and the "<kind:name>" filename of a frame that has no
+/// location. New references, or nullptr + error. GIL held.
+PyObject *executable_name(const Executable *executable);
+PyObject *placeholder_filename(const Executable *executable);
+
 /// Drops the cache of an executable that is being destroyed. GIL held.
 void forget(const Executable *executable) noexcept;
 

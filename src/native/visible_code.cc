@@ -140,10 +140,9 @@ PyObject *build_shard(const Executable *exe, std::size_t first, std::size_t coun
     located[k] = r;
   }
   PyObject *file = *filename;
-  PyObject *placeholder = nullptr;  // nothing located yet: "<kind:name>", as reify.cc names it
+  PyObject *placeholder = nullptr;  // nothing located yet: "<kind:name>"
   if (!file) {
-    placeholder = PyUnicode_FromFormat("<%s:%s>", exe->kind ? exe->kind : "native",
-                                       exe->name ? exe->name : "?");
+    placeholder = placeholder_filename(exe);
     if (!placeholder) return nullptr;
     file = placeholder;
   }
@@ -152,7 +151,7 @@ PyObject *build_shard(const Executable *exe, std::size_t first, std::size_t coun
   encode(located, firstlineno, true, ops, &bytecode, &table);
   if (table.size() > kMaxShardTableBytes)  // lines only: at most 7 bytes per state
     encode(located, firstlineno, false, ops, &bytecode, &table);
-  PyObject *name = PyUnicode_FromString(exe->name ? exe->name : "?");
+  PyObject *name = executable_name(exe);
   PyObject *code = name ? make_code(file, name, firstlineno, bytecode, table) : nullptr;
   Py_XDECREF(name);
   Py_XDECREF(placeholder);
