@@ -770,6 +770,14 @@ def test_an_executable_with_no_located_state_shows_the_placeholder_file():
     assert seen == [("nowhere", "<dsl:nowhere>", None), ("nowhere", "<dsl:nowhere>", None)]
 
 
+def test_a_cpp_executable_whose_name_is_not_utf8_gets_its_code():
+    """A C++ executable's name is bytes: the synthetic code is named as callsite names its
+    frames (UTF-8 with replacement), not refused."""
+    testing = pytest.importorskip("callsite._callsite_testing")
+    code = testing.visible_code_of_static(b"k\xffernel", 4)
+    assert (code.co_name, code.co_filename) == ("k\ufffdernel", "bench.dsl")
+
+
 def test_frames_and_tracebacks_kept_past_a_shard_switch(tmp_path):
     """The frame object a tool made before the frame moved to another shard follows it (one
     frame object per interpreter frame); after the pop it keeps the code and line of the shard

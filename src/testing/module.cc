@@ -75,6 +75,12 @@ NB_MODULE(_callsite_testing, m) {
       },
       nb::arg("states"));
   m.def(
+      "visible_code_of_static",
+      [](nb::bytes name, size_t states) {
+        return checked(t::visible_code_of_static(name.c_str(), states));
+      },
+      nb::arg("name"), nb::arg("states"));
+  m.def(
       "bench_reify",
       [](nb::object reifier, size_t states) {
         return checked(t::reify_cost(reifier.is_none() ? nullptr : reifier.ptr(), states));

@@ -4,6 +4,9 @@
 #include "testing/native_bench.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 
 #include "callsite/api.h"
 #include "core/frame_refs.h"
@@ -144,6 +147,18 @@ double visible_build_cost(std::size_t states) noexcept {
   const double ns = since(t0);
   Py_DECREF(exe);
   return code ? ns / double(states ? states : 1) : -1;
+}
+
+PyObject *visible_code_of_static(const char *name, std::size_t states) noexcept {
+  char *own_name = strdup(name);
+  auto *exe = own_name ? new (std::nothrow) Executable{own_name, "jit", &reify_fixed} : nullptr;
+  if (!exe) {
+    std::free(own_name);
+    return PyErr_NoMemory();
+  }
+  const VisibleCode *code = api::visible_code(*exe, states);
+  if (code) return Py_NewRef(code->shards[0].code);
+  return PyErr_Occurred() ? nullptr : Py_NewRef(Py_None);
 }
 
 PyObject *reify_cost(PyObject *python_reifier, std::size_t states) noexcept {

@@ -1,5 +1,6 @@
 // testing/native_bench.h — C++ loops for bench/bench_native.py (push+pop, capture,
-// reification), through the C API as an extension pays for them.
+// reification), through the C API as an extension pays for them, and the C++ executables
+// the tests need that Python cannot make (a static one with a name that is not UTF-8).
 #pragma once
 #include <Python.h>
 
@@ -27,6 +28,12 @@ double capture_with_native(std::size_t native, std::size_t iterations, bool visi
 /// ns per state to build the synthetic code object of a fresh executable with `states`
 /// already reified states; -1 on failure. GIL held.
 double visible_build_cost(std::size_t states) noexcept;
+
+/// The first synthetic code object of a static C++ executable named `name` (raw bytes, as a
+/// C++ declaration may hold them; the executable lives for the process, as static ones do)
+/// with `states` states: a new reference, None where visible frames are unavailable, or
+/// nullptr + error.
+PyObject *visible_code_of_static(const char *name, std::size_t states) noexcept;
 
 /// (cold, warm) ns per symbolize of a native entry over `states` distinct states of a fresh
 /// executable: C++ reifier when `python_reifier` is null, else that Python callable. GIL held.
