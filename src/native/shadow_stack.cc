@@ -130,8 +130,16 @@ inline const void *marker_fast() { return marker_of(compat::current_tstate()); }
 
 const void *current_marker() noexcept { return marker_fast(); }
 
+// The link's fields are stored before the thread-state call, so that only `link` lives
+// across it (one saved register instead of three).
 ThreadStack *push(NativeLink *link, const Executable *executable, std::uintptr_t state) noexcept {
-  return push_on(compat::current_tstate(), link, executable, state);
+  link->executable = executable;
+  link->state = state;
+  link->python_frame = marker_fast();
+  ThreadStack *stack = &t_stack;
+  link->previous = stack->head;
+  stack->head = link;
+  return stack;
 }
 
 ThreadStack *push_marked(NativeLink *link, const Executable *executable, std::uintptr_t state,
