@@ -88,22 +88,6 @@ static inline const void **callsite_vf_link(PyThreadState *tstate, _PyInterprete
   return (const void **)&f->CALLSITE_VF_IP_FIELD;
 }
 
-const void **callsite_visible_push(PyThreadState *tstate, void *frame, PyObject *code,
-                                   const void *ip, const void **previous) {
-  _PyInterpreterFrame *prev = CALLSITE_VF_CURRENT(tstate);
-  *previous = prev;
-  _PyInterpreterFrame *caller = _PyFrame_GetFirstComplete(prev);
-  PyObject *globals, *builtins;
-  if (caller) {
-    globals = caller->f_globals;
-    builtins = caller->f_builtins;
-  } else {
-    callsite_vf_fallback_namespaces(&globals, &builtins);
-  }
-  return callsite_vf_link(tstate, (_PyInterpreterFrame *)frame, prev, caller, code, ip, globals,
-                          builtins);
-}
-
 /* The push with a Python frame below, the common case, calling nothing (so that its caller
  * saves no register): NULL, with nothing written, when there is none. */
 const void **callsite_visible_push_quick(PyThreadState *tstate, void *frame, PyObject *code,
@@ -114,6 +98,19 @@ const void **callsite_visible_push_quick(PyThreadState *tstate, void *frame, PyO
   *previous = prev;
   return callsite_vf_link(tstate, (_PyInterpreterFrame *)frame, prev, caller, code, ip,
                           caller->f_globals, caller->f_builtins);
+}
+
+const void **callsite_visible_push(PyThreadState *tstate, void *frame, PyObject *code,
+                                   const void *ip, const void **previous) {
+  const void **at = callsite_visible_push_quick(tstate, frame, code, ip, previous);
+  if (at) return at;
+  /* No complete frame below: __main__'s namespaces. */
+  _PyInterpreterFrame *prev = CALLSITE_VF_CURRENT(tstate);
+  *previous = prev;
+  PyObject *globals, *builtins;
+  callsite_vf_fallback_namespaces(&globals, &builtins);
+  return callsite_vf_link(tstate, (_PyInterpreterFrame *)frame, prev, NULL, code, ip, globals,
+                          builtins);
 }
 
 void callsite_visible_set_code(void *frame, PyObject *code, const void *ip) {

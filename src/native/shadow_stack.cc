@@ -126,6 +126,14 @@ inline const void *marker_of(PyThreadState *ts) {
 
 inline const void *marker_fast() { return marker_of(compat::current_tstate()); }
 
+// Links `link`, its fields filled, as the calling thread's innermost frame.
+inline ThreadStack *link_innermost(NativeLink *link) {
+  ThreadStack *stack = &t_stack;
+  link->previous = stack->head;
+  stack->head = link;
+  return stack;
+}
+
 }  // namespace
 
 const void *current_marker() noexcept { return marker_fast(); }
@@ -136,10 +144,7 @@ ThreadStack *push(NativeLink *link, const Executable *executable, std::uintptr_t
   link->executable = executable;
   link->state = state;
   link->python_frame = marker_fast();
-  ThreadStack *stack = &t_stack;
-  link->previous = stack->head;
-  stack->head = link;
-  return stack;
+  return link_innermost(link);
 }
 
 ThreadStack *push_marked(NativeLink *link, const Executable *executable, std::uintptr_t state,
@@ -147,10 +152,7 @@ ThreadStack *push_marked(NativeLink *link, const Executable *executable, std::ui
   link->executable = executable;
   link->state = state;
   link->python_frame = marker;
-  ThreadStack *stack = &t_stack;
-  link->previous = stack->head;
-  stack->head = link;
-  return stack;
+  return link_innermost(link);
 }
 
 ThreadStack *push_on(PyThreadState *ts, NativeLink *link, const Executable *executable,
@@ -158,10 +160,7 @@ ThreadStack *push_on(PyThreadState *ts, NativeLink *link, const Executable *exec
   link->executable = executable;
   link->state = state;
   link->python_frame = marker_of(ts);
-  ThreadStack *stack = &t_stack;
-  link->previous = stack->head;
-  stack->head = link;
-  return stack;
+  return link_innermost(link);
 }
 
 bool unlink(ThreadStack *stack, NativeLink *link) noexcept {

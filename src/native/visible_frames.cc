@@ -86,7 +86,8 @@ inline BlockHeader *take_block(PyThreadState *ts) {
 
 // Releases the block of a frame that `ts` popped.
 inline void give_block(PyThreadState *ts, BlockHeader *b) {
-  if (!callsite_visible_stack_give(ts, b, sizeof(BlockHeader))) give_heap_block(b);
+  if (!callsite_visible_stack_give(ts, b, sizeof(BlockHeader))) [[unlikely]]
+    give_heap_block(b);
 }
 
 #if CALLSITE_HAVE_VISIBLE
@@ -108,6 +109,16 @@ inline const std::uint16_t *locate(const VisibleCode *code, std::uintptr_t state
   return s->first_state + s->states;
 }
 
+// Records in `out` the frame that `ts` pushed in block `b`, running `shard` with its
+// instruction pointer at `ip`.
+inline void fill_slot(VisibleSlot *out, PyThreadState *ts, BlockHeader *b,
+                      const VisibleShard *shard, const void **ip) {
+  out->ip = reinterpret_cast<const std::uint16_t **>(ip);
+  out->shard = shard;
+  out->thread = ts;
+  out->frame = frame_of(b);
+}
+
 // Links the interpreter frame on `ts` (attached: its tstate is the calling thread's) into
 // `out`; the frame that was current goes to *previous. False when no memory is left.
 inline bool link_frame(PyThreadState *ts, const VisibleCode *code, std::uintptr_t state,
@@ -117,11 +128,7 @@ inline bool link_frame(PyThreadState *ts, const VisibleCode *code, std::uintptr_
     return false;  // out of memory: shadow-only is still correct
   const VisibleShard *shard;
   const std::uint16_t *at = locate(code, state, &shard);
-  out->ip = reinterpret_cast<const std::uint16_t **>(
-      callsite_visible_push(ts, frame_of(b), shard->code, at, previous));
-  out->shard = shard;
-  out->thread = ts;
-  out->frame = frame_of(b);
+  fill_slot(out, ts, b, shard, callsite_visible_push(ts, frame_of(b), shard->code, at, previous));
   return true;
 }
 #endif
@@ -218,10 +225,7 @@ ThreadStack *push_visible(PyThreadState *ts, NativeLink *link, const Executable 
       if (const void **ip = callsite_visible_push_quick(ts, frame_of(b), shard->code, at,
                                                         &previous)) [[likely]] {
         b->next_free = kOnDataStack;
-        out->ip = reinterpret_cast<const std::uint16_t **>(ip);
-        out->shard = shard;
-        out->thread = ts;
-        out->frame = frame_of(b);
+        fill_slot(out, ts, b, shard, ip);
         return push_marked(link, executable, state, previous);
       }
       callsite_visible_stack_give(ts, b, sizeof(BlockHeader));
@@ -313,8 +317,7 @@ void pop_visible(ThreadStack *stack, NativeLink *link, VisibleSlot *slot, int ch
     if (callsite_visible_pop_quick(ts, frame)) [[likely]] {
       slot->frame = nullptr;
       stack->head = const_cast<NativeLink *>(link->previous);
-      if (!callsite_visible_stack_give(ts, header_of(frame), sizeof(BlockHeader))) [[unlikely]]
-        give_heap_block(header_of(frame));
+      give_block(ts, header_of(frame));
       return;
     }
   }
