@@ -778,6 +778,34 @@ def test_a_cpp_executable_whose_name_is_not_utf8_gets_its_code():
     assert (code.co_name, code.co_filename) == ("k\ufffdernel", "bench.dsl")
 
 
+def test_a_frame_pushed_with_no_python_frame_below_takes_mains_namespace():
+    """A thread started from C has no Python frame: the visible frame is the bottom of the
+    chain, with __main__'s globals and builtins (never NULL: faulthandler stops at a frame
+    without them), and still shows its line."""
+    testing = pytest.importorskip("callsite._callsite_testing")
+    seen = {}
+
+    def callback():
+        f = sys._getframe(1)
+        seen["frame"] = (f.f_code.co_name, f.f_code.co_filename, f.f_lineno, f.f_back)
+        seen["globals"] = f.f_globals is sys.modules["__main__"].__dict__
+        seen["stack"] = [(e.name, e.lineno) for e in traceback.extract_stack()]
+        return 7
+
+    assert testing.call_in_visible_frame_on_new_thread(callback, 5) == 7
+    assert seen["frame"] == ("bench", "bench.dsl", 6, None)
+    assert seen["globals"]
+    assert seen["stack"] == [("bench", 6), ("callback", seen["stack"][1][1])]
+
+    def raises():
+        raise ValueError("in the callback")
+
+    with pytest.raises(ValueError, match="in the callback") as info:
+        testing.call_in_visible_frame_on_new_thread(raises, 2)
+    assert [(e.name, e.lineno) for e in traceback.extract_tb(info.tb)][-2:] == [
+        ("bench", 3), ("raises", raises.__code__.co_firstlineno + 1)]
+
+
 def test_frames_and_tracebacks_kept_past_a_shard_switch(tmp_path):
     """The frame object a tool made before the frame moved to another shard follows it (one
     frame object per interpreter frame); after the pop it keeps the code and line of the shard

@@ -81,6 +81,12 @@ NB_MODULE(_callsite_testing, m) {
       },
       nb::arg("name"), nb::arg("states"));
   m.def(
+      "call_in_visible_frame_on_new_thread",
+      [](nb::handle callback, std::uintptr_t state) {
+        return checked(t::call_in_visible_frame_on_new_thread(callback.ptr(), state));
+      },
+      nb::arg("callback"), nb::arg("state"));
+  m.def(
       "bench_reify",
       [](nb::object reifier, size_t states) {
         return checked(t::reify_cost(reifier.is_none() ? nullptr : reifier.ptr(), states));

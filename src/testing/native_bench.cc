@@ -6,9 +6,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <new>
+#include <thread>
 
 #include "callsite/api.h"
+#include "core/compat.h"
 #include "core/frame_refs.h"
 #include "native/visible_code.h"
 
@@ -159,6 +162,32 @@ PyObject *visible_code_of_static(const char *name, std::size_t states) noexcept 
   const VisibleCode *code = api::visible_code(*exe, states);
   if (code) return Py_NewRef(code->shards[0].code);
   return PyErr_Occurred() ? nullptr : Py_NewRef(Py_None);
+}
+
+PyObject *call_in_visible_frame_on_new_thread(PyObject *callback,
+                                              std::uintptr_t state) noexcept {
+  const VisibleCode *visible = bench_visible();
+  if (!visible) return PyErr_Occurred() ? nullptr : Py_NewRef(Py_None);
+  PyObject *result = nullptr, *error = nullptr;
+  Py_BEGIN_ALLOW_THREADS
+  try {
+    std::thread([&] {
+      PyGILState_STATE gil = PyGILState_Ensure();
+      {
+        NativeFrame frame(kBench, state, visible);
+        result = PyObject_CallNoArgs(callback);
+        if (!result) frame.add_traceback();
+      }
+      if (!result) error = compat::take_raised_exception();
+      PyGILState_Release(gil);
+    }).join();
+  } catch (const std::exception &) {  // the thread could not be started
+  }
+  Py_END_ALLOW_THREADS
+  if (result) return result;
+  if (error) compat::restore_raised_exception(error);
+  else PyErr_SetString(PyExc_RuntimeError, "could not start a thread");
+  return nullptr;
 }
 
 PyObject *reify_cost(PyObject *python_reifier, std::size_t states) noexcept {

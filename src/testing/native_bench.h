@@ -1,10 +1,12 @@
 // testing/native_bench.h — C++ loops for bench/bench_native.py (push+pop, capture,
 // reification), through the C API as an extension pays for them, and the C++ executables
-// the tests need that Python cannot make (a static one with a name that is not UTF-8).
+// the tests need that Python cannot make (a static one with a name that is not UTF-8, a
+// frame pushed on a thread that has no Python frame).
 #pragma once
 #include <Python.h>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace callsite::testing {
 
@@ -34,6 +36,12 @@ double visible_build_cost(std::size_t states) noexcept;
 /// with `states` states: a new reference, None where visible frames are unavailable, or
 /// nullptr + error.
 PyObject *visible_code_of_static(const char *name, std::size_t states) noexcept;
+
+/// Calls `callback()` on a thread started from C++ (its own thread state from
+/// PyGILState_Ensure, no Python frame below) inside a visible frame of the bench executable at
+/// `state`: the callback's result, None where visible frames are unavailable, or nullptr +
+/// the callback's exception. GIL held; released while the thread runs.
+PyObject *call_in_visible_frame_on_new_thread(PyObject *callback, std::uintptr_t state) noexcept;
 
 /// (cold, warm) ns per symbolize of a native entry over `states` distinct states of a fresh
 /// executable: C++ reifier when `python_reifier` is null, else that Python callable. GIL held.
