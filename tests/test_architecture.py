@@ -2,8 +2,10 @@
 
 Each folder of src/ is on one layer; a file may include its own folder, any folder on a lower
 layer, and another folder of its own layer as long as the folders' include graph has no
-cycle. The installed headers (include/callsite/) are on the core layer. The checker is run on
-small trees that break the rule too, so it is known to be able to fail.
+cycle. The installed headers (include/callsite/) are on the core layer. A file's stem (its
+name up to the first dot) names one thing, so it lives in one folder: `filter/x.h` and
+`python/x.cc` may not both exist. The checker is run on small trees that break the rules too,
+so it is known to be able to fail.
 """
 from __future__ import annotations
 
@@ -85,6 +87,21 @@ def check(root: Path) -> tuple[list[str], dict[str, set[str]]]:
     return problems, graph
 
 
+def stem_of(path: Path) -> str:
+    """The name up to the first dot: "visible_frame.inc.h" -> "visible_frame"."""
+    return path.name.split(".", 1)[0]
+
+
+def shared_stems(root: Path) -> list[str]:
+    """Every file stem found in more than one folder, as "stem: folder/a.h, other/a.cc"."""
+    homes: dict[str, dict[str, list[str]]] = {}
+    for folder, path in source_files(root):
+        homes.setdefault(stem_of(path), {}).setdefault(folder, []).append(
+            str(path.relative_to(root)))
+    return [f"{stem}: " + ", ".join(p for paths in folders.values() for p in paths)
+            for stem, folders in sorted(homes.items()) if len(folders) > 1]
+
+
 def folder_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     """One cycle of the folder graph as [a, b, ..., a], or None."""
     state: dict[str, int] = {}  # 1 on the stack, 2 done
@@ -131,6 +148,12 @@ def test_every_include_follows_the_layer_rule():
 def test_the_folder_graph_has_no_cycle():
     _, graph = check(REPO)
     assert folder_cycle(graph) is None
+
+
+def test_every_file_stem_has_one_folder():
+    """One name, one home: a concept's header, source and Python type live under names that
+    do not repeat across folders (the type of filter/decisions.h is python/filter_type.cc)."""
+    assert shared_stems(REPO) == []
 
 
 def test_installed_headers_are_exactly_the_capsule_api():
@@ -193,6 +216,18 @@ def test_checker_reports_a_bad_include(tmp_path, path, text, message):
     assert len(problems) == 1 and message in problems[0], problems
 
 
+def test_checker_accepts_one_stem_in_one_folder(tmp_path):
+    tree = {**GOOD_TREE, "src/core/args.cc": '#include "core/args.h"\n'}
+    assert shared_stems(write_tree(tmp_path, tree)) == []
+
+
+@pytest.mark.parametrize("path", ["src/filter/args.h", "src/render/args.inc.h",
+                                  "include/callsite/args.h"])
+def test_checker_reports_a_stem_in_two_folders(tmp_path, path):
+    found = shared_stems(write_tree(tmp_path, {**GOOD_TREE, path: "#pragma once\n"}))
+    assert len(found) == 1 and found[0].startswith("args: ") and path in found[0], found
+
+
 def test_checker_finds_a_folder_cycle_within_a_layer(tmp_path):
     tree = {**GOOD_TREE, "src/filter/uses_render.cc": '#include "render/text.cc"\n'}
     problems, graph = check(write_tree(tmp_path, tree))
@@ -208,9 +243,9 @@ def test_the_real_tree_fails_with_one_bad_include_added(tmp_path):
         dst.parent.mkdir(parents=True, exist_ok=True)
         dst.write_bytes(path.read_bytes())
     bad = tmp_path / "src" / "symbolize" / "symbolize.cc"
-    bad.write_text('#include "python/frame_object.h"\n' + bad.read_text())
+    bad.write_text('#include "python/frame_type.h"\n' + bad.read_text())
     problems, _ = check(tmp_path)
     assert problems == [
-        'src/symbolize/symbolize.cc: #include "python/frame_object.h": symbolize (layer 2) '
+        'src/symbolize/symbolize.cc: #include "python/frame_type.h": symbolize (layer 2) '
         "includes python (layer 6), a higher layer"
     ]

@@ -5,12 +5,12 @@
 #include "bindings/submodules.h"
 #include "capture/backend.h"
 #include "capture/capture.h"
-#include "capture/traceback_object.h"
-#include "filter/filter_object.h"
+#include "capture/traceback_storage.h"
+#include "filter/decisions.h"
 #include "layouts/layout.h"
 #include "python/capture_entry.h"
 #include "python/daemon_exit.h"
-#include "python/frame_object.h"
+#include "python/frame_type.h"
 #include "python/init.h"
 
 namespace nb = nanobind;

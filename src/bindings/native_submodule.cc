@@ -7,7 +7,7 @@
 #include "native/greenlets.h"
 #include "native/reify.h"
 #include "native/visible_frames.h"
-#include "python/native_frame_object.h"
+#include "python/native_frame_type.h"
 
 namespace nb = nanobind;
 namespace native = callsite::native;

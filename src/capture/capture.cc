@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "capture/traceback_object.h"
+#include "capture/traceback_storage.h"
 #include "capture/traceback_pool.h"
 #include "core/compat.h"
 #include "core/frame_refs.h"

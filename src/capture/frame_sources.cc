@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "capture/traceback_object.h"
+#include "capture/traceback_storage.h"
 #include "core/compat.h"
 #include "core/frame_refs.h"
 

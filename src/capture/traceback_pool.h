@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "capture/traceback_object.h"
+#include "capture/traceback_storage.h"
 
 namespace callsite::detail {
 

@@ -1,9 +1,9 @@
 // filter/decisions.cc — filter decisions cached per code object, and the filter API.
 #include <vector>
 
-#include "capture/traceback.h"
+#include "capture/traceback_storage.h"
 #include "filter/filter.h"
-#include "filter/filter_object.h"
+#include "filter/decisions.h"
 #include "symbolize/symbolize.h"
 
 namespace callsite::detail {

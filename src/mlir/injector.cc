@@ -11,7 +11,7 @@
 
 #include <vector>
 
-#include "filter/filter_object.h"
+#include "filter/decisions.h"
 #include "mlir/build.h"
 #include "mlir/context_cache.h"
 #include "mlir/locate.h"

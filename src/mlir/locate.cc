@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "capture/capture.h"
-#include "capture/traceback.h"
+#include "capture/traceback_storage.h"
 #include "core/args.h"
 #include "filter/filter.h"
 #include "mlir/build.h"

@@ -2,7 +2,7 @@
 #pragma once
 #include <Python.h>
 
-#include "filter/filter_object.h"
+#include "filter/decisions.h"
 #include "mlir/context_cache.h"
 
 namespace callsite::mlir {

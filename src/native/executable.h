@@ -1,5 +1,5 @@
 // native/executable.h — executables made at run time: an Executable owned by a Python object
-// (callsite.native.Executable; its Python methods are in src/python/executable_object.cc).
+// (callsite.native.Executable; its Python methods are in src/python/executable_type.cc).
 #pragma once
 #include <Python.h>
 

@@ -5,7 +5,7 @@
 #include "core/args.h"
 #include "core/frame_refs.h"
 #include "filter/filter.h"
-#include "python/frame_object.h"
+#include "python/frame_type.h"
 #include "tracking/modes.h"
 #include "tracking/query.h"
 

@@ -20,7 +20,7 @@ struct CodeInfoExtension {
 struct CodeInfo {
   std::vector<PositionRange> positions;
   bool decoded = false;
-  /// The one cache of a higher layer: the filter's decisions (filter/filter_object.h).
+  /// The one cache of a higher layer: the filter's decisions (filter/decisions.h).
   std::unique_ptr<CodeInfoExtension> extension;
 };
 

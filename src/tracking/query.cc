@@ -2,7 +2,7 @@
 // CallSites (the C++ API).
 #include "tracking/query.h"
 
-#include "capture/traceback.h"
+#include "capture/traceback_storage.h"
 #include "core/compat.h"
 #include "core/frame_refs.h"
 #include "filter/filter.h"

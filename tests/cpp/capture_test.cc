@@ -5,11 +5,10 @@
 #include <vector>
 
 #include "capture/backend.h"
-#include "capture/traceback_object.h"
+#include "capture/traceback_storage.h"
 #include "capture/capture.h"
 #include "symbolize/symbolize.h"
-#include "capture/traceback.h"
-#include "python/frame_object.h"
+#include "python/frame_type.h"
 #include "symbolize/code_info.h"
 
 namespace {

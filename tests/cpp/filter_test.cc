@@ -6,13 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "capture/traceback_object.h"
+#include "capture/traceback_storage.h"
 #include "core/frame_refs.h"
-#include "filter/filter_object.h"
+#include "filter/decisions.h"
 #include "filter/filter.h"
 #include "render/mlir_text.h"
-#include "capture/traceback.h"
-#include "python/frame_object.h"
+#include "python/frame_type.h"
 #include "symbolize/code_info.h"
 
 namespace {

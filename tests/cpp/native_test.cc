@@ -7,14 +7,14 @@
 #include <thread>
 #include <vector>
 
-#include "capture/traceback_object.h"
+#include "capture/traceback_storage.h"
 #include "core/frame_refs.h"
 #include "callsite/api.h"
 #include "capture/capture.h"
 #include "callsite/native_frame.h"
 #include "native/reify.h"
 #include "native/shadow_stack.h"
-#include "python/frame_object.h"
+#include "python/frame_type.h"
 #include "symbolize/symbolize.h"
 #include "symbolize/code_info.h"
 

@@ -6,10 +6,10 @@
 #include <thread>
 #include <vector>
 
-#include "capture/traceback_object.h"
+#include "capture/traceback_storage.h"
 #include "core/compat.h"
 #include "tracking/tracking.h"
-#include "python/frame_object.h"
+#include "python/frame_type.h"
 #include "symbolize/code_info.h"
 #include "tracking/window.h"
 #include "tracking/state.h"

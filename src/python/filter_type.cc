@@ -1,16 +1,16 @@
-// python/filter_object.cc — callsite.Filter's Python type: construction, rule editing,
+// python/filter_type.cc — callsite.Filter's Python type: construction, rule editing,
 // queries (the state and the decision fast path are in src/filter/).
-#include "python/filter_object.h"
+#include "python/filter_type.h"
 
 #include <frameobject.h>
 #include <structmember.h>
 
 #include "capture/capture.h"
-#include "capture/traceback.h"
+#include "capture/traceback_storage.h"
 #include "core/args.h"
 #include "filter/filter.h"
-#include "filter/filter_object.h"
-#include "python/frame_object.h"
+#include "filter/decisions.h"
+#include "python/frame_type.h"
 
 namespace callsite::detail {
 namespace {

@@ -1,4 +1,4 @@
-// python/filter_object.h — the callsite.Filter type (state: filter/filter_object.h).
+// python/filter_type.h — the callsite.Filter type (state: filter/decisions.h).
 #pragma once
 #include <Python.h>
 

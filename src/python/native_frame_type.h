@@ -1,4 +1,4 @@
-// python/native_frame_object.h — callsite.native.NativeFrame (a frame pushed from Python) and
+// python/native_frame_type.h — callsite.native.NativeFrame (a frame pushed from Python) and
 // the function wrapper its decorator form returns.
 #pragma once
 #include <Python.h>

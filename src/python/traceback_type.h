@@ -1,4 +1,4 @@
-// python/traceback_object.h — the callsite.Traceback type (storage: capture/traceback_object.h).
+// python/traceback_type.h — the callsite.Traceback type (storage: capture/traceback_storage.h).
 #pragma once
 #include <Python.h>
 

@@ -1,5 +1,5 @@
-// python/frame_object.cc — callsite.Frame: a symbolized frame with FrameSummary's field names.
-#include "python/frame_object.h"
+// python/frame_type.cc — callsite.Frame: a symbolized frame with FrameSummary's field names.
+#include "python/frame_type.h"
 
 #include <structmember.h>
 

@@ -1,10 +1,9 @@
-// capture/traceback.cc — Traceback storage: filled from walked or copied frames, released and
-// recycled on dealloc; the accessors other subsystems use.
-#include "capture/traceback.h"
+// capture/traceback_storage.cc — Traceback storage: filled from walked or copied frames,
+// released and recycled on dealloc; the accessors other subsystems use.
+#include "capture/traceback_storage.h"
 
 #include <cstring>
 
-#include "capture/traceback_object.h"
 #include "capture/traceback_pool.h"
 #include "core/frame_refs.h"
 

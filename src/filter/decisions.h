@@ -1,5 +1,5 @@
-// filter/filter_object.h — the state of a callsite.Filter and the per-code-object decision fast
-// path (the type's Python methods are in src/python/filter_object.cc).
+// filter/decisions.h — the state of a callsite.Filter and the per-code-object decision fast
+// path (the type's Python methods are in src/python/filter_type.cc).
 #pragma once
 #include <Python.h>
 

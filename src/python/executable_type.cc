@@ -1,7 +1,7 @@
-// python/executable_object.cc — callsite.native.Executable(name, reifier, *, kind="python"):
+// python/executable_type.cc — callsite.native.Executable(name, reifier, *, kind="python"):
 // the Python type of an executable whose reifier is a Python callable (or, made through the C
 // API, a C++ one).
-#include "python/executable_object.h"
+#include "python/executable_type.h"
 
 #include <structmember.h>
 
@@ -10,8 +10,8 @@
 #include "native/reify.h"
 #include "native/visible_code.h"
 #include "native/visible_frames.h"
-#include "python/frame_object.h"
-#include "python/native_frame_object.h"
+#include "python/frame_type.h"
+#include "python/native_frame_type.h"
 
 namespace callsite::native {
 

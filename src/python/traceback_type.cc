@@ -1,18 +1,17 @@
-// python/traceback_object.cc — callsite.Traceback's Python type: value semantics over the
-// inline raw frames of capture/traceback_object.h.
-#include "python/traceback_object.h"
+// python/traceback_type.cc — callsite.Traceback's Python type: value semantics over the
+// inline raw frames of capture/traceback_storage.h.
+#include "python/traceback_type.h"
 
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "capture/frame_sources.h"
-#include "capture/traceback.h"
-#include "capture/traceback_object.h"
+#include "capture/traceback_storage.h"
 #include "core/args.h"
 #include "core/frame_refs.h"
 #include "filter/filter.h"
-#include "python/frame_object.h"
+#include "python/frame_type.h"
 #include "render/mlir_text.h"
 #include "render/stack_summary.h"
 

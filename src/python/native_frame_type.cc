@@ -1,6 +1,6 @@
-// python/native_frame_object.cc — callsite.native.NativeFrame: the shadow-stack machinery
+// python/native_frame_type.cc — callsite.native.NativeFrame: the shadow-stack machinery
 // driven from Python (`with exe.frame() as f: f.state = pc`), and its decorator form.
-#include "python/native_frame_object.h"
+#include "python/native_frame_type.h"
 
 #include <structmember.h>
 

@@ -1,8 +1,10 @@
-// capture/traceback_object.h — the storage of a callsite.Traceback: raw frames inline in one
-// variable-size object (its Python methods are in src/python/traceback_object.cc).
+// capture/traceback_storage.h — the storage of a callsite.Traceback: raw frames inline in one
+// variable-size object (its Python methods are in src/python/traceback_type.cc), and the
+// accessors other subsystems use: size, frames, creation.
 #pragma once
 #include <Python.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "callsite/frame.h"
@@ -40,3 +42,18 @@ PyObject *adopt_traceback(const RawFrame *frames, Py_ssize_t n, bool may_have_na
 void retain_native_entries(TracebackObject *tb) noexcept;
 
 }  // namespace callsite::detail
+
+namespace callsite {
+
+/// True if `obj` is a callsite.Traceback.
+bool is_traceback(PyObject *obj) noexcept;
+
+/// Number of frames and a pointer to them (innermost first); `tb` must be a Traceback.
+std::size_t traceback_size(PyObject *tb) noexcept;
+const RawFrame *traceback_frames(PyObject *tb) noexcept;
+
+/// A new Traceback holding copies of `frames` (taking references to their code objects and
+/// executables). Returns a new reference, or nullptr with a Python error set.
+PyObject *make_traceback(const RawFrame *frames, std::size_t n) noexcept;
+
+}  // namespace callsite

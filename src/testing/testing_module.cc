@@ -1,4 +1,4 @@
-// testing/module.cc — callsite._callsite_testing: test hooks and bench loops, built only with
+// testing/testing_module.cc — callsite._callsite_testing: test hooks and bench loops, built only with
 // CALLSITE_TESTING=ON (never in a release wheel). The bench loops reach _callsite through its C
 // API capsule; code_positions decodes line tables with this module's own copy of the core.
 #include <nanobind/nanobind.h>

@@ -1,4 +1,4 @@
-// python/executable_object.h — the callsite.native.Executable type (methods: frame, reify).
+// python/executable_type.h — the callsite.native.Executable type (methods: frame, reify).
 #pragma once
 #include <Python.h>
 

@@ -1,4 +1,4 @@
-// python/frame_object.h — callsite.Frame: one symbolized frame as a Python object.
+// python/frame_type.h — callsite.Frame: one symbolized frame as a Python object.
 #pragma once
 #include <Python.h>
 
