@@ -31,7 +31,7 @@ LAYERS = (
 )
 RANK = {folder: rank for rank, folders in enumerate(LAYERS) for folder in folders}
 #: What an outside extension reaches through the capsule, and nothing more.
-INSTALLED_HEADERS = {"api.h", "callsite.h", "frame.h", "native_frame.h"}
+INSTALLED_HEADERS = {"abi.h", "api.h", "callsite.h", "frame.h", "native_frame.h"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 SOURCE_SUFFIXES = (".c", ".cc", ".h")

@@ -17,27 +17,43 @@
 #pragma once
 #include <Python.h>
 
+#include <cstddef>
+
 #include "callsite/native_frame.h"
 
 namespace callsite::api {
 
 inline constexpr const char *kCapsuleName = "callsite._callsite._C_API";
 
-/// Imports callsite._callsite and installs its function table for this extension module. Call once
-/// (e.g. in PyInit_); repeat calls are cheap. False with a Python error on failure.
-inline bool import() noexcept {
+/// Whether `table` can serve a consumer built against this header that calls entries up to
+/// byte `needed` of NativeAPI: the same CALLSITE_ABI_MAJOR, and at least `needed` bytes (a
+/// newer provider's table is larger). False with RuntimeError naming both sides otherwise.
+inline bool accepts(const NativeAPI *table, std::size_t needed = sizeof(NativeAPI)) noexcept {
+  if (table->version == CALLSITE_ABI_MAJOR && table->size >= needed) return true;
+  PyErr_Format(PyExc_RuntimeError,
+               "callsite C API mismatch: this module needs ABI major %d with a table of at "
+               "least %zu bytes, the installed callsite provides major %u with %u bytes",
+               CALLSITE_ABI_MAJOR, needed, table->version, table->size);
+  return false;
+}
+
+/// Imports callsite._callsite and installs its function table for this extension module. Call
+/// once (e.g. in PyInit_); repeat calls are cheap. `needed`: the table size this module relies
+/// on. The default, this header's whole table, is right for a module that may call every
+/// entry; one that calls none after entry `e` passes `offsetof(NativeAPI, e) + sizeof(void *)`
+/// and tests later entries with has_entry(). False with a Python error on failure.
+inline bool import(std::size_t needed = sizeof(NativeAPI)) noexcept {
   if (detail::native_api) return true;
   auto *table = static_cast<const NativeAPI *>(PyCapsule_Import(kCapsuleName, 0));
-  if (!table) return false;
-  if (table->version != CALLSITE_NATIVE_API_VERSION || table->size < sizeof(NativeAPI)) {
-    PyErr_Format(PyExc_RuntimeError,
-                 "callsite C API version mismatch: this module was built for version %d "
-                 "(table size %zu), the installed callsite provides version %u (size %u)",
-                 CALLSITE_NATIVE_API_VERSION, sizeof(NativeAPI), table->version, table->size);
-    return false;
-  }
+  if (!table || !accepts(table, needed)) return false;
   detail::native_api = table;
   return true;
+}
+
+/// Whether the installed table has the entry at byte `offset` (`offsetof(NativeAPI, entry)`):
+/// how a module imported with a smaller `needed` tests for an entry newer than that.
+inline bool has_entry(std::size_t offset) noexcept {
+  return detail::native_api && detail::native_api->size >= offset + sizeof(void (*)());
 }
 
 /// True once import() has succeeded (or inside _callsite itself).

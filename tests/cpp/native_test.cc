@@ -56,7 +56,7 @@ class Native : public ::testing::Test {
 
 TEST_F(Native, TableIsInstalledInsideCallsite) {
   ASSERT_NE(callsite::detail::native_api, nullptr);
-  EXPECT_EQ(callsite::detail::native_api->version, unsigned(CALLSITE_NATIVE_API_VERSION));
+  EXPECT_EQ(callsite::detail::native_api->version, unsigned(CALLSITE_ABI_MAJOR));
   EXPECT_EQ(callsite::detail::native_api->size, sizeof(callsite::NativeAPI));
   EXPECT_TRUE(callsite::api::available());
 }
