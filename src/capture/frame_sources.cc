@@ -28,7 +28,7 @@ PyObject *traceback_from_frame(PyObject *frame) noexcept {
     Py_DECREF(f);
     f = back;
   }
-  return new_traceback(frames.data(), Py_ssize_t(frames.size()));
+  return callsite::new_traceback(frames.data(), frames.size());
 }
 
 PyObject *traceback_from_exception_tb(PyObject *tb) noexcept {
@@ -46,7 +46,7 @@ PyObject *traceback_from_exception_tb(PyObject *tb) noexcept {
     Py_DECREF(code);
   }
   std::vector<RawFrame> innermost_first(frames.rbegin(), frames.rend());
-  return new_traceback(innermost_first.data(), Py_ssize_t(innermost_first.size()));
+  return callsite::new_traceback(innermost_first.data(), innermost_first.size());
 }
 
 }  // namespace callsite::detail

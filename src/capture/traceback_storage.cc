@@ -23,19 +23,6 @@ void traceback_dealloc(PyObject *self) {
   Py_DECREF(type);  // heap type instances own a reference to their type
 }
 
-PyObject *new_traceback(const RawFrame *frames, Py_ssize_t n) noexcept {
-  TracebackObject *tb = take_traceback_storage(n);
-  if (!tb) return nullptr;
-  if (frames) {
-    std::memcpy(tb->frames, frames, size_t(n) * sizeof(RawFrame));
-    for (Py_ssize_t i = 0; i < n; ++i) {
-      retain(frames[i]);
-      tb->may_have_native |= !frames[i].is_python();
-    }
-  }
-  return reinterpret_cast<PyObject *>(tb);
-}
-
 PyObject *adopt_traceback(const RawFrame *frames, Py_ssize_t n, bool may_have_native) noexcept {
   TracebackObject *tb = take_traceback_storage(n);
   if (!tb) {
@@ -64,8 +51,15 @@ std::size_t traceback_size(PyObject *tb) noexcept { return std::size_t(Py_SIZE(t
 const RawFrame *traceback_frames(PyObject *tb) noexcept {
   return reinterpret_cast<detail::TracebackObject *>(tb)->frames;
 }
-PyObject *make_traceback(const RawFrame *frames, std::size_t n) noexcept {
-  return detail::new_traceback(frames, Py_ssize_t(n));
+PyObject *new_traceback(const RawFrame *frames, std::size_t n) noexcept {
+  detail::TracebackObject *tb = detail::take_traceback_storage(Py_ssize_t(n));
+  if (!tb) return nullptr;
+  std::memcpy(tb->frames, frames, n * sizeof(RawFrame));
+  for (std::size_t i = 0; i < n; ++i) {
+    detail::retain(frames[i]);
+    tb->may_have_native |= !frames[i].is_python();
+  }
+  return reinterpret_cast<PyObject *>(tb);
 }
 
 }  // namespace callsite

@@ -28,11 +28,7 @@ extern PyTypeObject *traceback_type;
 /// per dropped capture.
 void traceback_dealloc(PyObject *self);
 
-/// Allocates a Traceback of `n` entries and copies `frames` into it, taking a reference to
-/// every code object / executable. New reference, or nullptr with an error set.
-PyObject *new_traceback(const RawFrame *frames, Py_ssize_t n) noexcept;
-
-/// As new_traceback, but the code-object references in `frames` are handed over (the walker
+/// As callsite::new_traceback, but the code-object references in `frames` are handed over (the walker
 /// took them); native executables are retained here when `may_have_native`. On failure the
 /// references are released.
 PyObject *adopt_traceback(const RawFrame *frames, Py_ssize_t n, bool may_have_native) noexcept;
@@ -54,6 +50,6 @@ const RawFrame *traceback_frames(PyObject *tb) noexcept;
 
 /// A new Traceback holding copies of `frames` (taking references to their code objects and
 /// executables). Returns a new reference, or nullptr with a Python error set.
-PyObject *make_traceback(const RawFrame *frames, std::size_t n) noexcept;
+PyObject *new_traceback(const RawFrame *frames, std::size_t n) noexcept;
 
 }  // namespace callsite

@@ -106,7 +106,7 @@ PyObject *filtered_traceback(PyObject *filter, const RawFrame *frames, std::size
   std::vector<RawFrame> kept(n < limit ? n : limit);
   const std::size_t k = filter_frames(filter, frames, n, kept.data(), limit);
   if (k == SIZE_MAX) return nullptr;
-  return make_traceback(kept.data(), k);
+  return new_traceback(kept.data(), k);
 }
 
 std::size_t filter_limit(PyObject *filter) noexcept {

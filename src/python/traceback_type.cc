@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "capture/frame_sources.h"
+#include "capture/traceback_pool.h"
 #include "capture/traceback_storage.h"
 #include "core/args.h"
 #include "core/frame_refs.h"
@@ -46,7 +47,7 @@ PyObject *tb_subscript(PyObject *self, PyObject *key) {
   Py_ssize_t start, stop, step;
   if (PySlice_Unpack(key, &start, &stop, &step) < 0) return nullptr;
   const Py_ssize_t n = PySlice_AdjustIndices(Py_SIZE(self), &start, &stop, step);
-  PyObject *result = new_traceback(nullptr, n);
+  PyObject *result = reinterpret_cast<PyObject *>(take_traceback_storage(n));
   if (!result) return nullptr;
   const RawFrame *src = as_tb(self)->frames;
   RawFrame *dst = as_tb(result)->frames;

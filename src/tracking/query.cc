@@ -44,7 +44,7 @@ PyObject *as_traceback(const OwnedCallSite *entries, std::size_t n, std::size_t 
   for (std::size_t i = 0; i < n; ++i)
     frames[i] = callsite::detail::python_raw_frame(entries[i].code, entries[i].offset);
   if (filter) return filtered_traceback(filter, frames, n, limit);
-  return make_traceback(frames, n < limit ? n : limit);
+  return new_traceback(frames, n < limit ? n : limit);
 }
 
 }  // namespace

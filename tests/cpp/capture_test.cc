@@ -101,7 +101,7 @@ TEST_F(Capture, MakeTracebackOwnsItsCodeObjects) {
   ASSERT_NE(tb, nullptr);
   auto *code = static_cast<PyObject *>(callsite::traceback_frames(tb)[0].code());
   const Py_ssize_t before = Py_REFCNT(code);
-  PyObject *copy = callsite::make_traceback(callsite::traceback_frames(tb), 2);
+  PyObject *copy = callsite::new_traceback(callsite::traceback_frames(tb), 2);
   EXPECT_EQ(Py_REFCNT(code), before + 2);  // frames 0 and 1 are both f
   Py_DECREF(copy);
   EXPECT_EQ(Py_REFCNT(code), before);
