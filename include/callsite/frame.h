@@ -42,11 +42,11 @@ struct RawFrame {
 static_assert(sizeof(RawFrame) == 16, "RawFrame is two machine words");
 
 /// A native frame as the stack walker sees it: the head of every `callsite::NativeFrame`,
-/// linked per thread, innermost first. `python_frame` is the interpreter frame that was
-/// current when it was pushed (an opaque marker; see src/layouts/layout.h).
+/// linked per thread, innermost first. `marker` stands for the interpreter frame that was
+/// current when it was pushed (an opaque value compared, never read; see src/layouts/layout.h).
 struct NativeLink {
   const NativeLink *previous;
-  const void *python_frame;
+  const void *marker;
   const Executable *executable;
   std::uintptr_t state;
 };

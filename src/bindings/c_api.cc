@@ -21,7 +21,7 @@ int symbolize_c(const RawFrame *frame, FrameInfo *out) {
 }
 
 constexpr NativeAPI kTable = {
-    CALLSITE_ABI_MAJOR, sizeof(NativeAPI), &push, &misordered_pop, &visible_innermost,
+    CALLSITE_ABI_MAJOR, sizeof(NativeAPI), &push, &misordered_pop, &innermost,
     &callsite::capture,         &callsite::capture_raw, &symbolize_c,   &add_traceback,
     &new_executable,         &executable_of,         &visible_code,  &push_visible,
     &pop_visible,            &visible_set_state,

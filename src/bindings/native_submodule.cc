@@ -31,9 +31,9 @@ void init_native(nb::module_ &m) {
   n.attr("FramedFunction") =
       nb::handle(reinterpret_cast<PyObject *>(native::framed_function_type));
   n.attr("ReificationWarning") = nb::handle(native::reification_warning);
-  n.def("current", [] { return checked(native::current_python_frame()); },
+  n.def("current", [] { return checked(native::current_native_frame()); },
         "The innermost NativeFrame pushed from Python that is active here, or None.");
-  n.def("stack", [] { return checked(native::visible_stack()); },
+  n.def("stack", [] { return checked(native::native_stack()); },
         "[(name, kind, state), ...]: the native frames a capture here would see, innermost "
         "first.");
   n.def("visible_frames_refusal", [] { return native::visible_refusal(); },

@@ -23,7 +23,7 @@ typedef struct callsite_raw_frame {
 /* Same layout as callsite::NativeLink. */
 typedef struct callsite_native_link {
   const struct callsite_native_link *previous;
-  const void *python_frame;
+  const void *marker;
   const void *executable;
   uintptr_t state;
 } callsite_native_link;

@@ -44,7 +44,7 @@ static size_t walk_public(PyThreadState *tstate, const callsite_walk_request *re
   while (f) {
     if (native) {
       const void *marker = callsite_marker_of_frame_object(f);
-      while (native && native->python_frame == marker) {
+      while (native && native->marker == marker) {
         CALLSITE_EMIT((uintptr_t)native->executable | 1u, native->state);
         native = native->previous;
       }

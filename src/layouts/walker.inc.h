@@ -39,7 +39,7 @@ static int callsite_emit_natives(const callsite_native_link **native, const void
                               callsite_raw_frame *end, size_t *skip) {
   const callsite_native_link *n = *native;
   int full = 0;
-  while (n && (frame == NULL || n->python_frame == frame)) {
+  while (n && (frame == NULL || n->marker == frame)) {
     if (*out == end) {
       full = 1;
       break;
@@ -54,7 +54,7 @@ static int callsite_emit_natives(const callsite_native_link **native, const void
     n = n->previous;
   }
   *native = n;
-  *marker = n ? n->python_frame : CALLSITE_NO_MARKER;
+  *marker = n ? n->marker : CALLSITE_NO_MARKER;
   return full || *out == end;
 }
 #endif
@@ -75,7 +75,7 @@ static inline __attribute__((always_inline)) size_t CALLSITE_WALK_IMPL(
   callsite_raw_frame *const end = begin + want;
   size_t skip = req->skip;
   const callsite_native_link *native = req->native;
-  const void *marker = native ? native->python_frame : CALLSITE_NO_MARKER;
+  const void *marker = native ? native->marker : CALLSITE_NO_MARKER;
   CALLSITE_FRAME_T *f = CALLSITE_FIRST_FRAME(tstate);
   /* The code object of the current run of equal ones and its length: its references are
    * added in one write when the run ends (layouts/refcount_runs.h). */

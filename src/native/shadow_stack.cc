@@ -66,7 +66,7 @@ const NativeLink *splice() noexcept {
   try {
     while (f) {
       const void *marker = callsite_marker_of_frame_object(f);
-      while (own && own->python_frame == marker) {
+      while (own && own->marker == marker) {
         out.push_back(*own);
         origin.push_back(own);
         own = own->previous;
@@ -143,7 +143,7 @@ const void *current_marker() noexcept { return marker_fast(); }
 ThreadStack *push(NativeLink *link, const Executable *executable, std::uintptr_t state) noexcept {
   link->executable = executable;
   link->state = state;
-  link->python_frame = marker_fast();
+  link->marker = marker_fast();
   return link_innermost(link);
 }
 
@@ -151,7 +151,7 @@ ThreadStack *push_marked(NativeLink *link, const Executable *executable, std::ui
                          const void *marker) noexcept {
   link->executable = executable;
   link->state = state;
-  link->python_frame = marker;
+  link->marker = marker;
   return link_innermost(link);
 }
 
@@ -159,7 +159,7 @@ ThreadStack *push_on(PyThreadState *ts, NativeLink *link, const Executable *exec
                      std::uintptr_t state) noexcept {
   link->executable = executable;
   link->state = state;
-  link->python_frame = marker_of(ts);
+  link->marker = marker_of(ts);
   return link_innermost(link);
 }
 
@@ -204,7 +204,7 @@ bool in_suspendable_frame() noexcept {
 
 bool park(NativeLink *link) noexcept {
   try {
-    parked[link->python_frame].push_back(link);
+    parked[link->marker].push_back(link);
   } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
     PyErr_NoMemory();
     return false;
@@ -214,7 +214,7 @@ bool park(NativeLink *link) noexcept {
 }
 
 void unpark(NativeLink *link) noexcept {
-  auto it = parked.find(link->python_frame);
+  auto it = parked.find(link->marker);
   if (it == parked.end()) return;
   std::vector<NativeLink *> &links = it->second;
   for (auto p = links.begin(); p != links.end(); ++p) {
@@ -227,7 +227,7 @@ void unpark(NativeLink *link) noexcept {
   if (links.empty()) parked.erase(it);
 }
 
-const NativeLink *visible_innermost() noexcept {
+const NativeLink *innermost() noexcept {
   return parked_count == 0 ? t_stack.head : splice();
 }
 
@@ -236,13 +236,11 @@ const std::vector<NativeLink *> *parked_under(const void *marker) noexcept {
   return it == parked.end() ? nullptr : &it->second;
 }
 
-const NativeLink *origin_of(const NativeLink *visible) noexcept {
+const NativeLink *origin_of(const NativeLink *seen) noexcept {
   const std::vector<NativeLink> &out = t_spliced;
-  if (!out.empty() && visible >= &out.front() && visible <= &out.back())
-    return t_spliced_origin[std::size_t(visible - &out.front())];
-  return visible;
+  if (!out.empty() && seen >= &out.front() && seen <= &out.back())
+    return t_spliced_origin[std::size_t(seen - &out.front())];
+  return seen;
 }
-
-const NativeLink *innermost() noexcept { return visible_innermost(); }
 
 }  // namespace callsite::native

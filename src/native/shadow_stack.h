@@ -47,16 +47,13 @@ void unpark(NativeLink *link) noexcept;
 /// The frames parked under `marker`, innermost last (nullptr: none). GIL held.
 const std::vector<NativeLink *> *parked_under(const void *marker) noexcept;
 
-/// The frame a link of the latest visible_innermost() list is a copy of (itself when the
-/// list was not spliced). GIL held.
-const NativeLink *origin_of(const NativeLink *visible) noexcept;
+/// The frame a link of the latest innermost() list is a copy of (itself when the list was not
+/// spliced). GIL held.
+const NativeLink *origin_of(const NativeLink *seen) noexcept;
 
-/// Every native frame of the calling thread that a capture would see, innermost first. GIL
-/// held.
-const NativeLink *visible_innermost() noexcept;
-
-/// The calling thread's innermost native frame as a capture sees it, or nullptr. Hot: read on
-/// every capture.
+/// The calling thread's native frames as a capture sees them, innermost first (its own stack,
+/// with the frames parked under its running generators spliced in), or nullptr. GIL held.
+/// Hot: read on every capture.
 const NativeLink *innermost() noexcept;
 
 }  // namespace callsite::native

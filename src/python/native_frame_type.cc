@@ -161,7 +161,7 @@ PyObject *nf_exit(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
   PyNativeFrame *f = as_nf(self);
   if (nargs == 3 && args[1] != Py_None && PyExceptionInstance_Check(args[1]) &&
       !PyErr_GivenExceptionMatches(args[1], PyExc_GeneratorExit) && active(f))
-    insert_traceback(args[1], args[2], f->link.python_frame, &f->executable->exe,
+    insert_traceback(args[1], args[2], f->link.marker, &f->executable->exe,
                      f->link.state);
   if (!pop_frame(f, true)) return nullptr;
   Py_RETURN_FALSE;
@@ -409,25 +409,25 @@ bool parse_state(PyObject *value, std::uintptr_t *out) noexcept {
   return true;
 }
 
-PyObject *current_python_frame() noexcept {
+PyObject *current_native_frame() noexcept {
   // A generator's own frames first: they are the innermost when it calls current().
   if (const auto *parked = parked_under(current_marker()); parked && !parked->empty())
     return Py_NewRef(as_obj(from_link(parked->back())));
-  for (const NativeLink *v = visible_innermost(); v; v = v->previous) {
-    const NativeLink *link = origin_of(v);
+  for (const NativeLink *seen = innermost(); seen; seen = seen->previous) {
+    const NativeLink *link = origin_of(seen);
     if (python_links.count(link)) return Py_NewRef(as_obj(from_link(link)));
   }
   Py_RETURN_NONE;
 }
 
-PyObject *visible_stack() noexcept {
+PyObject *native_stack() noexcept {
   PyObject *list = PyList_New(0);
   if (!list) return nullptr;
-  for (const NativeLink *v = visible_innermost(); v; v = v->previous) {
-    const Executable *exe = v->executable;
+  for (const NativeLink *seen = innermost(); seen; seen = seen->previous) {
+    const Executable *exe = seen->executable;
     PyObject *item = Py_BuildValue("(ssK)", exe->name ? exe->name : "?",
                                    exe->kind ? exe->kind : "native",
-                                   (unsigned long long)v->state);
+                                   (unsigned long long)seen->state);
     if (!item || PyList_Append(list, item) < 0) {
       Py_XDECREF(item);
       Py_DECREF(list);

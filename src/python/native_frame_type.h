@@ -30,10 +30,10 @@ bool parse_state(PyObject *value, std::uintptr_t *out) noexcept;
 
 /// callsite.native.current(): the innermost frame pushed from Python that is active in the
 /// calling code, or None. New reference.
-PyObject *current_python_frame() noexcept;
+PyObject *current_native_frame() noexcept;
 
 /// callsite.native.stack(): [(name, kind, state), ...] of every native frame a capture here
 /// would see, innermost first. New reference.
-PyObject *visible_stack() noexcept;
+PyObject *native_stack() noexcept;
 
 }  // namespace callsite::native

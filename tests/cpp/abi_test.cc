@@ -50,7 +50,7 @@ const Field kSharedLayouts[] = {
     CALLSITE_FIELD(callsite::RawFrame, tagged, 0),
     CALLSITE_FIELD(callsite::RawFrame, payload, 8),
     CALLSITE_FIELD(callsite::NativeLink, previous, 0),
-    CALLSITE_FIELD(callsite::NativeLink, python_frame, 8),
+    CALLSITE_FIELD(callsite::NativeLink, marker, 8),
     CALLSITE_FIELD(callsite::NativeLink, executable, 16),
     CALLSITE_FIELD(callsite::NativeLink, state, 24),
     CALLSITE_FIELD(callsite::Executable, name, 0),

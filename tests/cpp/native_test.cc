@@ -70,7 +70,7 @@ TEST_F(Native, PushPopIsAStack) {
       callsite::NativeFrame b(kB, 2);
       EXPECT_EQ(nv::this_thread()->head, &b.link());
       EXPECT_EQ(b.link().previous, &a.link());
-      EXPECT_EQ(b.link().python_frame, nullptr);  // no Python frame runs here
+      EXPECT_EQ(b.link().marker, nullptr);  // no Python frame runs here
       b.set_state(7);
       EXPECT_EQ(nv::this_thread()->head->state, 7u);
     }
@@ -127,7 +127,7 @@ TEST_F(Native, ThreadsHaveTheirOwnStacks) {
     callsite::NativeFrame theirs(kB, 2);
     seen.push_back(nv::this_thread()->head);
     seen.push_back(theirs.link().previous);
-    seen.push_back(static_cast<const callsite::NativeLink *>(theirs.link().python_frame));
+    seen.push_back(static_cast<const callsite::NativeLink *>(theirs.link().marker));
   });
   t.join();
   Py_END_ALLOW_THREADS;
