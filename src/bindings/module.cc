@@ -9,7 +9,6 @@
 #include "filter/decisions.h"
 #include "layouts/layout.h"
 #include "python/capture_entry.h"
-#include "python/daemon_exit.h"
 #include "python/frame_type.h"
 #include "python/init.h"
 
@@ -54,9 +53,7 @@ NB_MODULE(_callsite, m) {
                     "interpreter only");
     throw nb::python_error();
   }
-  if (!callsite::python::install_daemon_exit_guard()) throw nb::python_error();
-  if (!callsite::python::init_types() || !callsite::detail::init_backend())
-    throw nb::python_error();
+  if (!callsite::python::init_module()) throw nb::python_error();
   m.attr("Traceback") = nb::handle(reinterpret_cast<PyObject *>(callsite::detail::traceback_type));
   m.attr("Frame") = nb::handle(reinterpret_cast<PyObject *>(callsite::detail::frame_type));
   m.attr("Filter") = nb::handle(reinterpret_cast<PyObject *>(callsite::detail::filter_type));

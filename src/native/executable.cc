@@ -2,8 +2,6 @@
 // new_executable / executable_of, and the tag of Python reifiers.
 #include "native/executable.h"
 
-#include "native/visible_frames.h"
-
 namespace callsite::native {
 
 PyTypeObject *executable_type = nullptr;
@@ -25,13 +23,6 @@ ExecutableObject *allocate_executable(PyTypeObject *type, PyObject *name, PyObje
   self->exe.owner = reinterpret_cast<PyObject *>(self);
   self->visible_states = -1;
   return self;
-}
-
-const VisibleCode *visible_code_of(ExecutableObject *exe) {
-  if (exe->visible || exe->visible_states < 0) return exe->visible;
-  exe->visible = visible_code(&exe->exe, std::size_t(exe->visible_states));
-  if (!exe->visible && !PyErr_Occurred()) exe->visible_states = -1;  // unavailable: shadow
-  return exe->visible;
 }
 
 PyObject *new_executable(const char *name, const char *kind, Reifier reify, void *user_data,

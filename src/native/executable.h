@@ -21,11 +21,6 @@ struct ExecutableObject {
   const VisibleCode *visible;
 };
 
-/// The visible code of a visible executable, building it on first use; nullptr when the
-/// executable is shadow-only, visible frames are unavailable, or (with an error) it failed.
-const VisibleCode *visible_code_of(ExecutableObject *exe);
-
-
 /// The callsite.native.Executable type; created by the Python-facing layer at init.
 extern PyTypeObject *executable_type;
 

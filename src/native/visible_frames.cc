@@ -183,6 +183,13 @@ const VisibleCode *visible_code(const Executable *exe, std::size_t states) {
   return code;
 }
 
+const VisibleCode *visible_code_of(ExecutableObject *exe) {
+  if (exe->visible || exe->visible_states < 0) return exe->visible;
+  exe->visible = visible_code(&exe->exe, std::size_t(exe->visible_states));
+  if (!exe->visible && !PyErr_Occurred()) exe->visible_states = -1;  // unavailable: shadow
+  return exe->visible;
+}
+
 void forget_visible(const Executable *exe) noexcept {
   auto it = codes.find(exe);
   if (it == codes.end()) return;

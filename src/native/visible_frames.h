@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "callsite/native_frame.h"
+#include "native/executable.h"
 
 namespace callsite::native {
 
@@ -18,6 +19,11 @@ const char *visible_refusal() noexcept;
 /// error when this interpreter has no visible frames (after one RuntimeWarning per process);
 /// nullptr + error on failure. GIL held.
 const VisibleCode *visible_code(const Executable *executable, std::size_t states);
+
+/// The visible code of a visible callsite.native.Executable, building it on first use;
+/// nullptr when the executable is shadow-only, visible frames are unavailable, or (with an
+/// error) it failed. GIL held.
+const VisibleCode *visible_code_of(ExecutableObject *exe);
 
 /// How many visible frames were given heap memory because the data stack chunk of their
 /// thread was full when they were pushed (for tests of that path). GIL held.

@@ -3,9 +3,11 @@
 
 #include <Python.h>
 
+#include "capture/backend.h"
 #include "mlir/bindings.h"
 #include "mlir/settings.h"
 #include "native/reify.h"
+#include "python/daemon_exit.h"
 #include "python/executable_type.h"
 #include "python/filter_type.h"
 #include "python/frame_type.h"
@@ -35,6 +37,10 @@ bool init_types() {
     return false;
   done = true;
   return true;
+}
+
+bool init_module() {
+  return install_daemon_exit_guard() && init_types() && detail::init_backend();
 }
 
 }  // namespace callsite::python
