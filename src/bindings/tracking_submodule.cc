@@ -6,6 +6,7 @@
 #include "python/tracking_queries.h"
 #include "tracking/state.h"
 #include "tracking/tracking.h"
+#include "tracking/window.h"
 
 namespace nb = nanobind;
 namespace tr = callsite::tracking;
@@ -146,6 +147,7 @@ PyMethodDef refresh_def = {
 void init_tracking(nb::module_ &parent) {
   nb::module_ m = parent.def_submodule("tracking", "Tracked call windows (callsite.tracking).");
   m.attr("CallSite") = nb::handle(reinterpret_cast<PyObject *>(tr::detail::call_site_type));
+  m.attr("Window") = nb::handle(reinterpret_cast<PyObject *>(tr::detail::window_type));
   PyObject *window = PyCFunction_NewEx(&window_def, nullptr, m.attr("__name__").ptr());
   if (!window) throw nb::python_error();
   m.attr("window") = nb::steal(window);

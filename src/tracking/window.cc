@@ -10,9 +10,10 @@ Window *cache_window = nullptr;
 PyThreadState *dead_tstate = nullptr;
 std::uint64_t dead_tstate_id = 0;
 
+PyTypeObject *window_type = nullptr;
+
 namespace {
 
-PyTypeObject *window_type = nullptr;
 Window *registry = nullptr;
 std::size_t registered = 0;
 
@@ -63,7 +64,7 @@ PyType_Slot window_slots[] = {
     {Py_tp_repr, reinterpret_cast<void *>(window_repr)},
     {0, nullptr}};
 
-PyType_Spec window_spec = {"callsite.tracking.Window", int(sizeof(Window)), 0,
+PyType_Spec window_spec = {"callsite._callsite.tracking.Window", int(sizeof(Window)), 0,
                            Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, window_slots};
 
 }  // namespace

@@ -36,7 +36,9 @@ struct Window {
   PyObject *chained_obj;
 };
 
-/// Creates the window type; once, at module init. False with a Python error.
+/// The window type (internal: it lives in tracking because its dealloc is the thread-exit
+/// hook above); created once, at module init. False with a Python error.
+extern PyTypeObject *window_type;
 bool init_window_type() noexcept;
 
 /// A new window of `capacity` entries for `tstate`, registered. New reference or nullptr + error.
