@@ -431,3 +431,32 @@ def test_native_states_that_never_repeat_keep_the_cache_bounded(ir):
             frame.state = 0  # released by the restart: built again, the same
             again = str(callsite.mlir.location())
         assert f'"jit.dsl":1:' in again
+
+
+def test_every_mlir_type_is_importable_under_its_name():
+    """Each Python type of the MLIR subsystem names its import path (module.qualname)."""
+    import importlib
+
+    for t in (callsite.mlir.MlirSettings, callsite.mlir.MlirBindings,
+              callsite.mlir._MethodInjector, callsite.mlir._FunctionInjector):
+        module, _, name = f"{t.__module__}.{t.__qualname__}".rpartition(".")
+        assert getattr(importlib.import_module(module), name) is t, t
+
+
+def test_process_knobs_have_one_owner():
+    """callsite.mlir's knob functions are a facade over _mlir_knobs.KNOBS."""
+    from callsite import _mlir_knobs
+
+    knobs = _mlir_knobs.KNOBS
+    saved = (knobs.limit, dict(knobs.flags), set(knobs.explicitly_set))
+    try:
+        callsite.mlir.set_loc_tracebacks_frame_limit(700)
+        assert knobs.limit == callsite.mlir.loc_tracebacks_frame_limit() == 512
+        callsite.mlir.set_traceback_action_on_current_loc("nameloc_wrap")
+        assert knobs.flags["current"] is True
+        assert callsite.mlir.traceback_action_on_current_loc() == "nameloc_wrap"
+        with pytest.raises(ValueError, match="action must be one of"):
+            callsite.mlir.set_traceback_action_on_explicit_loc("sometimes")
+        assert callsite.mlir.traceback_action_on_explicit_loc() == "use_explicit"
+    finally:
+        knobs.limit, knobs.flags, knobs.explicitly_set = saved

@@ -1,6 +1,6 @@
 """MLIR's own traceback switches, served by callsite.
 
-After :func:`accelerate_bindings`, the process-wide knobs of one set of bindings
+After :meth:`Accelerated.install_on`, the process-wide knobs of one set of bindings
 (``<pkg>._mlir_libs._mlir.globals``: ``set_loc_tracebacks_enabled``,
 ``set_loc_tracebacks_frame_limit``, ``register_traceback_file_inclusion/exclusion``,
 ``set_traceback_action_on_explicit_loc/_on_current_loc`` and their getters) and
@@ -12,7 +12,8 @@ The state mirrors MLIR's ``PyGlobals::TracebackLoc``: one switch, one frame limi
 the bindings themselves, read back after forwarding), two actions, and the file rules (forwarded
 to MLIR too, so they stay in force if the wrappers are ever removed). Rules registered before
 acceleration are invisible (MLIR has no getter); the generated ``_*_ops_gen.py`` files' own
-registrations are matched by the filter's default ``_ops_gen.py`` rule.
+registrations are matched by the filter's default ``_ops_gen.py`` rule. Which bindings are
+accelerated, and callsite's own process-wide values, are kept by ``_mlir_knobs.KNOBS``.
 """
 from __future__ import annotations
 
@@ -53,6 +54,11 @@ def action_flag(value: Any, kind: str, argument: str) -> bool:
     if isinstance(name, str) and name.lower() in choices:
         return name.lower() == choices[1]
     raise ValueError(f"{argument} must be one of {choices!r}, 0/1 or MLIR's enum, not {value!r}")
+
+
+def action_name(kind: str, flag: bool) -> str:
+    """MLIR's lower-case name of an action: "use_explicit"/"use_traceback", "fallback"/"nameloc_wrap"."""
+    return _ACTIONS[kind][1][flag]
 
 
 def _native_package(ir: ModuleType) -> ModuleType | None:
@@ -110,13 +116,24 @@ class Accelerated:
         self.original["register_traceback_file_exclusion"](self.globals, filename)
         self.filter.exclude_file(filename)
 
-    def set_action(self, kind: str, value: Any) -> None:
-        flag = action_flag(value, kind, "action")
+    def set_action(self, kind: str, flag: bool) -> None:
         if kind == "explicit":
             self.use_traceback = flag
         else:
             self.nameloc_wrap = flag
         self.refresh()
+
+    @classmethod
+    def install_on(cls, bindings: MlirBindings) -> Accelerated:
+        """Serves `bindings`' traceback knobs with callsite (TypeError: they have none)."""
+        native = _native_package(bindings.ir) if has_traceback_knobs(bindings.ir) else None
+        if native is None:
+            raise TypeError(f"callsite.mlir.accelerate: {bindings.ir.__name__} has no traceback "
+                            "knobs (`_mlir_libs._mlir.globals.set_loc_tracebacks_enabled`: MLIR "
+                            "older than loc_tracebacks); use callsite.mlir.auto_locations there")
+        accelerated = cls(bindings, native)
+        accelerated.install()
+        return accelerated
 
     def install(self) -> None:
         self.bindings.acquire()  # the op-builder wrappers stay until uninstall()
@@ -129,10 +146,10 @@ class Accelerated:
             "register_traceback_file_exclusion": lambda self, filename: me.exclude(filename),
             "traceback_action_on_explicit_loc": lambda self: me.enum("explicit", me.use_traceback),
             "set_traceback_action_on_explicit_loc":
-                lambda self, action: me.set_action("explicit", action),
+                lambda self, action: me.set_action("explicit", action_flag(action, "explicit", "action")),
             "traceback_action_on_current_loc": lambda self: me.enum("current", me.nameloc_wrap),
             "set_traceback_action_on_current_loc":
-                lambda self, action: me.set_action("current", action),
+                lambda self, action: me.set_action("current", action_flag(action, "current", "action")),
         }
         self.replaced = {name: vars(self.globals_type).get(name) for name in patches}
         for name, function in patches.items():
@@ -195,42 +212,8 @@ class Accelerated:
         return loc_tracebacks
 
 
-_accelerated: dict[int, Accelerated] = {}
-
-
 def has_traceback_knobs(ir: ModuleType) -> bool:
     """True if the bindings have MLIR's traceback switch (all of _GLOBALS_METHODS)."""
     native = _native_package(ir)
     knobs = getattr(native, "globals", None) if native is not None else None
     return knobs is not None and all(hasattr(type(knobs), name) for name in _GLOBALS_METHODS)
-
-
-def accelerate_bindings(bindings: MlirBindings) -> Accelerated:
-    """Serves `bindings`' traceback knobs with callsite (idempotent)."""
-    key = id(bindings)
-    found = _accelerated.get(key)
-    if found is not None:
-        return found
-    if not has_traceback_knobs(bindings.ir):
-        raise TypeError(f"callsite.mlir.accelerate: {bindings.ir.__name__} has no traceback "
-                        "knobs (`_mlir_libs._mlir.globals.set_loc_tracebacks_enabled`: MLIR "
-                        "older than loc_tracebacks); use callsite.mlir.auto_locations there")
-    native = _native_package(bindings.ir)
-    assert native is not None  # has_traceback_knobs() found it
-    accelerated = Accelerated(bindings, native)
-    accelerated.install()
-    _accelerated[key] = accelerated
-    return accelerated
-
-
-def decelerate_bindings(bindings: MlirBindings) -> bool:
-    """Undoes accelerate_bindings (False: it was not accelerated)."""
-    found = _accelerated.pop(id(bindings), None)
-    if found is None:
-        return False
-    found.uninstall()
-    return True
-
-
-def accelerated() -> list[Accelerated]:
-    return list(_accelerated.values())

@@ -21,9 +21,12 @@ from typing import Any
 
 from . import _mlir_accelerate as _accelerate
 from . import _mlir_detect as _detect
+from . import _mlir_knobs as _knobs
 from ._callsite import Filter
 from ._callsite import mlir as _m
 from ._callsite.mlir import MlirBindings, MlirSettings
+# The op-builder wrappers' types, importable where their names say (callsite.mlir._MethodInjector).
+from ._callsite.mlir import _FunctionInjector, _MethodInjector  # noqa: F401
 
 __all__ = [
     "KNOWN_IR_MODULES",
@@ -49,10 +52,9 @@ __all__ = [
     "use",
 ]
 
-#: MLIR's PyGlobals::TracebackLoc::kMaxFrames: frame limits are clamped to it.
-MAX_DEPTH = 512
-#: MLIR's default frame limit.
-DEFAULT_FRAME_LIMIT = 10
+MAX_DEPTH = _knobs.MAX_DEPTH
+DEFAULT_FRAME_LIMIT = _knobs.DEFAULT_FRAME_LIMIT
+_KNOBS = _knobs.KNOBS
 
 from ._callsite.mlir import location  # noqa: E402
 # One MlirBindings per set of bindings, keyed by its OpView class: `pkg.ir` and the native
@@ -62,16 +64,6 @@ _by_opview: dict[int, MlirBindings] = {}
 # open join every open scope).
 _open_scopes: list[list[MlirBindings]] = []
 _accelerate_new_bindings = False
-
-
-class _ProcessKnobs:
-    """callsite's own process-wide knobs (MLIR's PyGlobals::TracebackLoc, for every set of
-    accelerated bindings and for scopes that do not set their own)."""
-
-    limit = DEFAULT_FRAME_LIMIT
-    use_traceback = False
-    nameloc_wrap = False
-    limit_set = use_traceback_set = nameloc_wrap_set = False
 
 
 def _opview_key(ir: ModuleType) -> int:
@@ -110,15 +102,11 @@ def _on_bindings_imported(module: ModuleType) -> None:
     """A set of bindings was imported: it joins the open scopes (and accelerate())."""
     b = use(module)
     if _accelerate_new_bindings and _accelerate.has_traceback_knobs(module):
-        _apply_knobs(_accelerate.accelerate_bindings(b))
+        _KNOBS.accelerate(b)
     for acquired in _open_scopes:
         if b not in acquired:
             b.acquire()
             acquired.append(b)
-
-
-def _flag(value: Any, kind: str, argument: str, default: bool) -> bool:
-    return default if value is None else _accelerate.action_flag(value, kind, argument)
 
 
 @contextlib.contextmanager
@@ -153,8 +141,8 @@ def auto_locations(
     settings = MlirSettings(
         filter,
         limit,
-        use_traceback=_flag(on_explicit, "explicit", "on_explicit", _ProcessKnobs.use_traceback),
-        nameloc_wrap=_flag(current_loc, "current", "current_loc", _ProcessKnobs.nameloc_wrap),
+        use_traceback=_KNOBS.flag("explicit", on_explicit, "on_explicit"),
+        nameloc_wrap=_KNOBS.flag("current", current_loc, "current_loc"),
         window=source == "window",
     )
     acquired: list[MlirBindings] = []
@@ -181,7 +169,7 @@ def _enclosing_limit() -> int | None:
     current = _m.settings.get(None)
     if isinstance(current, MlirSettings):
         return current.limit if current.limit is not None else current.filter.limit
-    return _ProcessKnobs.limit
+    return _KNOBS.limit
 
 
 def loc_tracebacks(
@@ -202,7 +190,7 @@ def loc_tracebacks(
     explicit = on_explicit if on_explicit is not None else on_explicit_actn
     current = current_loc if current_loc is not None else current_loc_actn
     depth = (_enclosing_limit() if max_depth is None
-             else _clamped_limit(max_depth, "loc_tracebacks(): max_depth", none_ok=True))
+             else _knobs.clamped_limit(max_depth, "loc_tracebacks(): max_depth", none_ok=True))
     return auto_locations(
         Filter.default(),
         limit=depth,
@@ -240,14 +228,14 @@ def accelerate(ir: ModuleType | str | None = None) -> list[MlirBindings]:
     global _accelerate_new_bindings
     if ir is not None:
         b = use(ir)
-        _apply_knobs(_accelerate.accelerate_bindings(b))
+        _KNOBS.accelerate(b)
         return [b]
     _accelerate_new_bindings = True
     _detect.watch_imports(_on_bindings_imported)
     for module in _detect.loaded_ir_modules():
         if _accelerate.has_traceback_knobs(module):  # older MLIR: no switch to serve
-            _apply_knobs(_accelerate.accelerate_bindings(use(module)))
-    return [a.bindings for a in _accelerate.accelerated()]
+            _KNOBS.accelerate(use(module))
+    return [a.bindings for a in _KNOBS.accelerated.values()]
 
 
 def decelerate(ir: ModuleType | str | None = None) -> None:
@@ -255,87 +243,54 @@ def decelerate(ir: ModuleType | str | None = None) -> None:
     all of them; bindings imported later are no longer accelerated)."""
     global _accelerate_new_bindings
     if ir is not None:
-        _accelerate.decelerate_bindings(use(ir))
+        _KNOBS.decelerate(use(ir))
         return
     _accelerate_new_bindings = False
-    for a in _accelerate.accelerated():
-        _accelerate.decelerate_bindings(a.bindings)
+    for a in list(_KNOBS.accelerated.values()):
+        _KNOBS.decelerate(a.bindings)
 
 
-def _apply_knobs(accelerated: _accelerate.Accelerated) -> None:
-    """callsite's knobs that were set explicitly hold for bindings accelerated later too."""
-    if _ProcessKnobs.limit_set:
-        accelerated.set_frame_limit(_ProcessKnobs.limit)
-    if _ProcessKnobs.use_traceback_set:
-        accelerated.set_action("explicit", _ProcessKnobs.use_traceback)
-    if _ProcessKnobs.nameloc_wrap_set:
-        accelerated.set_action("current", _ProcessKnobs.nameloc_wrap)
-
-
-def _clamped_limit(value: Any, what: str, *, none_ok: bool = False) -> int:
-    """`value` as a frame limit clamped to MAX_DEPTH; `what` names the argument in errors."""
-    expected = "an int >= 0 or None" if none_ok else "an int >= 0"
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{what} must be {expected}, not {value!r}")
-    if value < 0:
-        raise ValueError(f"{what} must be {expected}, not {value!r}")
-    return min(value, MAX_DEPTH)
+# --- MLIR's process-wide knobs in callsite's API (kept by _mlir_knobs.KNOBS) --------------
 
 
 def set_loc_tracebacks_frame_limit(limit: int) -> None:
     """Process-wide frame limit (MLIR's knob: default 10, clamped to 512, counts kept frames)
     for loc_tracebacks(max_depth=None) outside a scope and for every accelerated bindings. A
     scope's own limit wins inside it."""
-    _ProcessKnobs.limit = _clamped_limit(limit, "set_loc_tracebacks_frame_limit(): limit")
-    _ProcessKnobs.limit_set = True
-    for a in _accelerate.accelerated():
-        a.set_frame_limit(_ProcessKnobs.limit)
+    _KNOBS.set_limit(limit, "set_loc_tracebacks_frame_limit(): limit")
 
 
 def loc_tracebacks_frame_limit() -> int:
-    return _ProcessKnobs.limit
+    return _KNOBS.limit
 
 
 def set_traceback_action_on_explicit_loc(action: Any) -> None:
     """Process-wide: "use_explicit" (default) keeps an explicit loc=, "use_traceback" replaces
     it. Applies to scopes that do not pass on_explicit= and to every accelerated bindings."""
-    _ProcessKnobs.use_traceback = _accelerate.action_flag(action, "explicit", "action")
-    _ProcessKnobs.use_traceback_set = True
-    for a in _accelerate.accelerated():
-        a.set_action("explicit", _ProcessKnobs.use_traceback)
+    _KNOBS.set_action("explicit", action)
 
 
 def traceback_action_on_explicit_loc() -> str:
-    return "use_traceback" if _ProcessKnobs.use_traceback else "use_explicit"
+    return _KNOBS.action_name("explicit")
 
 
 def set_traceback_action_on_current_loc(action: Any) -> None:
     """Process-wide: "fallback" (default) or "nameloc_wrap"; as the explicit-loc action."""
-    _ProcessKnobs.nameloc_wrap = _accelerate.action_flag(action, "current", "action")
-    _ProcessKnobs.nameloc_wrap_set = True
-    for a in _accelerate.accelerated():
-        a.set_action("current", _ProcessKnobs.nameloc_wrap)
+    _KNOBS.set_action("current", action)
 
 
 def traceback_action_on_current_loc() -> str:
-    return "nameloc_wrap" if _ProcessKnobs.nameloc_wrap else "fallback"
+    return _KNOBS.action_name("current")
 
 
 def set_loc_tracebacks_enabled(enabled: bool) -> None:
     """MLIR's process-wide switch, on every accelerated bindings (see accelerate())."""
-    if not isinstance(enabled, bool):
-        raise TypeError(f"enabled must be a bool, not {type(enabled).__name__}")
-    found = _accelerate.accelerated()
-    if not found:
-        raise RuntimeError("callsite.mlir.set_loc_tracebacks_enabled: no accelerated bindings; "
-                           "call callsite.mlir.accelerate() first (or set CALLSITE_MLIR=1)")
-    for a in found:
-        a.set_enabled(enabled)
+    _KNOBS.set_enabled(enabled)
 
 
 def loc_tracebacks_enabled() -> bool:
     """True if MLIR's process-wide switch is on for any accelerated bindings."""
-    return any(a.enabled for a in _accelerate.accelerated())
+    return _KNOBS.enabled()
 
 
 def cache_info(context: Any) -> dict[str, int] | None:

@@ -1,7 +1,8 @@
 // bindings/mlir_submodule.cc — registers the MLIR subsystem (the logic lives in src/mlir).
 #include "bindings/submodules.h"
-#include "mlir/bindings.h"
+#include "mlir/bindings_type.h"
 #include "mlir/context_cache.h"
+#include "mlir/injector.h"
 #include "mlir/locate.h"
 #include "mlir/settings.h"
 
@@ -15,7 +16,9 @@ PyMethodDef location_def = {
     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(mlir::location_py)),
     METH_FASTCALL | METH_KEYWORDS,
     "location(filter=None, *, skip=0, context=None, limit=None)\n--\n\n"
-    "The caller's stack as the ir.Location MLIR's loc_tracebacks() would build (cached)."};
+    "The caller's stack as the ir.Location MLIR's loc_tracebacks() would build (cached).\n\n"
+    "location(traceback, *, filter=None, context=None, limit=None): the same for a\n"
+    "callsite.Traceback captured earlier (trace, then emit), from the same caches."};
 
 }  // namespace
 
@@ -23,6 +26,8 @@ void init_mlir(nb::module_ &parent) {
   nb::module_ m = parent.def_submodule("mlir", "MLIR locations (callsite.mlir).");
   m.attr("MlirBindings") = nb::handle(reinterpret_cast<PyObject *>(mlir::bindings_type));
   m.attr("MlirSettings") = nb::handle(reinterpret_cast<PyObject *>(mlir::settings_type));
+  m.attr("_MethodInjector") = nb::handle(reinterpret_cast<PyObject *>(mlir::injector_type(true)));
+  m.attr("_FunctionInjector") = nb::handle(reinterpret_cast<PyObject *>(mlir::injector_type(false)));
   m.attr("settings") = nb::handle(mlir::settings_var);
   PyObject *location = PyCFunction_NewEx(&location_def, nullptr, m.attr("__name__").ptr());
   if (!location) throw nb::python_error();

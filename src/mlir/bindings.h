@@ -1,5 +1,7 @@
 // mlir/bindings.h — one set of MLIR Python bindings (mlir.ir, iree.compiler.ir, jaxlib.mlir.ir…)
 // as callsite uses it: the classes it builds locations with and the op builders it wraps.
+// The Python type (MlirBindings) is mlir/bindings_type.cc; installing the wrappers is
+// mlir/wrappers.cc.
 #pragma once
 #include <Python.h>
 
@@ -24,14 +26,21 @@ struct BindingsObject {
   static constexpr int kEntryPoints = 4;
   PyObject *saved[kEntryPoints];
   PyObject *installed[kEntryPoints];  ///< what we put in their place (to restore only our own)
-  /// The process-wide settings MLIR's own switches select (callsite.mlir.accelerate): used
-  /// by threads without an auto_locations scope; nullptr or None: off.
+  /// The snapshot of MLIR's process-wide switches that threads without an auto_locations
+  /// scope use: an MlirSettings published by callsite.mlir's knobs (python/callsite/
+  /// _mlir_knobs.py owns them), nullptr or None when the switch is off.
   PyObject *process_settings;
 };
 
-extern PyTypeObject *bindings_type;
+/// Fills `b` (freshly allocated) from the module `ir` and registers it; false + TypeError
+/// when `ir` is not MLIR bindings. The registry's reference is taken here.
+bool fill_bindings(BindingsObject *b, PyObject *ir) noexcept;
 
-PyTypeObject *init_bindings_type() noexcept;
+/// The bindings already registered for `ir`, or nullptr.
+BindingsObject *registered_bindings(PyObject *ir) noexcept;
+
+/// Releases everything `b` holds (its type's dealloc).
+void clear_bindings(BindingsObject *b) noexcept;
 
 /// Every BindingsObject created (strong references; bindings live as long as the process).
 const std::vector<BindingsObject *> &all_bindings() noexcept;
@@ -46,8 +55,7 @@ PyObject *current_location(BindingsObject *b) noexcept;
 /// The bindings whose Context type `ctx` is an instance of, or nullptr.
 BindingsObject *bindings_of_context(PyObject *ctx) noexcept;
 
-/// Installs the op-builder wrappers on the first scope, restores the originals with the last.
-bool acquire_wrappers(BindingsObject *b) noexcept;
-bool release_wrappers(BindingsObject *b) noexcept;
+/// Interns the attribute names used here; once at module init (python/init.cc).
+bool init_bindings() noexcept;
 
 }  // namespace callsite::mlir

@@ -5,13 +5,11 @@
 #include <vector>
 
 #include "core/compat.h"
-#include "core/frame_refs.h"
+#include "mlir/bindings.h"
 #include "symbolize/symbolize.h"
 
 namespace callsite::mlir {
 namespace {
-
-constexpr std::size_t kMaxWrapGroups = 1024;
 
 PyObject *kw_context = nullptr;        // ("context",)
 PyObject *kw_child_context = nullptr;  // ("childLoc", "context")
@@ -65,30 +63,20 @@ bool is_nameloc(BindingsObject *b, PyObject *loc) {
 }  // namespace
 
 PyObject *frame_location(ContextCache &cc, const RawFrame &frame) {
-  auto it = cc.frames.find(frame);
-  if (it != cc.frames.end()) return it->second;
+  if (PyObject *hit = cc.find_frame(frame)) return hit;
   PyObject *loc = build_frame(cc, frame);
-  if (!loc) return nullptr;
-  try {
-    cc.frames.emplace(frame, own(cc, loc));
-  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
-    --cc.held;
-    Py_DECREF(loc);
-    PyErr_NoMemory();
-    return nullptr;
-  }
-  detail::retain(frame);  // the key's reference, released with the cache
+  if (!loc || !cc.store_frame(frame, loc)) return nullptr;
   return loc;
 }
 
 PyObject *unknown_location(ContextCache &cc) {
-  if (!cc.unknown) {
+  if (!cc.unknown()) {
     PyObject *args[1] = {cc.context};
     PyObject *loc = call(cc.bindings->loc_unknown, args, 0, kw_context);
     if (!loc) return nullptr;
-    cc.unknown = own(cc, loc);
+    cc.store_unknown(loc);
   }
-  return cc.unknown;
+  return cc.unknown();
 }
 
 PyObject *callsite_location(ContextCache &cc, PyObject *callee, PyObject *caller) {
@@ -103,11 +91,7 @@ PyObject *callsite_location(ContextCache &cc, PyObject *callee, PyObject *caller
 
 PyObject *nameloc_wrap(ContextCache &cc, PyObject *current, PyObject *inner,
                        bool own_inner) {
-  auto group = cc.wraps.find(current);
-  if (group != cc.wraps.end()) {
-    auto hit = group->second.by_inner.find(inner);
-    if (hit != group->second.by_inner.end()) return hit->second.wrapped;
-  }
+  if (PyObject *hit = cc.find_wrap(current, inner)) return hit;
 
   std::vector<PyObject *> names;  // outermost first, as Location.current nests them
   PyObject *cur = Py_NewRef(current);
@@ -133,22 +117,8 @@ PyObject *nameloc_wrap(ContextCache &cc, PyObject *current, PyObject *inner,
   }
   for (PyObject *n : names) Py_DECREF(n);
   if (!loc) return nullptr;
-  group = cc.wraps.find(current);  // again: building called into the bindings
-  // Every `with ir.Location.name(...)` is a new current location: bound the groups.
-  if (group == cc.wraps.end() && cc.wraps.size() >= kMaxWrapGroups) cc.clear_wraps();
-  try {
-    if (group == cc.wraps.end()) {
-      group = cc.wraps.emplace(current, ContextCache::WrapGroup{current, {}}).first;
-      Py_INCREF(own(cc, current));
-    }
-    group->second.by_inner.emplace(inner, ContextCache::Wrapped{own(cc, loc), own_inner});
-  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
-    Py_DECREF(loc);
-    PyErr_NoMemory();
-    return nullptr;
-  }
-  if (own_inner) Py_INCREF(own(cc, inner));
-  return loc;
+  // The tables are looked up again inside: building called into the bindings.
+  return cc.store_wrap(current, inner, loc, own_inner);
 }
 
 bool init_build() noexcept {

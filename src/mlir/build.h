@@ -26,7 +26,7 @@ PyObject *callsite_location(ContextCache &cc, PyObject *callee, PyObject *caller
 PyObject *nameloc_wrap(ContextCache &cc, PyObject *current, PyObject *inner,
                        bool own_inner);
 
-/// Interns the keyword names used in calls; once at module init.
+/// Interns the keyword names used in calls; once at module init (python/init.cc).
 bool init_build() noexcept;
 
 }  // namespace callsite::mlir

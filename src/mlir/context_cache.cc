@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/frame_refs.h"
+#include "mlir/bindings.h"
 
 namespace callsite::mlir {
 namespace {
@@ -60,7 +61,7 @@ PyMethodDef on_gc_def = {"_callsite_mlir_sweep", reinterpret_cast<PyCFunction>(r
 bool only_we_hold(const ContextCache *cc) {
   const int per = cc->bindings->refs_per_location;
   if (!cc->context || per <= 0) return false;
-  return std::size_t(Py_REFCNT(cc->context)) <= cc->held * std::size_t(per);
+  return std::size_t(Py_REFCNT(cc->context)) <= cc->held() * std::size_t(per);
 }
 
 // One Location object holds how many references to its context? Measured, not assumed.
@@ -147,47 +148,130 @@ void SeqTable::clear() noexcept {
   }
 }
 
+bool ContextCache::store_frame(const RawFrame &frame, PyObject *loc) noexcept {
+  try {
+    frames_.emplace(frame, loc);
+  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
+    Py_DECREF(loc);
+    PyErr_NoMemory();
+    return false;
+  }
+  ++held_;
+  retain(frame);  // the key's reference, released with the entry
+  return true;
+}
+
+void ContextCache::store_unknown(PyObject *loc) noexcept {
+  if (unknown_) {
+    Py_DECREF(loc);
+    return;
+  }
+  unknown_ = loc;
+  ++held_;
+}
+
+bool ContextCache::store_chain(std::uint64_t hash, const RawFrame *f, std::size_t n,
+                               PyObject *loc) noexcept {
+  if (!chains_.insert(hash, f, n, 0, 0, loc)) return false;
+  ++held_;
+  return true;
+}
+
+PyObject *ContextCache::find_wrap(PyObject *current, PyObject *inner) const noexcept {
+  auto group = wraps_.find(current);
+  if (group == wraps_.end()) return nullptr;
+  auto hit = group->second.by_inner.find(inner);
+  return hit != group->second.by_inner.end() ? hit->second.wrapped : nullptr;
+}
+
+PyObject *ContextCache::store_wrap(PyObject *current, PyObject *inner, PyObject *wrapped,
+                                   bool own_inner) noexcept {
+  // Every `with ir.Location.name(...)` is a new current location: bound the groups.
+  constexpr std::size_t kMaxWrapGroups = 1024;
+  auto group = wraps_.find(current);
+  if (group == wraps_.end() && wraps_.size() >= kMaxWrapGroups) clear_wraps();
+  try {
+    if (group == wraps_.end()) {
+      group = wraps_.emplace(current, WrapGroup{current, {}}).first;
+      Py_INCREF(current);
+      ++held_;
+    }
+    auto [it, inserted] = group->second.by_inner.emplace(inner, Wrapped{wrapped, own_inner});
+    if (!inserted) {  // built meanwhile by a re-entrant call: keep the first
+      Py_DECREF(wrapped);
+      return it->second.wrapped;
+    }
+  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
+    Py_DECREF(wrapped);
+    PyErr_NoMemory();
+    return nullptr;
+  }
+  ++held_;
+  if (own_inner) {
+    Py_INCREF(inner);
+    ++held_;
+  }
+  return wrapped;
+}
+
+std::size_t ContextCache::wrap_count() const noexcept {
+  std::size_t w = 0;
+  for (const auto &g : wraps_) w += g.second.by_inner.size();
+  return w;
+}
+
+PyObject *ContextCache::info() const noexcept {
+  const std::size_t wraps = wrap_count();
+  const std::size_t entries =
+      frames_.size() + chains_.size() + stacks_.size() + wraps + (unknown_ ? 1 : 0);
+  return Py_BuildValue("{sn sn sn sn sn sK sK sn}", "frames", Py_ssize_t(frames_.size()),
+                       "chains", Py_ssize_t(chains_.size()), "stacks",
+                       Py_ssize_t(stacks_.size()), "wraps", Py_ssize_t(wraps), "held",
+                       Py_ssize_t(held_), "hits", (unsigned long long)hits_, "misses",
+                       (unsigned long long)misses_, "entries", Py_ssize_t(entries));
+}
+
 void ContextCache::clear_wraps() noexcept {
   std::vector<PyObject *> drop;  // decref after the map is consistent (dealloc may re-enter)
-  for (auto &g : wraps) {
+  for (auto &g : wraps_) {
     drop.push_back(g.second.current);
     for (auto &kv : g.second.by_inner) {
       drop.push_back(kv.second.wrapped);
       if (kv.second.own_inner) drop.push_back(kv.first);
     }
   }
-  held -= drop.size();
-  wraps.clear();
+  held_ -= drop.size();
+  wraps_.clear();
   for (PyObject *o : drop) Py_DECREF(o);
 }
 
 void ContextCache::clear_sequences() noexcept {
   clear_wraps();
-  stacks.clear();
-  held -= chains.size();
-  chains.clear();
+  stacks_.clear();
+  held_ -= chains_.size();
+  chains_.clear();
 }
 
 void ContextCache::clear_frames() noexcept {
   clear_sequences();  // they may borrow per-frame locations
   std::vector<PyObject *> drop;
   std::vector<RawFrame> keys;
-  for (auto &kv : frames) {
+  for (auto &kv : frames_) {
     drop.push_back(kv.second);
     keys.push_back(kv.first);
   }
-  frames.clear();
-  held -= drop.size();
+  frames_.clear();
+  held_ -= drop.size();
   for (PyObject *o : drop) Py_DECREF(o);
   for (const RawFrame &k : keys) release(k);
 }
 
 void ContextCache::clear_all() noexcept {
   clear_frames();
-  PyObject *u = unknown;
-  unknown = nullptr;
+  PyObject *u = unknown_;
+  unknown_ = nullptr;
   if (u) {
-    --held;
+    --held_;
     Py_DECREF(u);
   }
 }
@@ -209,13 +293,11 @@ ContextCache *cache_for(BindingsObject *b, PyObject *ctx) noexcept {
   if (ephemeral) destroy(ephemeral);
   calibrate(b, ctx);
   sweep();
-  auto *cc = new (std::nothrow) ContextCache();
+  auto *cc = new (std::nothrow) ContextCache(b, ctx);
   if (!cc) {
     PyErr_NoMemory();
     return nullptr;
   }
-  cc->bindings = b;
-  cc->context = ctx;
   cc->weakref = PyWeakref_NewRef(ctx, weakref_callback);
   if (!cc->weakref) {
     PyErr_Clear();
@@ -264,22 +346,10 @@ bool init_context_caches() noexcept {
   return ok;
 }
 
-}  // namespace callsite::mlir
-
-namespace callsite::mlir {
-
 PyObject *cache_info(PyObject *ctx) noexcept {
-  ContextCache *cc = nullptr;
   for (ContextCache *c : caches)
-    if (c->context == ctx) cc = c;
-  if (!cc) Py_RETURN_NONE;
-  std::size_t wraps = 0;
-  for (const auto &g : cc->wraps) wraps += g.second.by_inner.size();
-  return Py_BuildValue("{sn sn sn sn sn sK sK sn}", "frames", Py_ssize_t(cc->frames.size()),
-                       "chains", Py_ssize_t(cc->chains.size()), "stacks",
-                       Py_ssize_t(cc->stacks.size()), "wraps", Py_ssize_t(wraps), "held",
-                       Py_ssize_t(cc->held), "hits", (unsigned long long)cc->hits, "misses",
-                       (unsigned long long)cc->misses, "entries", Py_ssize_t(cc->entries()));
+    if (c->context == ctx) return c->info();
+  Py_RETURN_NONE;
 }
 
 }  // namespace callsite::mlir

@@ -8,9 +8,10 @@
 #include <unordered_map>
 
 #include "callsite/frame.h"
-#include "mlir/bindings.h"
 
 namespace callsite::mlir {
+
+struct BindingsObject;  // mlir/bindings.h
 
 /// Frames stored as a cache key: owns a reference to each code object / executable.
 struct FrameSeq {
@@ -57,20 +58,86 @@ struct RawFrameHash {
 
 /// Everything cached for one ir.Context. Holds no reference to the context itself (a weak
 /// reference only); the locations it holds each hold the context, which is why it counts them
-/// (`held`) and is dropped once they are all that keeps the context alive (sweep()).
-struct ContextCache {
-  BindingsObject *bindings;
-  PyObject *context;  ///< borrowed: identity only
-  PyObject *weakref;  ///< weak reference with a callback that drops this cache, or nullptr
-  std::size_t held = 0;  ///< Location objects owned below (each holds the context)
+/// and is dropped once they are all that keeps the context alive (sweep()). The count is
+/// private: every Location object enters through one of the store_* members below, which take
+/// its reference and count it, and leaves through a clear_* member.
+class ContextCache {
+ public:
+  ContextCache(BindingsObject *b, PyObject *ctx) noexcept : bindings(b), context(ctx) {}
+  ~ContextCache();
+  ContextCache(const ContextCache &) = delete;
+  ContextCache &operator=(const ContextCache &) = delete;
 
-  PyObject *unknown = nullptr;  ///< owned: Location.unknown()
-  std::unordered_map<RawFrame, PyObject *, RawFrameHash> frames;  ///< owned: per (code, lasti)
-  SeqTable chains{true};   ///< kept frames → CallSiteLoc chain (owned)
-  SeqTable stacks{false};  ///< raw stack + filter stamp + limit → final location (borrowed)
-  /// nameloc_wrap: Location.current → (inner → wrapped location). The current locations and
-  /// the wrapped ones are owned; an inner one is owned only when it is not already ours (an
-  /// explicit loc=), so every owned Location object is counted once.
+  BindingsObject *const bindings;
+  PyObject *context;  ///< borrowed: identity only (nullptr once the context died)
+  PyObject *weakref = nullptr;  ///< weak reference whose callback drops this cache, or nullptr
+
+  // --- (code, lasti) -> frame NameLoc -------------------------------------------------
+  PyObject *find_frame(const RawFrame &frame) const noexcept {
+    auto it = frames_.find(frame);
+    return it != frames_.end() ? it->second : nullptr;
+  }
+  /// Takes `loc` (a new reference) for `frame`; false + MemoryError (and `loc` released).
+  bool store_frame(const RawFrame &frame, PyObject *loc) noexcept;
+  std::size_t frame_count() const noexcept { return frames_.size(); }
+
+  // --- Location.unknown() -------------------------------------------------------------
+  PyObject *unknown() const noexcept { return unknown_; }
+  void store_unknown(PyObject *loc) noexcept;  ///< takes the new reference `loc`
+
+  // --- kept-frame chains -> CallSiteLoc -----------------------------------------------
+  PyObject *find_chain(std::uint64_t hash, const RawFrame *f, std::size_t n) const noexcept {
+    return chains_.find(hash, f, n, 0, 0);
+  }
+  /// Keeps a reference of its own to `loc`; false on allocation failure.
+  bool store_chain(std::uint64_t hash, const RawFrame *f, std::size_t n, PyObject *loc) noexcept;
+
+  // --- whole raw stack (+ filter stamp, limit) -> final location, borrowed ------------
+  PyObject *find_stack(std::uint64_t hash, const RawFrame *f, std::size_t n, std::uint64_t stamp,
+                       std::uint64_t limit) noexcept {
+    PyObject *hit = stacks_.find(hash, f, n, stamp, limit);
+    ++(hit ? hits_ : misses_);
+    return hit;
+  }
+  /// `loc` must be owned by the frame or chain table (or be unknown()): only pointed at.
+  bool store_stack(std::uint64_t hash, const RawFrame *f, std::size_t n, std::uint64_t stamp,
+                   std::uint64_t limit, PyObject *loc) noexcept {
+    return stacks_.insert(hash, f, n, stamp, limit, loc);
+  }
+  std::size_t stack_count() const noexcept { return stacks_.size(); }
+
+  // --- nameloc_wrap: (Location.current, inner) -> wrapped -----------------------------
+  PyObject *find_wrap(PyObject *current, PyObject *inner) const noexcept;
+  /// Takes the new reference `wrapped`; keeps `current` alive, and `inner` when `own_inner`
+  /// (it is not one of this cache's own). Returns the stored location (borrowed: `wrapped`,
+  /// or the one a re-entrant call stored first), nullptr + MemoryError.
+  PyObject *store_wrap(PyObject *current, PyObject *inner, PyObject *wrapped,
+                       bool own_inner) noexcept;
+
+  /// Drops the sequence-level caches (stacks, chains, wraps) — they may borrow from each other.
+  void clear_sequences() noexcept;
+  /// Drops the nameloc_wrap cache only (nothing borrows from it).
+  void clear_wraps() noexcept;
+  /// The per-frame locations too (and the sequences, which may borrow them).
+  void clear_frames() noexcept;
+  void clear_all() noexcept;
+
+  /// Location objects this cache owns (each holds one or more references to the context).
+  std::size_t held() const noexcept { return held_; }
+  /// {"frames", "chains", "stacks", "wraps", "held", "hits", "misses", "entries"}. New ref.
+  PyObject *info() const noexcept;
+
+ private:
+  std::size_t wrap_count() const noexcept;
+
+  std::size_t held_ = 0;
+  PyObject *unknown_ = nullptr;                                    ///< owned
+  std::unordered_map<RawFrame, PyObject *, RawFrameHash> frames_;  ///< owned; keys retained
+  SeqTable chains_{true};   ///< owned
+  SeqTable stacks_{false};  ///< borrowed from frames_/chains_/unknown_
+  /// Location.current -> (inner -> wrapped). The current locations and the wrapped ones are
+  /// owned; an inner one only when it is not already ours (an explicit loc=), so every owned
+  /// Location object is counted once.
   struct Wrapped {
     PyObject *wrapped;
     bool own_inner;
@@ -79,23 +146,8 @@ struct ContextCache {
     PyObject *current;
     std::unordered_map<PyObject *, Wrapped> by_inner;
   };
-  std::unordered_map<PyObject *, WrapGroup> wraps;
-
-  std::uint64_t hits = 0, misses = 0;
-
-  ~ContextCache();
-  /// Drops the sequence-level caches (stacks, chains, wraps) — they may borrow from each other.
-  void clear_sequences() noexcept;
-  /// Drops the nameloc_wrap cache only (nothing borrows from it).
-  void clear_wraps() noexcept;
-  /// The per-frame locations too (and the sequences, which may borrow them).
-  void clear_frames() noexcept;
-  void clear_all() noexcept;
-  std::size_t entries() const noexcept {
-    std::size_t w = 0;
-    for (const auto &g : wraps) w += g.second.by_inner.size();
-    return frames.size() + chains.size() + stacks.size() + w + (unknown ? 1 : 0);
-  }
+  std::unordered_map<PyObject *, WrapGroup> wraps_;
+  std::uint64_t hits_ = 0, misses_ = 0;
 };
 
 /// The cache of `ctx` (a Context of bindings `b`), created on first use. nullptr + error.
@@ -115,21 +167,11 @@ void clear_all_caches() noexcept;
 /// Number of live caches.
 std::size_t cache_count() noexcept;
 
-/// Installs the gc callback; called once at module init.
+/// Installs the gc callback; once at module init (python/init.cc).
 bool init_context_caches() noexcept;
 
-/// Takes ownership of one more Location object (counted in `held`).
-inline PyObject *own(ContextCache &cc, PyObject *loc) noexcept {
-  ++cc.held;
-  return loc;
-}
-
-}  // namespace callsite::mlir
-
-namespace callsite::mlir {
-
-/// {"frames", "chains", "stacks", "wraps", "held", "hits", "misses", "entries"} for the cache
-/// of `ctx`, or None when it has none. New reference.
+/// {"frames", ...} (ContextCache::info) for the cache of `ctx`, or None when it has none.
+/// New reference.
 PyObject *cache_info(PyObject *ctx) noexcept;
 
 }  // namespace callsite::mlir

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "filter/decisions.h"
+#include "mlir/bindings.h"
 #include "mlir/build.h"
 #include "mlir/context_cache.h"
 #include "mlir/locate.h"
@@ -239,6 +240,8 @@ PyObject *new_injector(InjectorKind kind, PyObject *original, BindingsObject *bi
   return reinterpret_cast<PyObject *>(self);
 }
 
+PyTypeObject *injector_type(bool method) noexcept { return method ? method_type : function_type; }
+
 bool is_injector(PyObject *obj) noexcept {
   return Py_IS_TYPE(obj, method_type) || Py_IS_TYPE(obj, function_type);
 }
@@ -249,7 +252,7 @@ bool init_injectors() noexcept {
   kw_only_loc = str_loc ? PyTuple_Pack(1, str_loc) : nullptr;
   method_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&method_spec));
   function_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&function_spec));
-  return kw_only_loc && method_type && function_type && init_build() && init_settings();
+  return kw_only_loc && method_type && function_type;
 }
 
 }  // namespace callsite::mlir

@@ -3,9 +3,9 @@
 #pragma once
 #include <Python.h>
 
-#include "mlir/bindings.h"
-
 namespace callsite::mlir {
+
+struct BindingsObject;  // mlir/bindings.h
 
 enum class InjectorKind {
   opview_init,  ///< OpView.__init__(self, name, ...): a method; only its build overload
@@ -19,9 +19,13 @@ enum class InjectorKind {
 PyObject *new_injector(InjectorKind kind, PyObject *original, BindingsObject *bindings,
                        Py_ssize_t loc_position) noexcept;
 
+/// The wrapper type of OpView.__init__ (`method`) or of the other builders.
+PyTypeObject *injector_type(bool method) noexcept;
+
 /// True if `obj` is one of these wrappers.
 bool is_injector(PyObject *obj) noexcept;
 
+/// Creates the two wrapper types; once at module init (python/init.cc).
 bool init_injectors() noexcept;
 
 }  // namespace callsite::mlir

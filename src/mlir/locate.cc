@@ -7,6 +7,7 @@
 #include "capture/traceback_storage.h"
 #include "core/args.h"
 #include "filter/filter.h"
+#include "mlir/bindings.h"
 #include "mlir/build.h"
 #include "mlir/settings.h"
 #include "tracking/tracking.h"
@@ -31,7 +32,7 @@ inline std::uint64_t stack_seed(std::uint64_t stamp, std::size_t limit) {
 PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m) {
   // New references throughout: building calls into the bindings, which may run a collection
   // or even re-enter here; nothing borrowed from the tables is held across such a call.
-  if (cc.frames.size() + m > kMaxFrames) cc.clear_frames();  // before anything is borrowed
+  if (cc.frame_count() + m > kMaxFrames) cc.clear_frames();  // before anything is borrowed
   if (m == 0) return Py_XNewRef(unknown_location(cc));
   if (m == 1) return Py_XNewRef(frame_location(cc, kept[0]));
   // The longest cached suffix S_i = callsite(f_i at S_{i+1}) (S_{m-1} = f_{m-1}), then the
@@ -41,7 +42,7 @@ PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m) {
   std::size_t i = 0;
   PyObject *tail = nullptr;
   for (; i + 1 < m; ++i)
-    if ((tail = cc.chains.find(hashes[i], kept + i, m - i, 0, 0))) break;
+    if ((tail = cc.find_chain(hashes[i], kept + i, m - i))) break;
   if (!tail) {
     i = m - 1;
     tail = frame_location(cc, kept[m - 1]);
@@ -54,30 +55,28 @@ PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m) {
     Py_DECREF(tail);
     tail = link;
     if (!link) break;
-    if (!cc.chains.insert(hashes[i], kept + i, m - i, 0, 0, link)) {
+    if (!cc.store_chain(hashes[i], kept + i, m - i, link)) {
       Py_CLEAR(tail);
       PyErr_NoMemory();
       break;
     }
-    own(cc, link);
   }
   return tail;
 }
 
-PyObject *stack_location(ContextCache &cc, PyObject *filter, std::size_t limit,
-                         std::size_t skip) {
+namespace {
+
+// The whole-stack cache's key is the raw frames, the filter's stamp and the limit: a hit is
+// one hash and one comparison; a miss filters, builds through the chain and frame caches and
+// stores the result.
+__attribute__((always_inline)) inline PyObject *raw_frames_location(
+    ContextCache &cc, PyObject *filter, std::size_t limit, const RawFrame *frames,
+    std::size_t n) {
   if (limit == SIZE_MAX) limit = detail::limit_of(filter);
   const std::uint64_t generation = detail::generation_of(filter);
-  const RawStack<kStackBuffer> stack(skip);
-  const RawFrame *frames = stack.data();
-  const std::size_t n = stack.size();
   const std::uint64_t hash = hash_frames(frames, n, stack_seed(generation, limit));
-  if (PyObject *hit = cc.stacks.find(hash, frames, n, generation, limit)) {
-    ++cc.hits;
-    return Py_NewRef(hit);
-  }
-  ++cc.misses;
-  if (cc.stacks.size() >= kMaxStacks) cc.clear_sequences();
+  if (PyObject *hit = cc.find_stack(hash, frames, n, generation, limit)) return Py_NewRef(hit);
+  if (cc.stack_count() >= kMaxStacks) cc.clear_sequences();
 
   // The limit counts kept frames; the walk goes on past dropped ones (as MLIR's does).
   std::vector<RawFrame> kept(n < limit ? n : limit);
@@ -86,11 +85,24 @@ PyObject *stack_location(ContextCache &cc, PyObject *filter, std::size_t limit,
   PyObject *loc = kept_location(cc, kept.data(), k);
   if (!loc) return nullptr;
   // `loc` is owned by the frame or chain table; the whole-stack table only points at it.
-  if (!cc.stacks.insert(hash, frames, n, generation, limit, loc)) {
+  if (!cc.store_stack(hash, frames, n, generation, limit, loc)) {
     Py_DECREF(loc);
     return PyErr_NoMemory();
   }
   return loc;
+}
+
+}  // namespace
+
+PyObject *stack_location(ContextCache &cc, PyObject *filter, std::size_t limit,
+                         std::size_t skip) {
+  const RawStack<kStackBuffer> stack(skip);
+  return raw_frames_location(cc, filter, limit, stack.data(), stack.size());
+}
+
+PyObject *traceback_location(ContextCache &cc, PyObject *filter, std::size_t limit,
+                             PyObject *tb) {
+  return raw_frames_location(cc, filter, limit, traceback_frames(tb), traceback_size(tb));
 }
 
 PyObject *window_location(ContextCache &cc, PyObject *filter, std::size_t limit) {
@@ -148,16 +160,31 @@ BindingsObject *resolve(PyObject *context, PyObject **ctx_out) {
 
 PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
                       PyObject *kwnames) {
+  // location(traceback, *, filter=None, context=None, limit=None): a Traceback captured
+  // earlier (trace, then emit) instead of the calling thread's stack.
+  PyObject *tb = nargs >= 1 && is_traceback(args[0]) ? args[0] : nullptr;
+  if (tb) {
+    ++args;
+    --nargs;
+  }
   PyObject *slots[kAll] = {nullptr, nullptr, nullptr, nullptr};
-  if (!detail::bind_fastcall_args("location", kNames, kAll, 1, args, nargs, kwnames, slots))
+  if (!detail::bind_fastcall_args("location", kNames, kAll, tb ? 0 : 1, args, nargs, kwnames,
+                                  slots))
     return nullptr;
+  if (tb && slots[1]) {
+    PyErr_SetString(PyExc_TypeError,
+                    "location(): skip= applies to the calling thread's stack, not to a Traceback");
+    return nullptr;
+  }
   std::size_t skip = 0, limit = SIZE_MAX;
   if (slots[1] && !detail::parse_count(slots[1], "skip", 0, &skip)) return nullptr;
   if (slots[3] && !detail::parse_count(slots[3], "limit", SIZE_MAX, &limit)) return nullptr;
 
   PyObject *filter = slots[0] && slots[0] != Py_None ? slots[0] : nullptr;
   if (filter && !is_filter(filter)) {
-    PyErr_Format(PyExc_TypeError, "filter must be a callsite.Filter or None, not %.200s",
+    PyErr_Format(PyExc_TypeError,
+                 "filter must be a callsite.Filter or None (or the first argument a "
+                 "callsite.Traceback), not %.200s",
                  Py_TYPE(filter)->tp_name);
     return nullptr;
   }
@@ -172,7 +199,9 @@ PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
   BindingsObject *b = resolve(slots[2], &ctx);
   if (!b) return nullptr;
   ContextCache *cc = cache_for(b, ctx);
-  PyObject *loc = cc ? stack_location(*cc, filter, limit, skip) : nullptr;
+  PyObject *loc = !cc ? nullptr
+                  : tb ? traceback_location(*cc, filter, limit, tb)
+                       : stack_location(*cc, filter, limit, skip);
   Py_DECREF(ctx);
   return loc;
 }

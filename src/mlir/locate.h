@@ -15,6 +15,11 @@ namespace callsite::mlir {
 PyObject *stack_location(ContextCache &cc, PyObject *filter, std::size_t limit,
                          std::size_t skip);
 
+/// The same for the frames of a callsite.Traceback captured earlier (trace, then emit): the
+/// same caches, so a traceback equal to an earlier one (or to a stack seen) is one lookup.
+PyObject *traceback_location(ContextCache &cc, PyObject *filter, std::size_t limit,
+                             PyObject *tb);
+
 /// The same from the calling thread's tracked call window (callsite.tracking) instead of a
 /// stack walk: its most recent call sites the filter keeps, at most `limit`. RuntimeError
 /// when tracking is off.
@@ -24,7 +29,8 @@ PyObject *window_location(ContextCache &cc, PyObject *filter, std::size_t limit)
 /// CallSiteLoc chain. New reference.
 PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m);
 
-/// callsite.mlir.location(filter=None, *, skip=0, context=None, limit=None) — METH_FASTCALL.
+/// callsite.mlir.location(filter=None, *, skip=0, context=None, limit=None), or
+/// location(traceback, *, filter=None, context=None, limit=None) — METH_FASTCALL.
 PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
                       PyObject *kwnames);
 

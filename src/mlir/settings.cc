@@ -93,7 +93,7 @@ PyType_Slot settings_slots[] = {
     {Py_tp_getset, settings_getset},
     {0, nullptr}};
 
-PyType_Spec settings_spec = {"callsite.MlirSettings", int(sizeof(SettingsObject)), 0,
+PyType_Spec settings_spec = {"callsite.mlir.MlirSettings", int(sizeof(SettingsObject)), 0,
                              Py_TPFLAGS_DEFAULT, settings_slots};
 
 }  // namespace

@@ -25,6 +25,7 @@ extern PyObject *settings_var;
 /// nullptr when none, -1 on error.
 int current_settings(SettingsObject **out) noexcept;
 
+/// Creates the type and its ContextVar; once at module init (python/init.cc).
 bool init_settings() noexcept;
 
 }  // namespace callsite::mlir

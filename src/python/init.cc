@@ -5,6 +5,10 @@
 
 #include "capture/backend.h"
 #include "mlir/bindings.h"
+#include "mlir/bindings_type.h"
+#include "mlir/build.h"
+#include "mlir/context_cache.h"
+#include "mlir/injector.h"
 #include "mlir/settings.h"
 #include "native/reify.h"
 #include "python/daemon_exit.h"
@@ -31,7 +35,9 @@ bool init_types() {
     return false;
   if (!detail::init_filter_type()) return false;
   if (!tracking::detail::init() || !tracking::detail::init_call_site_type()) return false;
-  if (!mlir::init_bindings_type() || !mlir::init_settings()) return false;
+  if (!mlir::init_settings() || !mlir::init_build() || !mlir::init_bindings() ||
+      !mlir::init_injectors() || !mlir::init_context_caches() || !mlir::init_bindings_type())
+    return false;
   if (!native::init_reify() || !native::init_executable_type() ||
       !native::init_native_frame_types())
     return false;

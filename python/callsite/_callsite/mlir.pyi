@@ -2,9 +2,9 @@
 from collections.abc import Callable
 from contextvars import ContextVar
 from types import ModuleType
-from typing import Any, final
+from typing import Any, final, overload
 
-from . import Filter
+from . import Filter, Traceback
 
 @final
 class MlirBindings:
@@ -45,6 +45,7 @@ class MlirSettings:
 
 settings: ContextVar[MlirSettings | None]
 
+@overload
 def location(
     filter: Filter | None = None,
     *,
@@ -52,6 +53,23 @@ def location(
     context: Any = None,
     limit: int | None = None,
 ) -> Any: ...  # an ir.Location of the bindings in use
+@overload
+def location(
+    traceback: Traceback,
+    /,
+    *,
+    filter: Filter | None = None,
+    context: Any = None,
+    limit: int | None = None,
+) -> Any: ...
+@final
+class _MethodInjector:
+    """The wrapper put in place of OpView.__init__ (not instantiable)."""
+    __wrapped__: Callable[..., Any]
+@final
+class _FunctionInjector:
+    """The wrapper put in place of the other op builders (not instantiable)."""
+    __wrapped__: Callable[..., Any]
 sweep: Callable[[], int]
 clear_caches: Callable[[], None]
 cache_count: Callable[[], int]

@@ -1,0 +1,47 @@
+"""emit — the emit half: one traced Graph to an MLIR `func.func` of `arith` ops.
+
+Every op gets the location of the user's line that made its node:
+``callsite.mlir.location(node.traceback, filter=...)`` renders the traceback captured at trace
+time as the location MLIR's ``loc_tracebacks()`` would have built then, and returns the cached
+``ir.Location`` when the same traceback (the same line reached the same way) comes again.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import callsite.mlir
+
+from .tracer import FRAMEWORK_FILTER, Graph
+
+_BINARY = {"add": "AddIOp", "sub": "SubIOp", "mul": "MulIOp"}
+
+
+def emit(graph: Graph, package: str = "iree.compiler", name: str = "kernel") -> Any:
+    """The module holding `graph` as func `name`, built with the bindings of `package`
+    (iree.compiler, jaxlib.mlir, mlir...). Call inside `with ir.Context(), ir.Location.unknown():`
+    (the default of the ops that come from no node: the module, the function, its return)."""
+    ir = importlib.import_module(f"{package}.ir")
+    arith = importlib.import_module(f"{package}.dialects.arith")
+    func = importlib.import_module(f"{package}.dialects.func")
+    i32 = ir.IntegerType.get_signless(32)
+    n_args = sum(1 for node in graph.nodes if node.op == "arg")
+    module = ir.Module.create()
+    with ir.InsertionPoint(module.body):
+        f = func.FuncOp(name, ([i32] * n_args, [i32] * len(graph.outputs)))
+        block = f.add_entry_block()
+        with ir.InsertionPoint(block):
+            values: list[Any] = []
+            for node in graph.nodes:
+                if node.op == "arg":
+                    values.append(block.arguments[node.value])
+                    continue
+                loc = callsite.mlir.location(node.traceback, filter=FRAMEWORK_FILTER)
+                if node.op == "const":
+                    values.append(arith.ConstantOp(i32, node.value, loc=loc).result)
+                else:
+                    lhs, rhs = (values[i] for i in node.inputs)
+                    op = getattr(arith, _BINARY[node.op])
+                    values.append(op(lhs, rhs, loc=loc).result)
+            func.ReturnOp([values[i] for i in graph.outputs])
+    return module
