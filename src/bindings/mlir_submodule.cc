@@ -15,10 +15,10 @@ PyMethodDef location_def = {
     "location",
     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(mlir::location_py)),
     METH_FASTCALL | METH_KEYWORDS,
-    "location(filter=None, *, skip=0, context=None, limit=None)\n--\n\n"
-    "The caller's stack as the ir.Location MLIR's loc_tracebacks() would build (cached).\n\n"
-    "location(traceback, *, filter=None, context=None, limit=None): the same for a\n"
-    "callsite.Traceback captured earlier (trace, then emit), from the same caches."};
+    "location(source=None, /, *, filter=None, skip=0, context=None, limit=None)\n--\n\n"
+    "The caller's stack as the ir.Location MLIR's loc_tracebacks() would build (cached).\n"
+    "source: a callsite.Filter (as filter=), or a callsite.Traceback captured earlier to\n"
+    "render instead of the stack (trace, then emit), from the same caches."};
 
 }  // namespace
 

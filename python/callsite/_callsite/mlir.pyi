@@ -2,7 +2,7 @@
 from collections.abc import Callable
 from contextvars import ContextVar
 from types import ModuleType
-from typing import Any, final, overload
+from typing import Any, final
 
 from . import Filter, Traceback
 
@@ -45,31 +45,29 @@ class MlirSettings:
 
 settings: ContextVar[MlirSettings | None]
 
-@overload
 def location(
-    filter: Filter | None = None,
+    source: Filter | Traceback | None = None,
+    /,
     *,
+    filter: Filter | None = None,
     skip: int = 0,
     context: Any = None,
     limit: int | None = None,
 ) -> Any: ...  # an ir.Location of the bindings in use
-@overload
-def location(
-    traceback: Traceback,
-    /,
-    *,
-    filter: Filter | None = None,
-    context: Any = None,
-    limit: int | None = None,
-) -> Any: ...
 @final
 class _MethodInjector:
     """The wrapper put in place of OpView.__init__ (not instantiable)."""
     __wrapped__: Callable[..., Any]
+    @property
+    def __name__(self) -> str: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 @final
 class _FunctionInjector:
     """The wrapper put in place of the other op builders (not instantiable)."""
     __wrapped__: Callable[..., Any]
+    @property
+    def __name__(self) -> str: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 sweep: Callable[[], int]
 clear_caches: Callable[[], None]
 cache_count: Callable[[], int]
