@@ -241,6 +241,81 @@ bool fill_defaults(const Executable *exe, Reified *r) {
   return true;
 }
 
+// What computing a location gave: the reifier's location, a placeholder (the reifier failed,
+// `why` says how), or nothing (interrupted, or no memory for a placeholder: an error is set).
+enum class Outcome { located, placeholder, error };
+
+// Runs the reifier for (exe, state) into `out`, marked as in progress on this thread.
+Outcome compute(const Executable *exe, std::uintptr_t state, Reified *out, std::string *why) {
+  in_progress.emplace_back(exe, state);
+  const bool ok = run_reifier(exe, state, out, why) && fill_defaults(exe, out);
+  in_progress.pop_back();
+  if (ok) return Outcome::located;
+  if (interrupt_pending()) {
+    clear(*out);
+    return Outcome::error;
+  }
+  if (why->empty()) *why = describe_pending_exception();
+  return make_placeholder(exe, out) ? Outcome::placeholder : Outcome::error;
+}
+
+bool in_progress_here(const Executable *exe, std::uintptr_t state) {
+  for (const auto &key : in_progress)
+    if (key.first == exe && key.second == state) return true;
+  return false;
+}
+
+// Caches `r` for `state` in `slot` unless a nested call cached it meanwhile (the first one
+// stays, `r` is cleared). A full young generation becomes the old one; the old one moves to
+// `dead`, for the caller to release once it no longer uses `slot`. The cached entry.
+Reified *store(PerExecutable &slot, std::uintptr_t state, Reified &r, StateMap *dead) {
+  if (Reified *entry = lookup(slot, state)) {
+    clear(r);
+    return entry;
+  }
+  if (slot.young.size() >= kReifyGeneration) {
+    *dead = std::move(slot.old);
+    slot.old = std::move(slot.young);
+    slot.young = StateMap();
+  }
+  return &slot.young.emplace(state, r).first->second;
+}
+
+// The once-per-executable ReificationWarning; false if it was turned into an error.
+bool warn_failure(const Executable *exe, std::uintptr_t state, const std::string &why) {
+  PyObject *category = reification_warning ? reification_warning : PyExc_RuntimeWarning;
+  return PyErr_WarnFormat(category, 1,
+                          "callsite.native: the reifier of %s executable '%s' failed for state "
+                          "%llu: %s; showing a placeholder frame (reported once per "
+                          "executable)",
+                          exe->kind ? exe->kind : "native", exe->name ? exe->name : "?",
+                          (unsigned long long)state, why.c_str()) == 0;
+}
+
+// reify() for a state not in the cache of `per` (exe's): compute, store, warn once.
+const Reified *reify_miss(const Executable *exe, std::uintptr_t state, PerExecutable &per) {
+  if (in_progress_here(exe, state)) {
+    // Not cached per state: the outer call caches the real result.
+    if (!per.recursing.filename && !make_placeholder(exe, &per.recursing)) return nullptr;
+    return &per.recursing;
+  }
+  Reified r;
+  std::string why;
+  const Outcome outcome = compute(exe, state, &r, &why);
+  if (outcome == Outcome::error) return nullptr;
+  // The reifier may have run arbitrary code (even destroyed other executables), so look
+  // the slot up again rather than trusting `per`.
+  PerExecutable &slot = cache[exe];
+  StateMap dead;
+  Reified *entry = store(slot, state, r, &dead);
+  const bool failed = outcome == Outcome::placeholder;
+  const bool warn = failed && !slot.warned;
+  slot.warned = slot.warned || failed;
+  release(std::move(dead));  // may run Python: `slot` is not used afterwards
+  if (warn && !warn_failure(exe, state, why)) return nullptr;
+  return entry;
+}
+
 }  // namespace
 
 bool init_reify() {
@@ -274,54 +349,7 @@ const Reified *reify(const Executable *exe, std::uintptr_t state) {
       return r;
     }
     ++misses;
-    for (const auto &key : in_progress)
-      if (key.first == exe && key.second == state) {
-        // Not cached per state: the outer call caches the real result.
-        if (!per.recursing.filename && !make_placeholder(exe, &per.recursing)) return nullptr;
-        return &per.recursing;
-      }
-    in_progress.emplace_back(exe, state);
-    Reified r;
-    std::string why;
-    const bool ok = run_reifier(exe, state, &r, &why) && fill_defaults(exe, &r);
-    in_progress.pop_back();
-    if (!ok && interrupt_pending()) {
-      clear(r);
-      return nullptr;
-    }
-    if (!ok) {
-      if (why.empty()) why = describe_pending_exception();
-      if (!make_placeholder(exe, &r)) return nullptr;
-    }
-    // The reifier may have run arbitrary code (even destroyed other executables), so look
-    // the slot up again rather than trusting `per`.
-    PerExecutable &slot = cache[exe];
-    Reified *entry = lookup(slot, state);
-    StateMap dead;
-    if (entry) {
-      clear(r);  // filled meanwhile by a nested call: keep the first
-    } else {
-      if (slot.young.size() >= kReifyGeneration) {
-        dead = std::move(slot.old);
-        slot.old = std::move(slot.young);
-        slot.young = StateMap();
-      }
-      entry = &slot.young.emplace(state, r).first->second;
-    }
-    const bool warn = !ok && !slot.warned;
-    slot.warned = slot.warned || !ok;
-    release(std::move(dead));  // may run Python: `slot` is not used afterwards
-    if (warn) {
-      PyObject *category = reification_warning ? reification_warning : PyExc_RuntimeWarning;
-      if (PyErr_WarnFormat(category, 1,
-                           "callsite.native: the reifier of %s executable '%s' failed for state "
-                           "%llu: %s; showing a placeholder frame (reported once per "
-                           "executable)",
-                           exe->kind ? exe->kind : "native", exe->name ? exe->name : "?",
-                           (unsigned long long)state, why.c_str()) < 0)
-        return nullptr;
-    }
-    return entry;
+    return reify_miss(exe, state, per);
   } catch (const std::exception &) {
     // Only the containers' bad_alloc: not `...`, which would also catch the forced unwind of
     // a daemon thread ended by finalization inside the reifier (it has no thread state).

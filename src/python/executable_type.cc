@@ -19,72 +19,74 @@ namespace {
 
 inline ExecutableObject *as_exe(PyObject *o) { return reinterpret_cast<ExecutableObject *>(o); }
 
-// visible=/locations=/states=: how many states the synthetic code maps (-1: not visible), and
-// for locations=[...] the reifier that reads them (a new reference in *reifier).
-bool parse_visible(PyObject *visible, PyObject *locations, PyObject *states, PyObject **reifier,
-                   Py_ssize_t *count) {
-  *count = -1;
-  if (locations && locations != Py_None) {
-    if (!PyList_Check(locations) && !PyTuple_Check(locations)) {
-      PyErr_Format(PyExc_TypeError,
-                   "Executable locations must be a list of callsite.native.Location (state k "
-                   "-> locations[k]), not %.200s", Py_TYPE(locations)->tp_name);
-      return false;
-    }
-    if (*reifier != Py_None) {
-      PyErr_SetString(PyExc_TypeError,
-                      "Executable takes a reifier or locations=[...], not both");
-      return false;
-    }
-    PyObject *table = PySequence_Tuple(locations);
-    if (!table) return false;
-    *count = PyTuple_GET_SIZE(table);
-    if (std::size_t(*count) > kMaxVisibleStates) {
-      PyErr_Format(PyExc_ValueError,
-                   "Executable locations must have at most %zu items (the synthetic code is "
-                   "built eagerly), got %zd", kMaxVisibleStates, *count);
-      Py_DECREF(table);
-      return false;
-    }
-    *reifier = PyObject_GetAttrString(table, "__getitem__");  // keeps the tuple
-    Py_DECREF(table);
-    if (!*reifier) return false;
-  } else if (*reifier == Py_None) {
+// The reifier a new Executable calls: `reifier`, or for locations=[...] the __getitem__ of
+// their tuple, with the table's size in *table_size (-1 without locations). New reference,
+// or nullptr with an error.
+PyObject *reifier_of(PyObject *reifier, PyObject *locations, Py_ssize_t *table_size) {
+  *table_size = -1;
+  if (!locations || locations == Py_None) {
+    if (reifier != Py_None) return Py_NewRef(reifier);
     PyErr_SetString(PyExc_TypeError,
                     "Executable needs a reifier (state: int) -> Location, or locations=[...]");
+    return nullptr;
+  }
+  if (!PyList_Check(locations) && !PyTuple_Check(locations)) {
+    PyErr_Format(PyExc_TypeError,
+                 "Executable locations must be a list of callsite.native.Location (state k "
+                 "-> locations[k]), not %.200s", Py_TYPE(locations)->tp_name);
+    return nullptr;
+  }
+  if (reifier != Py_None) {
+    PyErr_SetString(PyExc_TypeError, "Executable takes a reifier or locations=[...], not both");
+    return nullptr;
+  }
+  PyObject *table = PySequence_Tuple(locations);
+  if (!table) return nullptr;
+  const Py_ssize_t n = PyTuple_GET_SIZE(table);
+  if (std::size_t(n) > kMaxVisibleStates) {
+    PyErr_Format(PyExc_ValueError,
+                 "Executable locations must have at most %zu items (the synthetic code is "
+                 "built eagerly), got %zd", kMaxVisibleStates, n);
+    Py_DECREF(table);
+    return nullptr;
+  }
+  PyObject *getitem = PyObject_GetAttrString(table, "__getitem__");  // keeps the tuple
+  Py_DECREF(table);
+  if (getitem) *table_size = n;
+  return getitem;
+}
+
+// states=: the number of states the synthetic code maps, -1 when not given. False + error.
+bool parse_states(PyObject *states, Py_ssize_t *count) {
+  *count = -1;
+  if (!states || states == Py_None) return true;
+  if (!PyLong_Check(states) || PyBool_Check(states)) {
+    PyErr_Format(PyExc_TypeError, "Executable states must be an int, not %.200s",
+                 Py_TYPE(states)->tp_name);
     return false;
-  } else {
-    Py_INCREF(*reifier);
   }
-  if (states && states != Py_None) {
-    if (!PyLong_Check(states) || PyBool_Check(states)) {
-      PyErr_Format(PyExc_TypeError, "Executable states must be an int, not %.200s",
-                   Py_TYPE(states)->tp_name);
-      Py_CLEAR(*reifier);
-      return false;
-    }
-    const Py_ssize_t n = PyLong_AsSsize_t(states);
-    if (n == -1 && PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_OverflowError)) {
-      Py_CLEAR(*reifier);
-      return false;
-    }
-    if (n < 0 || std::size_t(n) > kMaxVisibleStates) {  // an overflow included
-      PyErr_Clear();
-      PyErr_Format(PyExc_ValueError,
-                   "Executable states must be in [0, %zu] (the synthetic code is built "
-                   "eagerly), got %S", kMaxVisibleStates, states);
-      Py_CLEAR(*reifier);
-      return false;
-    }
-    *count = n;
+  const Py_ssize_t n = PyLong_AsSsize_t(states);
+  if (n == -1 && PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_OverflowError))
+    return false;
+  if (n < 0 || std::size_t(n) > kMaxVisibleStates) {  // an overflow included
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError,
+                 "Executable states must be in [0, %zu] (the synthetic code is built "
+                 "eagerly), got %S", kMaxVisibleStates, states);
+    return false;
   }
+  *count = n;
+  return true;
+}
+
+// How many states a visible executable's code maps (-1: not visible): states= if given,
+// else the locations' count, else one. The visible= flag decides. False + error.
+bool visible_states_of(PyObject *visible, Py_ssize_t table_size, Py_ssize_t states,
+                       Py_ssize_t *count) {
   const int on = visible ? PyObject_IsTrue(visible) : 0;
-  if (on < 0) {
-    Py_CLEAR(*reifier);
-    return false;
-  }
-  if (!on) *count = -1;
-  else if (*count < 0) *count = 1;  // visible, no table size given: one state
+  if (on < 0) return false;
+  const Py_ssize_t given = states >= 0 ? states : table_size;
+  *count = !on ? -1 : given >= 0 ? given : 1;
   return true;
 }
 
@@ -100,13 +102,17 @@ PyObject *exe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   if (!PyUnicode_Check(name))
     return PyErr_Format(PyExc_TypeError, "Executable name must be a str, not %.200s",
                         Py_TYPE(name)->tp_name);
-  Py_ssize_t visible_states;
-  if (!parse_visible(visible, locations, states, &reifier, &visible_states)) return nullptr;
+  Py_ssize_t table_size, state_count, visible_states;
+  reifier = reifier_of(reifier, locations, &table_size);
+  if (!reifier) return nullptr;
   PyObject *owned_reifier = reifier;  // a new reference from here on
   struct Drop {
     PyObject *&ref;
     ~Drop() { Py_XDECREF(ref); }
   } drop{owned_reifier};
+  if (!parse_states(states, &state_count) ||
+      !visible_states_of(visible, table_size, state_count, &visible_states))
+    return nullptr;
   if (!PyCallable_Check(reifier))
     return PyErr_Format(PyExc_TypeError,
                         "Executable reifier must be callable (state: int) -> Location, not "
