@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from mlir_peers import PEER_PACKAGES, peer_python
 from mlir_support import ALL_CANDIDATES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -22,11 +23,11 @@ package = sys.argv[1]
 import importlib
 ir = importlib.import_module(package + ".ir")
 from examples.trace_then_emit import program, tracer
-from examples.trace_then_emit.emit import emit
+from examples.trace_then_emit.emit import emit, new_context
 
 graph = tracer.trace(program.kernel, 2)
 report = {"ops": [], "same_object": None, "bytes_per_frame": None}
-with ir.Context(), ir.Location.unknown():
+with new_context(package), ir.Location.unknown():
     module = emit(graph, package)
     ops = [op for op in module.body.operations[0].regions[0].blocks[0].operations
            if op.operation.name.startswith("arith.")]
@@ -56,14 +57,24 @@ print(json.dumps(report))
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_trace_then_emit_example(package):
+    _check_example(sys.executable, package)
+
+
+@pytest.mark.parametrize("peer", ["catalyst", "wave"])
+def test_trace_then_emit_example_on_peer(peer):
+    """jaxlib 0.7.1 (Catalyst's; its bindings have no traceback switch at all) and iree 3.9."""
+    _check_example(peer_python(peer), PEER_PACKAGES[peer])
+
+
+def _check_example(python, package):
     ir_name = package + ".ir"
-    probe = subprocess.run([sys.executable, "-c", f"import {ir_name}, {package}.dialects.func"],
+    probe = subprocess.run([python, "-c", f"import {ir_name}, {package}.dialects.func"],
                            capture_output=True, text=True, cwd=ROOT)
     if probe.returncode:
         pytest.skip(f"{ir_name} is not usable here: {probe.stderr.strip().splitlines()[-1:]}")
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("CALLSITE_MLIR", None)
-    run = subprocess.run([sys.executable, "-c", CHILD, package], capture_output=True, text=True,
+    run = subprocess.run([python, "-c", CHILD, package], capture_output=True, text=True,
                          cwd=ROOT, env=env, timeout=120)
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout.strip().splitlines()[-1])

@@ -17,9 +17,25 @@ from .tracer import FRAMEWORK_FILTER, Graph
 _BINARY = {"add": "AddIOp", "sub": "SubIOp", "mul": "MulIOp"}
 
 
+def new_context(package: str = "iree.compiler") -> Any:
+    """An ir.Context of `package`'s bindings with the arith and func dialects available
+    (jaxlib's bindings load their dialects from a registry of their own)."""
+    ir = importlib.import_module(f"{package}.ir")
+    context = ir.Context()
+    if package == "jaxlib.mlir":
+        from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+
+        registry = ir.DialectRegistry()
+        _jax_mlir_ext.register_dialects(registry)
+        context.append_dialect_registry(registry)
+        context.load_all_available_dialects()
+    return context
+
+
 def emit(graph: Graph, package: str = "iree.compiler", name: str = "kernel") -> Any:
     """The module holding `graph` as func `name`, built with the bindings of `package`
-    (iree.compiler, jaxlib.mlir, mlir...). Call inside `with ir.Context(), ir.Location.unknown():`
+    (iree.compiler, jaxlib.mlir, mlir...). Call inside `with new_context(package),
+    ir.Location.unknown():`
     (the default of the ops that come from no node: the module, the function, its return)."""
     ir = importlib.import_module(f"{package}.ir")
     arith = importlib.import_module(f"{package}.dialects.arith")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-from .emit import emit
+from .emit import emit, new_context
 from .tracer import trace
 
 
@@ -27,7 +27,7 @@ def kernel(a, b):
 def main(package: str = "iree.compiler") -> str:
     ir = importlib.import_module(f"{package}.ir")
     graph = trace(kernel, 2)
-    with ir.Context(), ir.Location.unknown():
+    with new_context(package), ir.Location.unknown():
         module = emit(graph, package)
         return module.operation.get_asm(enable_debug_info=True)
 

@@ -10,8 +10,6 @@ from typing import Any
 from . import _callsite
 from ._version import __version__
 
-#: MLIR bindings callsite.mlir looks for, in its order.
-_MLIR_MODULES = ("mlir.ir", "iree.compiler.ir", "jaxlib.mlir.ir")
 
 
 def _backend() -> dict[str, Any]:
@@ -28,6 +26,47 @@ def _backend() -> dict[str, Any]:
         why = "selected with callsite.set_backend('public')"
     return {"in_use": in_use, "why": why, "internal_refusal": refusal,
             "layout": _callsite.layout_name, "CALLSITE_BACKEND": env}
+
+
+def _distribution_of(module: Any) -> str | None:
+    """'name version' of the installed distribution that holds `module`'s file, or None."""
+    import importlib.metadata as metadata
+
+    path = os.path.realpath(str(getattr(module, "__file__", "") or ""))
+    top = module.__name__.partition(".")[0]
+    for name in metadata.packages_distributions().get(top, []):
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue
+        for file in dist.files or ():
+            if os.path.realpath(str(dist.locate_file(file))) == path:
+                return f"{dist.metadata['Name']} {dist.version}"
+    return None
+
+
+def _mlir_bindings() -> dict[str, dict[str, Any]]:
+    """Every set of bindings callsite.mlir.bindings() finds (imported, recognised by
+    structure, or registered with use()), with its distribution and version and whether
+    callsite serves its switches (accelerated) or its wrappers are in place now."""
+    from . import _mlir_accelerate, _mlir_detect, mlir
+    from ._mlir_knobs import KNOBS
+
+    try:
+        found = mlir.bindings()
+    except ImportError:
+        return {}
+    del _mlir_detect  # detection is bindings()'s: nothing else is looked for here
+    report = {}
+    for b in found:
+        ir = b.ir
+        report[ir.__name__] = {
+            "distribution": _distribution_of(ir),
+            "accelerated": id(b) in KNOBS.accelerated,
+            "wrappers_installed": b.installed,
+            "mlir_switch": _mlir_accelerate.has_traceback_knobs(ir),
+        }
+    return report
 
 
 def _mlir_status(module: str) -> str:
@@ -62,13 +101,17 @@ def _listdir(path: str) -> list[str]:
 def doctor() -> dict[str, Any]:
     """What this installation of callsite can do here, and why, as a JSON-ready dict:
     the Python and build, the frame walk in use and why (with a refused layout's reason), the
-    tracking modes available, native-frame support, MLIR bindings already imported or
-    importable, and the caches' sizes. ``python -m callsite doctor`` prints the same."""
+    tracking modes available, native-frame support, the MLIR bindings callsite.mlir.bindings()
+    finds (each with its distribution and version, and whether accelerated), the other known
+    bindings modules (importable or not, never imported to find out), and the caches' sizes. ``python -m callsite doctor`` prints the same."""
     from . import native, tracking
 
     modes: dict[str, str | None] = tracking.available_modes()
     auto = modes.pop("auto")
-    mlir_bindings = {name: _mlir_status(name) for name in _MLIR_MODULES}
+    from ._mlir_detect import KNOWN_IR_MODULES
+
+    found = _mlir_bindings()
+    not_imported = {name: _mlir_status(name) for name in KNOWN_IR_MODULES if name not in found}
     return {
         "callsite": {"version": __version__, "package": os.path.dirname(__file__),
                      "extension": _callsite.__file__},
@@ -81,9 +124,10 @@ def doctor() -> dict[str, Any]:
                                for m, why in modes.items()},
                      "auto": auto, "enabled": tracking.status()["enabled"]},
         "native": {"supported": True, "frames_here": len(native.stack())},
-        "mlir": {"bindings": mlir_bindings,
+        "mlir": {"bindings": found,
+                 "other_known": not_imported,
                  "hint": 'pip install "callsite[mlir]"'
-                 if set(mlir_bindings.values()) == {"not installed"} else None},
+                 if not found and set(not_imported.values()) == {"not installed"} else None},
         "caches": {"mlir_location_contexts": _callsite.mlir.cache_count(),
                    "native_reification": native.cache_info()},
     }

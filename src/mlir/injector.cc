@@ -22,7 +22,7 @@ namespace callsite::mlir {
 namespace {
 
 PyTypeObject *method_type = nullptr, *function_type = nullptr;
-PyObject *str_loc = nullptr, *kw_only_loc = nullptr;
+PyObject *str_loc = nullptr, *kw_only_loc = nullptr, *str_context = nullptr;
 
 struct InjectorObject {
   PyObject_HEAD
@@ -122,7 +122,17 @@ PyObject *injector_call(PyObject *op, PyObject *const *args, size_t nargsf, PyOb
   }
 
   PyObject *result = nullptr, *ctx = current_context(self->bindings);
-  if (!ctx) {  // no current context: let MLIR report it in its own words
+  if (!ctx && explicit_loc && !PyErr_Occurred()) {
+    // No current context, but an explicit location (`Module.create(Location.unknown(ctx))`
+    // with use_traceback): its context is the op's. MLIR's own walk raises here instead; a
+    // documented difference (docs/mlir.md).
+    ctx = PyObject_GetAttr(explicit_loc, str_context);
+    if (ctx && !PyObject_TypeCheck(ctx, reinterpret_cast<PyTypeObject *>(
+                                            self->bindings->context_type)))
+      Py_CLEAR(ctx);
+    if (!ctx) PyErr_Clear();
+  }
+  if (!ctx) {  // no context at all: let MLIR report it in its own words
     Py_DECREF(settings);
     if (PyErr_Occurred()) return nullptr;
     return PyObject_Vectorcall(self->original, args, nargsf, kwnames);
@@ -249,10 +259,11 @@ bool is_injector(PyObject *obj) noexcept {
 bool init_injectors() noexcept {
   if (method_type) return true;
   str_loc = PyUnicode_InternFromString("loc");
+  str_context = PyUnicode_InternFromString("context");
   kw_only_loc = str_loc ? PyTuple_Pack(1, str_loc) : nullptr;
   method_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&method_spec));
   function_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&function_spec));
-  return kw_only_loc && method_type && function_type;
+  return kw_only_loc && str_context && method_type && function_type;
 }
 
 }  // namespace callsite::mlir
