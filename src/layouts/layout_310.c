@@ -1,7 +1,8 @@
 /* layouts/layout_310.c — CPython 3.10: frames are PyFrameObjects chained by f_back.
  *
  * 3.10 needs no internal header: PyFrameObject (Include/cpython/frameobject.h) and
- * PyThreadState.frame (Include/cpython/pystate.h) are in the non-limited public headers. */
+ * PyThreadState.frame (Include/cpython/pystate.h) are in the non-limited public headers,
+ * read from v3.10.13. */
 #include <Python.h>
 #include <frameobject.h>
 
@@ -25,11 +26,9 @@ static inline PyCodeObject *inspect_310(PyFrameObject *f, intptr_t *lasti) {
 #define CALLSITE_WALK_NAME walk_310
 #include "layouts/walker.inc.h"
 
-static const void *current_marker_310(PyThreadState *tstate) { return tstate->frame; }
+static const void *walk_310_marker(PyThreadState *tstate) { return tstate->frame; }
 
 const void *callsite_layout_internal_marker_of(PyFrameObject *frame) { return frame; }
 
-const char *callsite_layout_internal_version_refusal(void) { return NULL; }
-
-const callsite_layout callsite_layout_compiled = {
-    "internal-3.10", PY_VERSION_HEX, walk_310, current_marker_310};
+#define CALLSITE_LAYOUT_NAME "internal-3.10"
+#include "layouts/layout_tail.inc.h"

@@ -1,5 +1,9 @@
 /* layouts/layout_313.c — CPython 3.13: tstate->current_frame (Include/cpython/pystate.h),
- * _PyInterpreterFrame.f_executable instead of f_code, instr_ptr instead of prev_instr. */
+ * _PyInterpreterFrame.f_executable instead of f_code, instr_ptr instead of prev_instr.
+ *
+ * Read from the v3.13.0 headers: internal/pycore_frame.h (struct _PyInterpreterFrame with a
+ * plain PyObject *f_executable; FRAME_OWNED_BY_CSTACK = 3), internal/pycore_runtime.h
+ * (_Py_DebugOffsets), cpython/pystate.h. */
 #include <Python.h>
 #include <frameobject.h>
 
@@ -23,20 +27,7 @@
 #include "layouts/interpreter_frame.inc.h"
 
 /* Every offset the walker reads that CPython publishes (3.13 internal/pycore_runtime.h). */
-static const callsite_offset_fact facts_313[] = {CALLSITE_WALKER_FACTS};
-static const callsite_offsets_expectation expected_313 = CALLSITE_OFFSETS_EXPECTATION(facts_313);
-
-const char *callsite_layout_internal_offsets_refusal(const void *image, size_t size) {
-  return callsite_debug_offsets_refusal(image, size, &expected_313);
-}
-
-/* Refuse when the running interpreter's _PyRuntime.debug_offsets disagree with the headers
- * this file was compiled against. */
-const char *callsite_layout_internal_version_refusal(void) {
-  return callsite_layout_internal_offsets_refusal(&_PyRuntime.debug_offsets,
-                                                  sizeof _PyRuntime.debug_offsets);
-}
-
-const callsite_layout callsite_layout_compiled = {
-    "internal-3.13", PY_VERSION_HEX, walk_313, walk_313_marker};
+#define CALLSITE_DEBUG_OFFSETS CALLSITE_WALKER_FACTS
+#define CALLSITE_LAYOUT_NAME "internal-3.13"
+#include "layouts/layout_tail.inc.h"
 #endif

@@ -2,7 +2,7 @@
  * instr_ptr), but f_executable is a tagged _PyStackRef and the frame-owner enum gained
  * FRAME_OWNED_BY_INTERPRETER below FRAME_OWNED_BY_CSTACK.
  *
- * Facts from the 3.14 headers (Debian python3.14-dev 3.14.10):
+ * Read from the v3.14.10 headers (Debian python3.14-dev 3.14.10):
  * - internal/pycore_interpframe_structs.h: struct _PyInterpreterFrame { _PyStackRef
  *   f_executable; struct _PyInterpreterFrame *previous; ...; _Py_CODEUNIT *instr_ptr; ...;
  *   char owner; ... }; enum _frameowner { THREAD = 0, GENERATOR = 1, FRAME_OBJECT = 2,
@@ -39,18 +39,7 @@
 #include "layouts/interpreter_frame.inc.h"
 
 /* Every offset the walker reads that CPython publishes (3.14 internal/pycore_debug_offsets.h). */
-static const callsite_offset_fact facts_314[] = {CALLSITE_WALKER_FACTS};
-static const callsite_offsets_expectation expected_314 = CALLSITE_OFFSETS_EXPECTATION(facts_314);
-
-const char *callsite_layout_internal_offsets_refusal(const void *image, size_t size) {
-  return callsite_debug_offsets_refusal(image, size, &expected_314);
-}
-
-const char *callsite_layout_internal_version_refusal(void) {
-  return callsite_layout_internal_offsets_refusal(&_PyRuntime.debug_offsets,
-                                                  sizeof _PyRuntime.debug_offsets);
-}
-
-const callsite_layout callsite_layout_compiled = {
-    "internal-3.14", PY_VERSION_HEX, walk_314, walk_314_marker};
+#define CALLSITE_DEBUG_OFFSETS CALLSITE_WALKER_FACTS
+#define CALLSITE_LAYOUT_NAME "internal-3.14"
+#include "layouts/layout_tail.inc.h"
 #endif

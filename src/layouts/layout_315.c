@@ -2,7 +2,7 @@
  * C-stack shim owner any more, and PyThreadState.base_frame, a sentinel at the bottom of
  * every thread's frame chain.
  *
- * Facts from the 3.15 headers (Debian python3.15-dev 3.15.2):
+ * Read from the v3.15.2 headers (Debian python3.15-dev 3.15.2):
  * - internal/pycore_interpframe_structs.h: struct _PyInterpreterFrame as in 3.14
  *   (f_executable a _PyStackRef, previous, instr_ptr, owner); enum _frameowner { THREAD = 0,
  *   GENERATOR = 1, FRAME_OBJECT = 2, INTERPRETER = 3 } (FRAME_OWNED_BY_CSTACK is gone).
@@ -38,15 +38,8 @@
 
 /* Every offset the walker and its start-up check read that CPython publishes
  * (3.15 internal/pycore_debug_offsets.h). */
-static const callsite_offset_fact facts_315[] = {
-    CALLSITE_WALKER_FACTS,
-    CALLSITE_FACT(thread_state.base_frame, offsetof(PyThreadState, base_frame)),
-};
-static const callsite_offsets_expectation expected_315 = CALLSITE_OFFSETS_EXPECTATION(facts_315);
-
-const char *callsite_layout_internal_offsets_refusal(const void *image, size_t size) {
-  return callsite_debug_offsets_refusal(image, size, &expected_315);
-}
+#define CALLSITE_DEBUG_OFFSETS \
+  CALLSITE_WALKER_FACTS, CALLSITE_FACT(thread_state.base_frame, offsetof(PyThreadState, base_frame))
 
 /* The chain from current_frame must end at base_frame, which the walker hides (its owner is
  * FRAME_OWNED_BY_INTERPRETER): a chain that ends elsewhere means `previous` is not where
@@ -63,12 +56,7 @@ static const char *bottom_refusal(void) {
   return NULL;
 }
 
-const char *callsite_layout_internal_version_refusal(void) {
-  const char *why = callsite_layout_internal_offsets_refusal(&_PyRuntime.debug_offsets,
-                                                             sizeof _PyRuntime.debug_offsets);
-  return why ? why : bottom_refusal();
-}
-
-const callsite_layout callsite_layout_compiled = {
-    "internal-3.15", PY_VERSION_HEX, walk_315, walk_315_marker};
+#define CALLSITE_RUNTIME_REFUSAL bottom_refusal
+#define CALLSITE_LAYOUT_NAME "internal-3.15"
+#include "layouts/layout_tail.inc.h"
 #endif
