@@ -164,6 +164,8 @@ def test_mlir_arguments():
     assert error(TypeError, lambda: callsite.mlir.loc_tracebacks(max_depth="10")) == (
         "loc_tracebacks(): max_depth must be an int >= 0 or None, not '10'")
     assert error(TypeError, lambda: callsite.mlir.location(3)) == (
+        "source must be a callsite.Filter, a callsite.Traceback or None, not int")
+    assert error(TypeError, lambda: callsite.mlir.location(filter=3)) == (
         "filter must be a callsite.Filter or None, not int")
     assert error(ValueError, lambda: callsite.mlir.location(skip=-1)) == (
         "skip must be >= 0, got -1")

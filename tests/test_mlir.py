@@ -356,8 +356,10 @@ def test_location_function_errors(ir):
     with pytest.raises(TypeError, match="context must be an ir.Context"):
         callsite.mlir.location(context=object())
     with H.context(ir):
-        with pytest.raises(TypeError, match="filter must be a callsite.Filter"):
+        with pytest.raises(TypeError, match="source must be a callsite.Filter, a callsite.Trace"):
             callsite.mlir.location("x")
+        with pytest.raises(TypeError, match="filter must be a callsite.Filter or None, not str"):
+            callsite.mlir.location(filter="x")
         with pytest.raises(ValueError, match="skip must be >= 0"):
             callsite.mlir.location(skip=-1)
         with pytest.raises(TypeError, match="unexpected keyword"):

@@ -41,7 +41,7 @@ def test_has_a_signature(fn):
     (callsite.Traceback.to_mlir, "(self, /, filter=None)"),
     (callsite.Traceback.index, "(self, value, start=0, stop=9223372036854775807, /)"),
     (callsite.Traceback.from_frame, "(frame, /)"),
-    (callsite.mlir.location, "(filter=None, *, skip=0, context=None, limit=None)"),
+    (callsite.mlir.location, "(source=None, /, *, filter=None, skip=0, context=None, limit=None)"),
     (callsite.tracking.window, "(skip=0, limit=None, *, filter=None)"),
     (callsite.tracking.last, "(filter=None, /)"),
     (callsite.native.Executable,

@@ -183,8 +183,9 @@ PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
   PyObject *filter = slots[0] && slots[0] != Py_None ? slots[0] : nullptr;
   if (filter && !is_filter(filter)) {
     PyErr_Format(PyExc_TypeError,
-                 "filter must be a callsite.Filter or None (or the first argument a "
-                 "callsite.Traceback), not %.200s",
+                 !tb && nargs >= 1
+                     ? "source must be a callsite.Filter, a callsite.Traceback or None, not %.200s"
+                     : "filter must be a callsite.Filter or None, not %.200s",
                  Py_TYPE(filter)->tp_name);
     return nullptr;
   }
