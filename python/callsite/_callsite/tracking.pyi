@@ -24,6 +24,10 @@ class CallSite(tuple[CodeType, int, CodeType | None, Frame]):
     @property
     def site(self) -> Frame: ...
 
+@final
+class Window:
+    """One thread's window of recent call sites (internal: owned by the thread's state)."""
+
 def enable(
     mode: Literal["auto", "monitoring", "profile"], window: int, filter: Filter | None,
     tool_id: int | None, /
