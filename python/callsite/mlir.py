@@ -9,7 +9,10 @@ Works with any distribution of the bindings (``mlir.ir``, ``iree.compiler.ir``,
 passed to :func:`use`). :func:`accelerate` makes MLIR's own switches (``ir.loc_tracebacks()``
 and the ``_globals`` knobs) produce callsite's locations; ``CALLSITE_MLIR=1`` does it for any
 process. Locations are built by C++ wrappers of the
-bindings' op builders and cached per context, per call site and per frame.
+bindings' op builders and cached per context, per call site and per frame. A DSL that traces
+first and emits later keeps ``callsite.capture()`` per node and calls
+``location(traceback, filter=...)`` at emit time. The process-wide knobs are owned by
+``_mlir_knobs.KNOBS``; the functions here are a facade over it.
 """
 from __future__ import annotations
 

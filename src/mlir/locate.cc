@@ -122,7 +122,8 @@ constexpr Py_ssize_t kAll = 4;
 
 // The bindings and current context to use: those of `context`, else the first bindings with
 // a current context (importing callsite.mlir to detect bindings when none are registered yet).
-BindingsObject *resolve(PyObject *context, PyObject **ctx_out) {
+__attribute__((always_inline)) inline BindingsObject *resolve(PyObject *context,
+                                                            PyObject **ctx_out) {
   if (context && context != Py_None) {
     BindingsObject *b = bindings_of_context(context);
     if (!b) {
@@ -158,32 +159,21 @@ BindingsObject *resolve(PyObject *context, PyObject **ctx_out) {
 
 }  // namespace
 
-PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
-                      PyObject *kwnames) {
-  // location(traceback, *, filter=None, context=None, limit=None): a Traceback captured
-  // earlier (trace, then emit) instead of the calling thread's stack.
-  PyObject *tb = nargs >= 1 && is_traceback(args[0]) ? args[0] : nullptr;
-  if (tb) {
-    ++args;
-    --nargs;
-  }
-  PyObject *slots[kAll] = {nullptr, nullptr, nullptr, nullptr};
-  if (!detail::bind_fastcall_args("location", kNames, kAll, tb ? 0 : 1, args, nargs, kwnames,
-                                  slots))
-    return nullptr;
-  if (tb && slots[1]) {
-    PyErr_SetString(PyExc_TypeError,
-                    "location(): skip= applies to the calling thread's stack, not to a Traceback");
-    return nullptr;
-  }
-  std::size_t skip = 0, limit = SIZE_MAX;
-  if (slots[1] && !detail::parse_count(slots[1], "skip", 0, &skip)) return nullptr;
-  if (slots[3] && !detail::parse_count(slots[3], "limit", SIZE_MAX, &limit)) return nullptr;
+namespace {
 
+// The part of location() shared by its two forms: `slots` (filter, skip, context, limit)
+// checked and resolved, then `locate(cache, filter, limit)`. Inlined into each form, so the
+// per-call stack form compiles as if it were alone.
+template <class Locate>
+__attribute__((always_inline)) inline PyObject *locate_with(PyObject *const *slots,
+                                                            bool source_positional,
+                                                            Locate &&locate) {
+  std::size_t limit = SIZE_MAX;
+  if (slots[3] && !detail::parse_count(slots[3], "limit", SIZE_MAX, &limit)) return nullptr;
   PyObject *filter = slots[0] && slots[0] != Py_None ? slots[0] : nullptr;
   if (filter && !is_filter(filter)) {
     PyErr_Format(PyExc_TypeError,
-                 !tb && nargs >= 1
+                 source_positional
                      ? "source must be a callsite.Filter, a callsite.Traceback or None, not %.200s"
                      : "filter must be a callsite.Filter or None, not %.200s",
                  Py_TYPE(filter)->tp_name);
@@ -200,11 +190,43 @@ PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
   BindingsObject *b = resolve(slots[2], &ctx);
   if (!b) return nullptr;
   ContextCache *cc = cache_for(b, ctx);
-  PyObject *loc = !cc ? nullptr
-                  : tb ? traceback_location(*cc, filter, limit, tb)
-                       : stack_location(*cc, filter, limit, skip);
+  PyObject *loc = cc ? locate(*cc, filter, limit) : nullptr;
   Py_DECREF(ctx);
   return loc;
+}
+
+// location(traceback, *, filter=None, context=None, limit=None): a Traceback captured earlier
+// (trace, then emit) instead of the calling thread's stack.
+__attribute__((noinline)) PyObject *location_of_traceback(PyObject *tb, PyObject *const *args,
+                                                          Py_ssize_t nargs, PyObject *kwnames) {
+  PyObject *slots[kAll] = {nullptr, nullptr, nullptr, nullptr};
+  if (!detail::bind_fastcall_args("location", kNames, kAll, 0, args, nargs, kwnames, slots))
+    return nullptr;
+  if (slots[1]) {
+    PyErr_SetString(PyExc_TypeError,
+                    "location(): skip= applies to the calling thread's stack, not to a Traceback");
+    return nullptr;
+  }
+  return locate_with(slots, false, [tb](ContextCache &cc, PyObject *filter, std::size_t limit) {
+    return traceback_location(cc, filter, limit, tb);
+  });
+}
+
+}  // namespace
+
+PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
+                      PyObject *kwnames) {
+  if (nargs >= 1 && is_traceback(args[0]))
+    return location_of_traceback(args[0], args + 1, nargs - 1, kwnames);
+  PyObject *slots[kAll] = {nullptr, nullptr, nullptr, nullptr};
+  if (!detail::bind_fastcall_args("location", kNames, kAll, 1, args, nargs, kwnames, slots))
+    return nullptr;
+  std::size_t skip = 0;
+  if (slots[1] && !detail::parse_count(slots[1], "skip", 0, &skip)) return nullptr;
+  return locate_with(slots, nargs >= 1,
+                     [skip](ContextCache &cc, PyObject *filter, std::size_t limit) {
+                       return stack_location(cc, filter, limit, skip);
+                     });
 }
 
 }  // namespace callsite::mlir
