@@ -5,6 +5,8 @@ text under CALLSITE_MLIR=1 as under MLIR's own walk. On bindings that predate th
 callsite serves them through the same switches and through its own API."""
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from mlir_peers import PEER_PACKAGES, peer_python, run
@@ -52,8 +54,19 @@ with ir.Context() as ctx, ir.Location.unknown():
 
 @pytest.mark.parametrize("peer", ["flydsl", "torch-mlir"])
 def test_switches_print_mlir_text(peer):
-    python = peer_python(peer)
-    package = PEER_PACKAGES[peer]
+    _check_cases(peer_python(peer), PEER_PACKAGES[peer])
+
+
+def test_switches_print_mlir_text_with_the_installed_iree():
+    probe = run(sys.executable, "from iree.compiler import ir; ir.OnExplicitAction")
+    if probe.returncode:
+        pytest.skip(f"no iree-base-compiler with the two actions here: {probe.stderr[-120:]}")
+    if sys.version_info >= (3, 12):
+        pytest.skip("iree's 3.12+ wheels are abi3: MLIR's own walk records no frame to compare")
+    _check_cases(sys.executable, "iree.compiler")
+
+
+def _check_cases(python, package):
     theirs = run(python, CASES, package)
     assert theirs.returncode == 0, theirs.stderr
     assert "callsite(" in theirs.stdout, "MLIR's own walk records no frames here"
