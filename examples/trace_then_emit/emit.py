@@ -23,10 +23,13 @@ def new_context(package: str = "iree.compiler") -> Any:
     ir = importlib.import_module(f"{package}.ir")
     context = ir.Context()
     if package == "jaxlib.mlir":
-        from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+        try:
+            from jaxlib.mlir._mlir_libs import _jax_mlir_ext as dialects
+        except ImportError:  # jaxlib before 0.7 (the newest for Python 3.10)
+            from jaxlib.mlir._mlir_libs import register_jax_dialects as dialects
 
         registry = ir.DialectRegistry()
-        _jax_mlir_ext.register_dialects(registry)
+        dialects.register_dialects(registry)
         context.append_dialect_registry(registry)
         context.load_all_available_dialects()
     return context

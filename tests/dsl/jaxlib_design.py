@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 
 from jaxlib.mlir import ir
-from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+try:
+    from jaxlib.mlir._mlir_libs import _jax_mlir_ext as jax_dialects
+except ImportError:  # jaxlib before 0.7 (the newest for Python 3.10)
+    from jaxlib.mlir._mlir_libs import register_jax_dialects as jax_dialects
 from jaxlib.mlir.dialects import arith, func, stablehlo
 from op_walk import op_locations
 
@@ -17,7 +20,7 @@ SCALE = 1  # layers per build are 3 * SCALE (the benchmark builds bigger designs
 
 def make_context():
     registry = ir.DialectRegistry()
-    _jax_mlir_ext.register_dialects(registry)
+    jax_dialects.register_dialects(registry)
     context = ir.Context()
     context.append_dialect_registry(registry)
     context.load_all_available_dialects()
