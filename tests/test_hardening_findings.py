@@ -467,7 +467,7 @@ def test_native_frames_pushed_from_cpp_stay_with_their_greenlet(setup):
             main.switch()           # leave the interpreter's greenlet with its frames pushed
             seen["inside"] = [f.kind for f in callsite.capture(limit=None)].count("native")
             return a
-        from callsite.callsite_calc import Program
+        from callsite._calc import Program
         prog = Program(SOURCE, "p.calc", {"scale": scale})
         main = greenlet.getcurrent()
         g = greenlet.greenlet(lambda: prog.call("area", 2, 3))

@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 from callsite import native
-from callsite.callsite_calc import Program as CalcProgram
+from callsite._calc import Program as CalcProgram
 
 DSL_SOURCE = "op0 = load x\nop1 = mul op0, 2\nop2 = call helper(op1)\n"
 

@@ -8,7 +8,7 @@ import pytest
 
 import callsite
 from callsite import native
-from callsite.callsite_calc import Program as CalcProgram
+from callsite._calc import Program as CalcProgram
 
 SOURCE = """\
 fn area(w, h)

@@ -21,7 +21,7 @@ import pytest
 
 import callsite
 from callsite import native
-from callsite.callsite_calc import Program as CalcProgram
+from callsite._calc import Program as CalcProgram
 
 SUPPORTED = sys.version_info[:2] in ((3, 12), (3, 13), (3, 14), (3, 15)) and \
     native.visible_frames_available()

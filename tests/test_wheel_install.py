@@ -88,11 +88,14 @@ def test_without_mlir(wheel, tmp_path):
 
 
 def test_with_mlir(wheel, tmp_path):
-    cli = installed(clean_venv("mlir", ["iree-base-compiler"]), wheel, tmp_path)
+    python = clean_venv("mlir", ["iree-base-compiler"])
+    cli = installed(python, wheel, tmp_path)
     doctor = cli("doctor").stdout
     assert "iree.compiler.ir:        importable" in doctor
     demo = cli("demo", "dsl").stdout
     assert "pip install" not in demo
     assert "== every op of the optimised module" in demo
-    # The kernels shipped in the wheel are what the locations point at.
-    assert "callsite/_examples/dsl/kernels.py" in demo
+    # The kernels shipped in the wheel, as data outside the package, are what the locations name.
+    assert "share/callsite/examples/dsl/kernels.py" in demo
+    site = python.parent.parent / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    assert not list((site / "site-packages" / "callsite").rglob("kernels.py"))

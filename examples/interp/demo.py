@@ -1,16 +1,15 @@
 """examples/interp/demo.py — run program.calc with Python callbacks and show where callsite
-says we are. Uses the standalone callsite_calc module if built (see CMakeLists.txt), else the
-copy the callsite package installs as callsite.callsite_calc (`python -m callsite demo` shows
-the same)."""
+says we are. Uses the standalone `calc` module if built (see CMakeLists.txt), else the private
+copy the callsite package builds as callsite._calc (`python -m callsite demo` shows the same)."""
 import pathlib
 import traceback
 
 import callsite
 
 try:
-    from callsite_calc import Program
+    from calc import Program
 except ImportError:
-    from callsite.callsite_calc import Program
+    from callsite._calc import Program
 
 source = pathlib.Path(__file__).with_name("program.calc")
 

@@ -579,7 +579,7 @@ inline PyObject *program_executables(PyObject *self, void *) {
   return PyList_AsTuple(reinterpret_cast<ProgramObject *>(self)->executables);
 }
 
-/// Creates the Program type, named `qualified_name` (e.g. "callsite_calc.Program").
+/// Creates the Program type, named `qualified_name` (e.g. "calc.Program").
 inline PyTypeObject *make_program_type(const char *qualified_name) {
   static PyMethodDef methods[] = {
       {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(program_call)),

@@ -8,8 +8,6 @@ lazily into file/line/column ranges, rendered as MLIR locations, traceback objec
 """
 import os as _os
 
-from ._version import __version__
-
 # Refused here, before the extension reads it: a misspelt value would otherwise be ignored.
 _requested_backend = _os.environ.get("CALLSITE_BACKEND", "")
 if _requested_backend not in ("", "internal", "public"):
@@ -39,7 +37,7 @@ if not _in_main_interpreter():
                       "interpreter only")
 
 from ._callsite import Filter, Frame, Traceback, capture, layout_name  # noqa: E402
-from ._backend import get_backend, internal_backend_refusal, set_backend  # noqa: E402
+from ._callsite import internal_backend_refusal as _internal_backend_refusal  # noqa: E402
 from ._warnings import BackendWarning, CallsiteWarning  # noqa: E402
 
 # collections.abc.Sequence is _collections_abc.Sequence; the latter is loaded at start-up.
@@ -47,13 +45,13 @@ from _collections_abc import Sequence as _Sequence  # noqa: E402
 
 _Sequence.register(Traceback)
 
-if internal_backend_refusal() is not None and layout_name != "none":
+if _internal_backend_refusal() is not None and layout_name != "none":
     # A build without a layout is a known configuration; a refused one is a surprise.
     import warnings as _warnings_module
 
     # stacklevel 2: the importer's line (warnings skips importlib's own frames).
     _warnings_module.warn(f"callsite: using the public C API frame walk: "
-                          f"{internal_backend_refusal()}", BackendWarning, stacklevel=2)
+                          f"{_internal_backend_refusal()}", BackendWarning, stacklevel=2)
 
 __all__ = [
     "BackendWarning",
@@ -73,24 +71,25 @@ __all__ = [
 ]
 
 _SUBMODULES = frozenset(("mlir", "native", "tracking"))
+# Each further module of the package costs a file lookup and a load at import: these names are
+# loaded on first use, then kept in the module's namespace (PEP 562 is asked once per name).
+_LAZY = {"__version__": "_version", "get_backend": "_backend", "set_backend": "_backend",
+         "internal_backend_refusal": "_backend", "doctor": "_doctor", "cmake_dir": "_paths",
+         "include_dir": "_paths"}
 
 
 def __getattr__(name: str) -> object:
     # PEP 562: the submodules cost import time most users of capture() never need.
+    import importlib
+
     if name in _SUBMODULES:
-        import importlib
-
         return importlib.import_module(f"{__name__}.{name}")
-    if name == "doctor":
-        from ._doctor import doctor
-
-        return doctor
-    if name in ("cmake_dir", "include_dir"):
-        from . import _paths
-
-        return getattr(_paths, name)
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _SUBMODULES | {"cmake_dir", "doctor", "include_dir"})
+    return sorted(set(globals()) | _SUBMODULES | set(_LAZY))

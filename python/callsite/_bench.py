@@ -1,23 +1,36 @@
 """``python -m callsite bench``: a short benchmark of what callsite costs, against the peers
 that are installed here, as one table of ratios measured in the same run.
 
-Four groups, each with its own baseline row (ratio 1.00): the import itself; capture at stack
-depth 20 (callsite's two walks, ``sys._getframe``, ``traceback``, jaxlib and torch when
+Groups, each with its own baseline row (ratio 1.00): the import itself; capture at stack
+depth 20 twice — on a stack that is reused between captures, and on a fresh stack built for
+each capture (callsite's two walks, ``sys._getframe``, ``traceback``, jaxlib and torch when
 installed); a location per MLIR op (``Location.unknown()``, MLIR's ``loc_tracebacks()``,
 ``callsite.mlir.auto_locations``, when bindings are installed); tracked call windows (the tax
 per recorded call of each mode, and the window's query against a filtered walk). Every number
 is the minimum over interleaved repeats: noise on a shared machine only ever adds time. The
 full benchmarks, with more depths and peers, are in the repository's bench/ directory.
+
+Why two capture groups: since 3.11 CPython creates a frame's Python object
+(``PyFrameObject``) only when something asks for it, and ``sys._getframe()`` / ``f_back``
+ask for one per frame. On a reused stack those objects exist after the first walk, so a
+``sys._getframe`` loop only reads them; on a fresh stack it allocates one per frame, every
+time. callsite reads the interpreter's frames and allocates no frame object, so its cost is
+the same on both. A real DSL is in between: its outer frames persist, the innermost few are
+new for every op.
 """
 from __future__ import annotations
 
 import gc
+import importlib
 import itertools
 import json
 import os
+import platform
 import re
+import shlex
 import subprocess
 import sys
+import textwrap
 import time
 from dataclasses import asdict, dataclass
 from types import FrameType
@@ -60,18 +73,31 @@ def _loop(stmt: str, namespace: dict[str, Any]) -> Callable[[int], int]:
     return loop
 
 
-def _at_depth(depth: int, fn: Callable[[], Any]) -> Any:
-    """fn() called with `depth` Python frames on the stack (real recursion, nothing simulated)."""
-    here, f = 0, sys._getframe()
-    frame: FrameType | None = f
+def _frames_above(frame: FrameType | None) -> int:
+    """How many frames the stack holds from `frame` outwards, `frame` included."""
+    n = 0
     while frame is not None:
-        here += 1
+        n += 1
         frame = frame.f_back
+    return n
+
+
+def _at_depth(depth: int, fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args) called with `depth` Python frames on the stack, fn's own frame the innermost
+    (real recursion, nothing simulated)."""
+    # Frames when fn runs: those above this one, this one, the descend() frames, fn's.
+    here = _frames_above(sys._getframe())
 
     def descend(n: int) -> Any:
-        return descend(n - 1) if n > 0 else fn()
+        return descend(n - 1) if n > 0 else fn(*args)
 
     return descend(max(depth - here - 2, 0))
+
+
+def _optional(module: str) -> Any:
+    """An optional peer's module (ImportError when it is not installed). Imported by name:
+    peers ship without type information, and a type checker must not follow them."""
+    return importlib.import_module(module)
 
 
 def time_statements(stmts: dict[str, str], namespace: dict[str, Any], *, repeats: int,
@@ -82,7 +108,7 @@ def time_statements(stmts: dict[str, str], namespace: dict[str, Any], *, repeats
     counts = {}
     for label, loop in loops.items():
         n = 1
-        while (elapsed := _at_depth(depth, lambda: loop(n))) < target_ns / 4:
+        while (elapsed := _at_depth(depth, loop, n)) < target_ns / 4:
             n *= 4
         counts[label] = max(1, int(n * target_ns / max(elapsed, 1)))
     best = {label: float("inf") for label in loops}
@@ -92,11 +118,54 @@ def time_statements(stmts: dict[str, str], namespace: dict[str, Any], *, repeats
         for _ in range(repeats):
             for label, loop in loops.items():
                 n = counts[label]
-                best[label] = min(best[label], _at_depth(depth, lambda: loop(n)) / n)
+                best[label] = min(best[label], _at_depth(depth, loop, n) / n)
     finally:
         if enabled:
             gc.enable()
     return best
+
+
+def time_on_fresh_stacks(fns: dict[str, Callable[[], Any]], *, repeats: int,
+                         depth: int = DEPTH, target_ns: float = 4e6) -> dict[str, float]:
+    """ns per call of each fn, each call on a stack of `depth` frames built for it alone (fn's
+    frame the innermost), net of building that stack: the same loop calling an empty function
+    is subtracted. Calibrated, round-robin, minimum over the repeats."""
+    def empty() -> None:
+        return None
+
+    def loop_for(fn: Callable[[], Any]) -> Callable[[int], int]:
+        def descend(n: int) -> Any:
+            return descend(n - 1) if n > 0 else fn()
+
+        def loop(n: int) -> int:
+            # Frames when fn runs: the loop's and those above it, descend()'s, fn's own.
+            levels = max(depth - _frames_above(sys._getframe()) - 2, 0)
+            t0 = _clock()
+            for _ in itertools.repeat(None, n):
+                descend(levels)
+            return _clock() - t0
+
+        return loop
+
+    loops = {label: loop_for(fn) for label, fn in {**fns, "": empty}.items()}
+    counts = {}
+    for label, loop in loops.items():
+        n = 1
+        while (elapsed := loop(n)) < target_ns / 4:
+            n *= 4
+        counts[label] = max(1, int(n * target_ns / max(elapsed, 1)))
+    best = {label: float("inf") for label in loops}
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            for label, loop in loops.items():
+                best[label] = min(best[label], loop(counts[label]) / counts[label])
+    finally:
+        if enabled:
+            gc.enable()
+    stack = best.pop("")
+    return {label: max(t - stack, 0.0) for label, t in best.items()}
 
 
 # --- the groups ---------------------------------------------------------------------------------
@@ -126,40 +195,57 @@ def _peer(label: str, setup: Callable[[], dict[str, Any]], skipped: list[str]) -
         return {}
 
 
+REUSED = f"capture, depth {DEPTH}, stack reused (frames exist before the capture)"
+FRESH = f"capture, depth {DEPTH}, fresh stack per capture (net of building the stack)"
+GETFRAME = "sys._getframe loop collecting (f_code, f_lasti)"
+
+
+def _getframe_walk() -> list[tuple[Any, int]]:
+    """What a Python tool writes without callsite: the stack as (code, instruction offset)."""
+    f: FrameType | None = sys._getframe()
+    r = []
+    while f is not None:
+        r.append((f.f_code, f.f_lasti))
+        f = f.f_back
+    return r
+
+
 def capture_group(repeats: int, skipped: list[str], progress: Progress) -> list[Row]:
     import traceback
 
     import callsite
 
-    progress.step(f"capture at depth {DEPTH}: callsite, sys._getframe, traceback, peers")
+    progress.step(f"capture at depth {DEPTH}, reused and fresh stacks: callsite, "
+                  "sys._getframe, traceback, peers")
     ns: dict[str, Any] = {"callsite": callsite, "sys": sys, "traceback": traceback}
     stmts = {
         "callsite.capture() (internal walk)": "callsite.capture()",
-        "sys._getframe loop collecting (f_code, f_lasti)":
-            "f = sys._getframe()\n        r = []\n        while f is not None:\n"
-            "            r.append((f.f_code, f.f_lasti)); f = f.f_back",
+        GETFRAME: "f = sys._getframe()\n        r = []\n        while f is not None:\n"
+                  "            r.append((f.f_code, f.f_lasti)); f = f.f_back",
         "traceback.extract_stack()": "traceback.extract_stack()",
+    }
+    fresh: dict[str, Callable[[], Any]] = {
+        "callsite.capture() (internal walk)": lambda: callsite.capture(),
+        GETFRAME: _getframe_walk,
+        "traceback.extract_stack()": lambda: traceback.extract_stack(),
     }
 
     def jaxlib() -> dict[str, Any]:
-        from jaxlib import xla_client  # type: ignore[import-not-found,unused-ignore]
-
-        return {"jax_tb": xla_client.Traceback}
+        return {"jax_tb": _optional("jaxlib.xla_client").Traceback}
 
     def torch() -> dict[str, Any]:
-        from torch.utils._traceback import (  # type: ignore[import-not-found,unused-ignore]
-            CapturedTraceback,
-        )
-
-        return {"torch_tb": CapturedTraceback}
+        return {"torch_tb": _optional("torch.utils._traceback").CapturedTraceback}
 
     ns.update(_peer("jaxlib", jaxlib, skipped))
     ns.update(_peer("torch", torch, skipped))
     if "jax_tb" in ns:
         stmts["jaxlib Traceback.get_traceback()"] = "jax_tb.get_traceback()"
+        fresh["jaxlib Traceback.get_traceback()"] = lambda: ns["jax_tb"].get_traceback()
     if "torch_tb" in ns:
         stmts["torch CapturedTraceback.extract()"] = "torch_tb.extract()"
+        fresh["torch CapturedTraceback.extract()"] = lambda: ns["torch_tb"].extract()
     results = time_statements(stmts, ns, repeats=repeats)
+    on_fresh = time_on_fresh_stacks(fresh, repeats=repeats)
     previous = callsite.get_backend()
     try:
         callsite.set_backend("public")
@@ -171,18 +257,17 @@ def capture_group(repeats: int, skipped: list[str], progress: Progress) -> list[
     if previous != "internal":
         skipped.append(f"the internal walk: in use is {previous!r} "
                        f"({callsite.internal_backend_refusal() or 'selected'})")
-    return [Row("capture, depth 20", k, v, "ns") for k, v in results.items()]
+    return ([Row(REUSED, k, v, "ns") for k, v in results.items()]
+            + [Row(FRESH, k, v, "ns") for k, v in on_fresh.items()])
 
 
 def mlir_group(repeats: int, skipped: list[str], progress: Progress) -> list[Row]:
     progress.step("MLIR: a location per op (unknown, loc_tracebacks, callsite)")
     try:
-        from iree.compiler import ir  # type: ignore[import-not-found,unused-ignore]
-        from iree.compiler.dialects import arith  # type: ignore[import-not-found,unused-ignore]
+        ir, arith = _optional("iree.compiler.ir"), _optional("iree.compiler.dialects.arith")
     except ImportError:
         try:
-            from mlir import ir  # type: ignore[import-not-found,no-redef,unused-ignore]
-            from mlir.dialects import arith  # type: ignore[import-not-found,no-redef,unused-ignore]
+            ir, arith = _optional("mlir.ir"), _optional("mlir.dialects.arith")
         except ImportError as e:
             skipped.append(f'MLIR group: no MLIR bindings ({e}); pip install "callsite[mlir]"')
             return []
@@ -290,6 +375,43 @@ def tracking_group(repeats: int, skipped: list[str], progress: Progress) -> list
     return rows
 
 
+def getframe_note(rows: list[Row]) -> str:
+    """The sys._getframe loop's ratio on both stacks, and why they differ."""
+    ratio = {r.group: r.ratio for r in rows if r.method == GETFRAME and r.ratio is not None}
+    if REUSED not in ratio or FRESH not in ratio:
+        return ""
+    why = ("sys._getframe() and f_back create a frame object per frame the first time each is "
+           "reached (CPython 3.11+ creates them lazily): on a reused stack they exist after the "
+           "first walk, on a fresh stack every walk allocates them."
+           if sys.version_info >= (3, 11) else
+           "Before 3.11 every frame is a frame object from its start, so both stacks cost the "
+           "sys._getframe loop about the same.")
+    return textwrap.fill(
+        f"The sys._getframe loop is {ratio[REUSED]:.1f}× a callsite capture on a reused stack and "
+        f"{ratio[FRESH]:.1f}× on a fresh one. {why} callsite reads the interpreter's own frames and "
+        "allocates none, so its cost is the same on both. Building ops in a DSL is in between: the "
+        "outer frames persist, the innermost few are new for each op.", width=100)
+
+
+def run_metadata(command: str | None = None) -> dict[str, Any]:
+    """When, where and how a result was measured, for the result files and their plots."""
+    if command is None:
+        args = sys.argv[1:] if sys.argv and sys.argv[0].endswith("__main__.py") else sys.argv
+        command = "python -m callsite " + " ".join(shlex.quote(a) for a in args)
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f
+                        if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": command,
+            "machine": {"cpu": cpu, "cpus": os.cpu_count(), "system": platform.platform(),
+                        "load_average_1min": load},
+            "interpreter": f"{platform.python_implementation()} {platform.python_version()}"}
+
+
 # --- output -------------------------------------------------------------------------------------
 
 def with_ratios(rows: list[Row]) -> list[Row]:
@@ -321,10 +443,8 @@ def table(rows: list[Row]) -> str:
 
 
 def plot(rows: list[Row], path: str) -> None:
-    import matplotlib  # type: ignore[import-not-found,unused-ignore]
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # type: ignore[import-not-found,unused-ignore]
+    _optional("matplotlib").use("Agg")
+    plt = _optional("matplotlib.pyplot")
 
     shown = [r for r in rows if r.ratio is not None and r.unit != "ms"]
     fig, ax = plt.subplots(figsize=(9, 0.4 * len(shown) + 1))
@@ -341,7 +461,7 @@ def main(json_path: str | None = None, plot_path: str | None = None, quick: bool
 
     if plot_path:
         try:
-            import matplotlib  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
+            _optional("matplotlib")
         except ImportError:
             print('callsite bench: --plot needs matplotlib: pip install "callsite[plot]"',
                   file=sys.stderr)
@@ -366,12 +486,16 @@ def main(json_path: str | None = None, plot_path: str | None = None, quick: bool
     print(table(rows))
     verdict = "within" if import_ms <= IMPORT_TARGET_MS else "OVER"
     print(f"\nimport callsite: {import_ms:.2f} ms, {verdict} the {IMPORT_TARGET_MS:g} ms target")
+    note = getframe_note(rows)
+    if note:
+        print("\n" + note)
     for s in skipped:
         print(f"skipped: {s}")
     if json_path:
-        data = {"callsite": callsite.__version__, "python": sys.version.split()[0],
-                "backend": callsite.get_backend(), "repeats": repeats,
-                "import_ms": import_ms, "rows": [asdict(r) for r in rows], "skipped": skipped}
+        data = {**run_metadata(), "callsite": callsite.__version__,
+                "python": sys.version.split()[0], "backend": callsite.get_backend(),
+                "repeats": repeats, "import_ms": import_ms, "rows": [asdict(r) for r in rows],
+                "skipped": skipped}
         text = json.dumps(data, indent=2)
         if json_path == "-":
             print(text)

@@ -1,7 +1,8 @@
 """``python -m callsite demo [SECTION ...]``: callsite's demos (every section by default).
 
-A section is a function taking the output stream; add one to SECTIONS. The DSL example ships
-in the wheel (callsite/_examples/dsl); in a checkout it is examples/dsl.
+A section is a function taking the output stream; add one to SECTIONS. The DSL example is
+installed as data next to the package (<prefix>/share/callsite/examples/dsl), not as a module of
+it; in a checkout it is examples/dsl.
 """
 from __future__ import annotations
 
@@ -18,20 +19,41 @@ MLIR_HINT = 'pip install "callsite[mlir]"'
 MLIR_PROVIDERS = ("iree.compiler", "mlir")
 
 
+#: Where a wheel installs the examples, under its data scheme (sys.prefix in a venv): outside
+#: the package, so type checkers and stubtest never take example code for the package's own.
+INSTALLED_EXAMPLES = ("share", "callsite", "examples")
+
+
+def _installed_examples() -> Path | None:
+    """The examples this installation of callsite put in its data directory, if any."""
+    from importlib import metadata
+
+    try:
+        files = metadata.distribution("callsite").files or []
+    except metadata.PackageNotFoundError:
+        return None
+    suffix = "/".join((*INSTALLED_EXAMPLES, "dsl", "demo.py"))
+    for f in files:
+        if f.as_posix().endswith(suffix):
+            return Path(str(f.locate())).resolve().parents[1]
+    return None
+
+
 def examples_dir() -> Path:
-    """The examples: $CALLSITE_EXAMPLES, else those installed with the package (the wheel ships
-    _examples/dsl), else the checkout holding the package or the virtual environment
-    (scripts/setup.sh puts it in .venv/py3.X)."""
+    """The examples: $CALLSITE_EXAMPLES, else the checkout holding the package (a development
+    build), else those the wheel installed (<prefix>/share/callsite/examples)."""
     here = Path(__file__).resolve().parent
-    prefix = Path(sys.prefix).resolve()
-    candidates = [os.environ.get("CALLSITE_EXAMPLES"), here / "_examples"]
-    candidates += [p / "examples" for p in (*here.parents[1:2], *prefix.parents[1:2])]
+    candidates = [os.environ.get("CALLSITE_EXAMPLES"), here.parent.parent / "examples"]
     for c in candidates:
         if c and (Path(c) / "dsl" / "demo.py").is_file():
             return Path(c)
+    installed = _installed_examples()
+    if installed is not None and (installed / "dsl" / "demo.py").is_file():
+        return installed
     raise FileNotFoundError("callsite demo: the DSL example is neither installed with callsite "
-                            f"({here / '_examples'}) nor in a checkout; reinstall callsite, or "
-                            "set CALLSITE_EXAMPLES=/path/to/callsite/examples")
+                            f"({Path(sys.prefix, *INSTALLED_EXAMPLES)}) nor in a checkout; "
+                            "reinstall callsite, or set "
+                            "CALLSITE_EXAMPLES=/path/to/callsite/examples")
 
 
 def load_example(name: str) -> ModuleType:
@@ -75,9 +97,9 @@ def dsl_section(out: TextIO) -> int:
 
 def native_section(out: TextIO) -> int:
     """Native frames: a C++ interpreter's frames between the Python frames (examples/interp)."""
-    from . import native  # the interpreter is compiled into callsite
+    from . import _demo_native
 
-    native._demo(out)
+    _demo_native.main(out)
     return 0
 
 

@@ -23,7 +23,7 @@ C++ code uses the same shadow stack through ``callsite/native_frame.h`` and ``ca
 from __future__ import annotations
 
 from types import CodeType
-from typing import NamedTuple, TextIO
+from typing import NamedTuple
 
 from ._callsite import native as _n
 
@@ -95,63 +95,6 @@ def frame(executable: Executable, state: int = 0) -> NativeFrame:
         raise TypeError(f"frame(): executable must be a callsite.native.Executable, "
                         f"not {type(executable).__name__}")
     return executable.frame(state)
-
-
-_DEMO_PROGRAM = """\
-fn area(w, h)
-  let a = w * h
-  return scale(a)
-end
-
-fn total(n)
-  let sum = 0
-  let i = 1
-  while i <= n
-    let sum = sum + area(i, i + 1)
-    let i = i + 1
-  end
-  return check(sum)
-end
-"""
-
-
-def _demo(out: TextIO | None = None) -> None:
-    """The native-frames part of ``python -m callsite demo``: the calc interpreter of
-    examples/interp/ (C++, the callsite.callsite_calc extension) calling back into Python."""
-    import sys
-    import traceback
-
-    from ._callsite import Traceback, capture
-
-    write = (out or sys.stdout).write
-    captured: list[Traceback] = []
-
-    def scale(a: int) -> int:
-        if not captured:
-            captured.append(capture())
-        return a * 2
-
-    def check(total: int) -> int:
-        if total > 30:
-            raise ValueError(f"total {total} is over budget")
-        return total
-
-    from .callsite_calc import Program  # the examples/interp/ interpreter, its own extension
-
-    program = Program(_DEMO_PROGRAM, "demo.calc", {"scale": scale, "check": check})
-    write("native frames: a calc program interpreted in C++ (examples/interp/demo.calc)\n")
-    for i, line in enumerate(_DEMO_PROGRAM.splitlines(), 1):
-        write(f"  {i:3} | {line}\n")
-    write("\ncallsite.capture() in the Python callback scale(), innermost first:\n")
-    program.call("total", 2)
-    for f in captured[0]:
-        write(f"  [{f.kind:6}] {f}\n")
-    write("\nan exception raised in the Python callback check(), via traceback.format_exception:\n")
-    try:
-        program.call("total", 3)
-    except ValueError as e:
-        for line in traceback.format_exception(type(e), e, e.__traceback__):
-            write("  " + line.replace("\n", "\n  ").rstrip(" "))
 
 
 __all__ = [

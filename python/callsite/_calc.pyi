@@ -1,5 +1,5 @@
-# Stubs for callsite.callsite_calc: the calc interpreter of examples/interp/, built as its own
-# extension (the native-frames demo and the tests run it).
+# Stubs for callsite._calc: the calc interpreter of examples/interp/, built as a private
+# extension of its own (the native-frames demo and the tests run it).
 from collections.abc import Callable, Mapping
 from typing import Any, final
 
