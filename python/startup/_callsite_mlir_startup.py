@@ -55,3 +55,40 @@ def install():
             detect.watch_imports(_accelerate)
     except Exception as error:  # a start-up hook must never stop the interpreter
         print(f"callsite: CALLSITE_MLIR start-up hook disabled: {error!r}", file=sys.stderr)
+
+
+def install_torch():
+    """CALLSITE_TORCH=1: serves torch.fx's node stack traces once torch.fx.proxy is imported
+    (callsite.torch.accelerate); nothing is imported before that."""
+    try:
+        machinery = sys.modules["_frozen_importlib_external"]
+        spec = machinery.PathFinder.find_spec("callsite")
+        if spec is None or not spec.submodule_search_locations:
+            return
+        import os
+
+        for directory in spec.submodule_search_locations:
+            path = os.path.join(directory, "_torch_detect.py")
+            if os.path.exists(path):
+                break
+        else:
+            return
+        name = "callsite._torch_detect"
+        detect = sys.modules.get(name)
+        if detect is None:
+            loader = machinery.SourceFileLoader(name, path)
+            detect = type(sys)(name)
+            detect.__spec__ = machinery.spec_from_file_location(name, path, loader=loader)
+            detect.__file__, detect.__loader__ = path, loader
+            sys.modules[name] = detect
+            loader.exec_module(detect)
+        detect.switch_value(os.environ)  # any value but 0/1: the error names the variable
+
+        def _accelerate(proxy):
+            import callsite.torch
+
+            callsite.torch._install(proxy)
+
+        detect.when_proxy_imported(_accelerate)
+    except Exception as error:  # a start-up hook must never stop the interpreter
+        print(f"callsite: CALLSITE_TORCH start-up hook disabled: {error}", file=sys.stderr)

@@ -1,0 +1,280 @@
+"""PyTorch graph stack traces served by callsite.
+
+After :func:`accelerate` (or with ``CALLSITE_TORCH=1`` in the environment), every
+``node.stack_trace`` that ``torch.fx``'s ``TracerBase.create_node`` records (``fx.Tracer`` with
+``record_stack_traces``, ``make_fx(record_stack_traces=True)``, export's tracers) comes from a
+raw callsite capture instead of torch's symbolized walk. The text is torch's own, byte for
+byte: torch's filter decisions, made once per code object, and torch's formatting
+(``traceback.StackSummary.format``), done once per distinct raw stack. A tracer whose class
+overrides ``_filter_traceback_frames`` gets its override called with a ``StackSummary`` of the
+same frames torch would have given it.
+
+torch's code is recognised by structure (``callsite._torch_recognise``); where it differs,
+:func:`accelerate` warns once and torch keeps its own path.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import traceback as _traceback
+import warnings
+import weakref
+from types import CodeType, ModuleType
+from typing import Any
+
+from ._callsite import Traceback, capture
+from ._torch_detect import VARIABLE, switch_value, when_proxy_imported
+from ._torch_recognise import CHECKED_VERSIONS, Unrecognised
+from ._warnings import CallsiteWarning
+
+__all__ = ["CHECKED_VERSIONS", "TorchWarning", "accelerate", "decelerate", "is_accelerated",
+           "status", "traceback_of", "clear_caches"]
+
+
+class TorchWarning(CallsiteWarning, RuntimeWarning):
+    """torch's stack-trace code is not what callsite reproduces: torch's own path stays."""
+
+
+class _State:
+    """What one accelerate() installed."""
+
+    def __init__(self, tracer_base: type, original: Any, default_filter: Any) -> None:
+        self.tracer_base = tracer_base
+        self.original_create_node = original
+        self.default_filter = default_filter
+        self.installed: Any = None
+
+
+_state: _State | None = None
+_refusal: str | None = None
+_lock = threading.Lock()
+
+#: node -> its raw Traceback (lives as long as the node).
+_tracebacks: weakref.WeakKeyDictionary[Any, Traceback] = weakref.WeakKeyDictionary()
+
+
+class _Caches:
+    """The filter decisions and texts: they hold code objects, so they live only while some
+    tracer that filled them is alive (dropped with the last one)."""
+
+    def __init__(self) -> None:
+        self.texts: dict[tuple[Traceback, bool], str | None] = {}
+        self.decisions: dict[CodeType, tuple[bool, bool, bool]] = {}
+        self.uninteresting_function: Any = None
+        self.uninteresting: frozenset[str] = frozenset()
+        self.anchors: frozenset[tuple[str, str]] = frozenset()
+        self.live_tracers = 0
+        self.seen: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    def clear(self) -> None:
+        self.texts.clear()
+        self.decisions.clear()
+        self.uninteresting_function = None
+
+
+_caches = _Caches()
+
+
+def _tracer_gone() -> None:
+    with _lock:
+        _caches.live_tracers -= 1
+        if _caches.live_tracers <= 0:
+            _caches.live_tracers = 0
+            _caches.clear()
+
+
+def _note_tracer(tracer: Any) -> None:
+    try:
+        if tracer in _caches.seen:
+            return
+        _caches.seen.add(tracer)
+        weakref.finalize(tracer, _tracer_gone)
+    except TypeError:  # not weak-referenceable: its entries go with clear_caches()
+        return
+    with _lock:
+        _caches.live_tracers += 1
+
+
+def _refresh_rules() -> None:
+    """Re-reads torch's rules when they may have changed: uninteresting_files (the function
+    torch's filter imports each call) and the registered stack-trace anchors."""
+    from torch.fx import proxy
+    from torch.fx.experimental import symbolic_shapes
+
+    function = symbolic_shapes.uninteresting_files
+    anchors = proxy._STACK_TRACE_ANCHORS
+    if function is not _caches.uninteresting_function or anchors != _caches.anchors:
+        _caches.texts.clear()
+        _caches.decisions.clear()
+        _caches.uninteresting = frozenset(function())
+        _caches.uninteresting_function = function
+        _caches.anchors = frozenset(anchors)
+
+
+def _decision(code: CodeType) -> tuple[bool, bool, bool]:
+    """(named forward, kept by forward-only mode, not an uninteresting file)."""
+    found = _caches.decisions.get(code)
+    if found is None:
+        filename, name = code.co_filename, code.co_name
+        forward = name == "forward"
+        found = (forward,
+                 forward or filename.endswith("torch/__init__.py")
+                 or (filename, name) in _caches.anchors,
+                 filename not in _caches.uninteresting)
+        _caches.decisions[code] = found
+    return found
+
+
+def _frames(tb: Traceback) -> list[tuple[CodeType, str, int, str]]:
+    """Python frames outermost first as torch's walk gives them: (code, file, line, name)."""
+    frames = []
+    for frame in reversed(tb.frames):
+        code = frame.code
+        if code is None:  # a native frame: torch's walk does not see it
+            continue
+        frames.append((code, code.co_filename, frame.lineno, code.co_name))
+    return frames
+
+
+def _summary(frames: list[tuple[CodeType, str, int, str]]) -> _traceback.StackSummary:
+    stack = _traceback.StackSummary()
+    for _, filename, lineno, name in frames:
+        stack.append(_traceback.FrameSummary(filename, lineno, name))
+    return stack
+
+
+def _default_text(tb: Traceback, forward_only: bool) -> str | None:
+    frames = _frames(tb)
+    if not frames:
+        return None
+    if forward_only:
+        kept = [frame for frame in frames if _decision(frame[0])[1]]
+    else:
+        kept = []
+        for i, frame in enumerate(frames):
+            if _decision(frame[0])[0]:
+                kept = frames[i:]
+                break
+    kept = [frame for frame in kept if _decision(frame[0])[2]]
+    if not kept:
+        return None
+    return "".join(_summary(kept).format()).strip()
+
+
+def _record_stack_trace(tracer: Any, node: Any) -> None:
+    """The recording block of TracerBase.create_node, served by callsite."""
+    tb = capture(1)  # innermost: create_node, as torch's walk without extract's frame
+    state = _state
+    _tracebacks[node] = tb
+    if state is None or type(tracer)._filter_traceback_frames is not state.default_filter:
+        frames = _frames(tb)
+        summary = _summary(frames)
+        if summary:
+            summary = tracer._filter_traceback_frames(summary)
+            if summary:
+                node.stack_trace = "".join(summary.format()).strip()
+        return
+    _note_tracer(tracer)
+    _refresh_rules()
+    key = (tb, bool(tracer._record_forward_stack_traces_only))
+    texts = _caches.texts
+    text = texts.get(key, False)
+    if text is False:
+        text = _default_text(tb, key[1])
+        texts[key] = text
+    if text:
+        node.stack_trace = text
+
+
+def _install(proxy: ModuleType) -> None:
+    global _state, _refusal
+    from . import _torch_recognise as recognise
+
+    with _lock:
+        if _state is not None:
+            return
+        try:
+            import torch.utils._traceback as torch_traceback
+
+            tracer_base = proxy.TracerBase
+            default_filter = recognise.check_default_filter(tracer_base)
+            recognise.check_symbolization(torch_traceback)
+            if proxy.CapturedTraceback is not torch_traceback.CapturedTraceback:
+                raise Unrecognised("torch.fx.proxy.CapturedTraceback is not "
+                                   "torch.utils._traceback's")
+            rebuilt = recognise.rebuilt_create_node(tracer_base, proxy, _record_stack_trace)
+        except Unrecognised as error:
+            _refusal = str(error)
+            warnings.warn(f"callsite.torch: torch's own stack traces kept: {error} (callsite "
+                          f"checked torch {', '.join(CHECKED_VERSIONS)})", TorchWarning,
+                          stacklevel=3)
+            return
+        state = _State(tracer_base, vars(tracer_base)["create_node"], default_filter)
+        state.installed = rebuilt
+        tracer_base.create_node = rebuilt
+        _state = state
+        _refusal = None
+
+
+def accelerate() -> bool:
+    """Serves torch.fx's node stack traces with callsite (idempotent). Imports torch.fx.
+    Returns False (after one TorchWarning) where torch's code is not recognised."""
+    import torch.fx.proxy as proxy
+
+    _install(proxy)
+    return _state is not None
+
+
+def decelerate() -> bool:
+    """Back to torch's own create_node (False: it was not accelerated)."""
+    global _state
+    with _lock:
+        state = _state
+        if state is None:
+            return False
+        if vars(state.tracer_base).get("create_node") is state.installed:
+            state.tracer_base.create_node = state.original_create_node
+        _state = None
+        _caches.clear()
+        return True
+
+
+def is_accelerated() -> bool:
+    return _state is not None
+
+
+def clear_caches() -> None:
+    """Drops the cached filter decisions and texts (and the code objects they hold)."""
+    with _lock:
+        _caches.clear()
+
+
+def traceback_of(node: Any) -> Traceback | None:
+    """The raw callsite Traceback (innermost first) captured when `node` was created under
+    accelerate(); None for a node created otherwise. `callsite.mlir` renders it as an MLIR
+    location with columns, e.g. ``traceback_of(node).to_mlir(filter)``."""
+    return _tracebacks.get(node)
+
+
+def status() -> dict[str, Any]:
+    """For `python -m callsite doctor`: the switch, whether torch is served, and why not."""
+    try:
+        switch: Any = switch_value(os.environ)
+    except ValueError as error:
+        switch = str(error)
+    torch_module = sys.modules.get("torch")
+    return {
+        "switch": {VARIABLE: os.environ.get(VARIABLE), "on": switch},
+        "torch": getattr(torch_module, "__version__", None) if torch_module else None,
+        "accelerated": is_accelerated(),
+        "refusal": _refusal,
+        "checked_versions": list(CHECKED_VERSIONS),
+        "cached_texts": len(_caches.texts),
+    }
+
+
+def accelerate_from_environment() -> None:
+    """The CALLSITE_TORCH start-up hook: accelerate once torch.fx.proxy is imported."""
+    if switch_value(os.environ):
+        when_proxy_imported(_install)

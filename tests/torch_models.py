@@ -1,0 +1,140 @@
+"""Models with the shapes real ones have, and the tracings whose stack traces are compared
+(used by test_torch.py in child processes)."""
+import threading
+
+import torch
+import torch.fx as fx
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Attention(nn.Module):
+    def __init__(self, d, heads=2):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+        self.out = nn.Linear(d, d)
+        self.heads = heads
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        weights = F.softmax(q @ k.transpose(-2, -1) / 4.0, dim=-1)
+        return self.out(weights @ v)
+
+
+def gated(h, gate):
+    if gate:
+        return F.gelu(h) * torch.sigmoid(h)
+    return scaled(h)
+
+
+def scaled(h):
+    return h * 0.5
+
+
+class Block(nn.Module):
+    def __init__(self, d, gate):
+        super().__init__()
+        self.attn = Attention(d)
+        self.norm1 = nn.LayerNorm(d)
+        self.norm2 = nn.LayerNorm(d)
+        self.up = nn.Linear(d, 2 * d)
+        self.down = nn.Linear(2 * d, d)
+        self.gate = gate
+
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.down(gated(self.up(self.norm2(x)), self.gate))
+
+
+class Transformer(nn.Module):
+    def __init__(self, layers=4, d=16):
+        super().__init__()
+        self.blocks = nn.ModuleList(Block(d, i % 2 == 0) for i in range(layers))
+        self.conv = nn.Conv1d(d, d, 3, padding=1)
+        self.shared = nn.Linear(d, d)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        x = self.conv(x.transpose(1, 2)).transpose(1, 2)
+        x = self.shared(x) + self.shared(torch.relu(x))  # one module called from two places
+        return F.log_softmax(x, dim=-1)
+
+
+class ConvNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.c2 = nn.Conv2d(8, 8, 3, stride=2)
+
+    def forward(self, x):
+        x = F.relu(self.bn(self.c1(x)))
+        x = F.max_pool2d(self.c2(x), 2)
+        return torch.flatten(x, 1).mean(1)
+
+
+class OwnFilterTracer(fx.Tracer):
+    """Keeps the two innermost frames whose file is not torch's."""
+
+    def _filter_traceback_frames(self, summary):
+        import traceback
+        kept = [f for f in summary if "/torch/" not in f.filename][-2:]
+        return traceback.StackSummary.from_list(kept)
+
+
+def anchored(x):
+    return torch.tanh(x) + 1
+
+
+class AnchorModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(16, 16)
+
+    def forward(self, x):
+        return anchored(self.lin(x))
+
+
+def fx_traces(model, tracer_class=fx.Tracer, forward_only=False):
+    tracer = tracer_class()
+    tracer.record_stack_traces = True
+    tracer._record_forward_stack_traces_only = forward_only
+    graph = tracer.trace(model)
+    return [(node.name, node.stack_trace) for node in graph.nodes]
+
+
+def make_fx_traces(model, x):
+    from torch.fx.experimental.proxy_tensor import make_fx
+    gm = make_fx(model, record_stack_traces=True)(x)
+    return [(node.name, node.stack_trace) for node in gm.graph.nodes]
+
+
+def scenarios():
+    """name -> a function returning [(node name, stack_trace)] (models built once, so both
+    paths trace the very same objects)."""
+    from torch.fx.proxy import _register_stack_trace_anchor
+    _register_stack_trace_anchor(anchored)
+    transformer, conv, anchor = Transformer(), ConvNet(), AnchorModel()
+    return {
+        "transformer": lambda: fx_traces(transformer),
+        "transformer_forward_only": lambda: fx_traces(transformer, forward_only=True),
+        "conv": lambda: fx_traces(conv),
+        "own_filter": lambda: fx_traces(transformer, OwnFilterTracer),
+        "anchor_forward_only": lambda: fx_traces(anchor, forward_only=True),
+        "make_fx": lambda: make_fx_traces(Transformer(2), torch.randn(2, 5, 16)),
+        "make_fx_conv": lambda: make_fx_traces(conv, torch.randn(2, 3, 8, 8)),
+    }
+
+
+def threaded(trace, threads=4):
+    results = [None] * threads
+
+    def run(i):
+        results[i] = trace()
+    workers = [threading.Thread(target=run, args=(i,)) for i in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return results
