@@ -2,7 +2,7 @@
 # scripts/setup.sh — idempotent set-up: system packages, one venv per Python, deps, callsite built in.
 #
 # Usage: scripts/setup.sh [--bench] [--dsls] [3.10 3.11 ...]   (default: every pyenv Python 3.10-3.13)
-#   --bench / CALLSITE_BENCH=1   also install jaxlib, and torch==2.13.0 on 3.11
+#   --bench / CALLSITE_BENCH=1   also install jaxlib (torch==2.13.0 is installed on 3.11 always)
 #   --dsls / CALLSITE_DSLS=1     also install the DSLs of the integration tests and bench_dsls.py
 #                                (pycde, nvidia-cutlass-dsl, jaxlib), each one a tolerated failure
 #   CALLSITE_SETUP_RETRY=1       retry optional peers whose install failed before
@@ -110,10 +110,11 @@ setup_one() {
   pip_step "$py" py-spy 0 py-spy
   if [ "$BENCH" = 1 ]; then
     pip_step "$py" jaxlib 0 jaxlib
-    # Only the CPU wheel on local disk: any other torch would pull GBs of CUDA.
-    if [ "$minor" = 3.11 ]; then pip_step "$py" torch 0 torch==2.13.0
-    else log "  torch: only installed for 3.11 (a CPU wheel exists for it only)"; fi
   fi
+  # torch for tests/test_torch*.py and bench_torch.py: only the CPU wheel on local disk, which
+  # exists for 3.11 alone (any other torch would pull GBs of CUDA).
+  if [ "$minor" = 3.11 ]; then pip_step "$py" torch 0 torch==2.13.0
+  else log "  torch: only installed for 3.11 (a CPU wheel exists for it only)"; fi
   local logf="$LOGDIR/build-py$minor.log" t0=$SECONDS
   log "  building callsite (log: $logf)"
   if CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \

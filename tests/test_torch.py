@@ -64,7 +64,17 @@ def test_traceback_of_is_the_raw_capture():
         assert any(f.name == "forward" and f.filename == tm.__file__ for f in tb)
         lines = [f.lineno for f in tb if f.filename == tm.__file__]
         assert str(lines[0]) in calls[0].stack_trace
-        assert ct.traceback_of(object()) is None if False else True
+        plain = fx.Graph().placeholder("x")  # built outside any tracer: nothing captured
+        assert ct.traceback_of(plain) is None
+        for wrong in (object(), 3, None):
+            try:
+                ct.traceback_of(wrong)
+            except TypeError as error:
+                message = str(error)
+                assert "node" in message and "torch.fx.Node" in message, message
+                assert type(wrong).__qualname__ in message, message
+            else:
+                raise AssertionError(f"traceback_of({wrong!r}) did not raise")
     """)
 
 
@@ -129,9 +139,13 @@ def test_switch_on_serves_torch_without_a_code_change():
         import torch_models as tm
         import callsite.torch as ct
         assert ct.is_accelerated()
-        ours = tm.fx_traces(tm.Transformer(2))
-        ct.decelerate()
-        assert ours == tm.fx_traces(tm.Transformer(2)) or True
+        model = tm.Transformer(2)
+        ours = tm.fx_traces(model)
+        assert all(ct.traceback_of(node) is not None for node in tm.fx_graph(model).nodes)
+        assert ct.decelerate()
+        theirs = tm.fx_traces(model)
+        assert sum(1 for _, text in theirs if text) > 3, "torch recorded no stack trace"
+        assert ours == theirs
     """, CALLSITE_TORCH="1")
 
 

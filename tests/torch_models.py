@@ -96,11 +96,15 @@ class AnchorModel(nn.Module):
         return anchored(self.lin(x))
 
 
-def fx_traces(model, tracer_class=fx.Tracer, forward_only=False):
+def fx_graph(model, tracer_class=fx.Tracer, forward_only=False):
     tracer = tracer_class()
     tracer.record_stack_traces = True
     tracer._record_forward_stack_traces_only = forward_only
-    graph = tracer.trace(model)
+    return tracer.trace(model)
+
+
+def fx_traces(model, tracer_class=fx.Tracer, forward_only=False):
+    graph = fx_graph(model, tracer_class, forward_only)
     return [(node.name, node.stack_trace) for node in graph.nodes]
 
 

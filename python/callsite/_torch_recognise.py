@@ -137,6 +137,56 @@ def check_symbolization(traceback_module: ModuleType) -> None:
         raise Unrecognised("CapturedTraceback.extract gathers its frames differently")
 
 
+#: Node.stack_trace's setter: writing meta["stack_trace"] directly is the same write.
+STACK_TRACE_SETTER_BODY = 'self.meta["stack_trace"] = trace'
+
+
+def stack_trace_setter_is_meta_write(node_type: type) -> bool:
+    """Whether ``node.stack_trace = text`` stores only ``node.meta["stack_trace"]`` (and
+    Node.__setattr__'s extra work is re-filing the node in its graph's lookup table, which for
+    the node create_node has just made leaves the table as it was)."""
+    prop = inspect.getattr_static(node_type, "stack_trace", None)
+    setter = getattr(prop, "fset", None)
+    if setter is None:
+        return False
+    try:
+        definition, _ = function_tree(setter, "Node.stack_trace's setter")
+        setattr_definition, _ = function_tree(vars(node_type).get("__setattr__"),
+                                              "Node.__setattr__")
+    except Unrecognised:
+        return False
+    arguments = [a.arg for a in definition.args.args]
+    if arguments != ["self", "trace"]:
+        return False
+    if _shape(_docstring_free(definition.body)) != _shape(_parsed(STACK_TRACE_SETTER_BODY)):
+        return False
+    return _shape(_docstring_free(setattr_definition.body)) == _shape(_parsed(NODE_SETATTR_BODY))
+
+
+#: Node.__setattr__: a hook for renames, and the lookup table's remove-then-insert.
+NODE_SETATTR_BODY = '''
+if name == "name" and hasattr(self, "name"):
+    m = self.graph.owning_module
+    if getattr(m, "_replace_hooks", None):
+        if not isinstance(value, str):
+            raise AssertionError(f"Expected value to be str, got {type(value)}")
+        for user in self.users:
+            for replace_hook in m._replace_hooks:
+                replace_hook(old=self, new=value, user=user)
+update = False
+if (
+    hasattr(self, name)
+    and hasattr(self.graph, "_find_nodes_lookup_table")
+    and self in self.graph._find_nodes_lookup_table
+):
+    update = True
+    self.graph._find_nodes_lookup_table.remove(self)
+object.__setattr__(self, name, value)
+if update:
+    self.graph._find_nodes_lookup_table.insert(self)
+'''
+
+
 class _ReplaceRecording(ast.NodeTransformer):
     """Swaps the recording block's body for one call of the hook, placed on the line of
     torch's own CapturedTraceback.extract() call (the line torch's walk reports for this

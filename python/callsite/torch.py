@@ -47,6 +47,9 @@ class _State:
 
 
 _state: _State | None = None
+#: Whether node.stack_trace = text is the meta write alone (checked at install): Node's
+#: __setattr__ would otherwise cost more than the rest of the recording per node.
+_meta_write = False
 _refusal: str | None = None
 _lock = threading.Lock()
 
@@ -66,11 +69,23 @@ class _Caches:
         self.anchors: frozenset[tuple[str, str]] = frozenset()
         self.live_tracers = 0
         self.seen: weakref.WeakSet[Any] = weakref.WeakSet()
+        # (weak reference to the tracer of the previous node, whether its class overrides
+        # the filter): one tuple, so a thread never reads one tracer's ref with another's flag.
+        self.current: tuple[Any, bool] = (_dead_ref, True)
+        # torch's modules holding the rules, looked up once (an import statement per node
+        # would cost more than the rest of the recording).
+        self.proxy: Any = None
+        self.symbolic_shapes: Any = None
 
     def clear(self) -> None:
         self.texts.clear()
         self.decisions.clear()
         self.uninteresting_function = None
+        self.current = (_dead_ref, True)
+
+
+def _dead_ref() -> None:
+    return None
 
 
 _caches = _Caches()
@@ -84,26 +99,32 @@ def _tracer_gone() -> None:
             _caches.clear()
 
 
-def _note_tracer(tracer: Any) -> None:
+def _note_tracer(tracer: Any) -> Any:
+    """Counts a tracer the first time it records (the caches die with the last one) and
+    returns a weak reference to it, or None when it cannot be weakly referenced."""
     try:
+        ref = weakref.ref(tracer)
         if tracer in _caches.seen:
-            return
+            return ref
         _caches.seen.add(tracer)
         weakref.finalize(tracer, _tracer_gone)
     except TypeError:  # not weak-referenceable: its entries go with clear_caches()
-        return
+        return None
     with _lock:
         _caches.live_tracers += 1
+    return ref
 
 
 def _refresh_rules() -> None:
     """Re-reads torch's rules when they may have changed: uninteresting_files (the function
-    torch's filter imports each call) and the registered stack-trace anchors."""
-    from torch.fx import proxy
-    from torch.fx.experimental import symbolic_shapes
+    torch's filter calls for each node) and the registered stack-trace anchors."""
+    if _caches.proxy is None:
+        from torch.fx import proxy
+        from torch.fx.experimental import symbolic_shapes
 
-    function = symbolic_shapes.uninteresting_files
-    anchors = proxy._STACK_TRACE_ANCHORS
+        _caches.proxy, _caches.symbolic_shapes = proxy, symbolic_shapes
+    function = _caches.symbolic_shapes.uninteresting_files
+    anchors = _caches.proxy._STACK_TRACE_ANCHORS
     if function is not _caches.uninteresting_function or anchors != _caches.anchors:
         _caches.texts.clear()
         _caches.decisions.clear()
@@ -162,33 +183,64 @@ def _default_text(tb: Traceback, forward_only: bool) -> str | None:
     return "".join(_summary(kept).format()).strip()
 
 
+_MISSING = object()
+
+
 def _record_stack_trace(tracer: Any, node: Any) -> None:
     """The recording block of TracerBase.create_node, served by callsite."""
     tb = capture(1)  # innermost: create_node, as torch's walk without extract's frame
-    state = _state
     _tracebacks[node] = tb
-    if state is None or type(tracer)._filter_traceback_frames is not state.default_filter:
-        frames = _frames(tb)
-        summary = _summary(frames)
-        if summary:
-            summary = tracer._filter_traceback_frames(summary)
-            if summary:
-                node.stack_trace = "".join(summary.format()).strip()
+    caches = _caches
+    ref, overrides = caches.current
+    if ref() is not tracer:
+        overrides = _new_tracer(tracer)
+    if overrides:
+        _record_through_override(tracer, node, tb)
         return
-    _note_tracer(tracer)
-    _refresh_rules()
-    key = (tb, bool(tracer._record_forward_stack_traces_only))
-    texts = _caches.texts
-    text = texts.get(key, False)
-    if text is False:
-        text = _default_text(tb, key[1])
-        texts[key] = text
+    if caches.symbolic_shapes.uninteresting_files is not caches.uninteresting_function \
+            or caches.proxy._STACK_TRACE_ANCHORS != caches.anchors:
+        _refresh_rules()
+    key = (tb, tracer._record_forward_stack_traces_only)
+    text = caches.texts.get(key, _MISSING)
+    if text is _MISSING:
+        text = caches.texts[key] = _default_text(tb, key[1])
     if text:
-        node.stack_trace = text
+        if _meta_write:
+            node.meta["stack_trace"] = text
+        else:
+            node.stack_trace = text
+
+
+def _new_tracer(tracer: Any) -> bool:
+    """A node from a tracer other than the previous node's: notes it, re-reads torch's rules
+    and returns whether its class overrides _filter_traceback_frames."""
+    state = _state
+    overrides = state is None or \
+        type(tracer)._filter_traceback_frames is not state.default_filter
+    if overrides:
+        try:
+            _caches.current = (weakref.ref(tracer), True)
+        except TypeError:
+            _caches.current = (_dead_ref, True)
+        return True
+    ref = _note_tracer(tracer)
+    _refresh_rules()
+    _caches.current = (ref or _dead_ref, False)
+    return False
+
+
+def _record_through_override(tracer: Any, node: Any, tb: Traceback) -> None:
+    """torch's recording block with callsite's frames: the tracer's own filter is called with
+    the StackSummary torch's walk would have given it."""
+    summary = _summary(_frames(tb))
+    if summary:
+        summary = tracer._filter_traceback_frames(summary)
+        if summary:
+            node.stack_trace = "".join(summary.format()).strip()
 
 
 def _install(proxy: ModuleType) -> None:
-    global _state, _refusal
+    global _state, _refusal, _meta_write
     from . import _torch_recognise as recognise
 
     with _lock:
@@ -204,6 +256,9 @@ def _install(proxy: ModuleType) -> None:
                 raise Unrecognised("torch.fx.proxy.CapturedTraceback is not "
                                    "torch.utils._traceback's")
             rebuilt = recognise.rebuilt_create_node(tracer_base, proxy, _record_stack_trace)
+            import torch.fx.node as fx_node
+
+            meta_write = recognise.stack_trace_setter_is_meta_write(fx_node.Node)
         except Unrecognised as error:
             _refusal = str(error)
             warnings.warn(f"callsite.torch: torch's own stack traces kept: {error} (callsite "
@@ -212,6 +267,7 @@ def _install(proxy: ModuleType) -> None:
             return
         state = _State(tracer_base, vars(tracer_base)["create_node"], default_filter)
         state.installed = rebuilt
+        _meta_write = meta_write
         tracer_base.create_node = rebuilt
         _state = state
         _refusal = None
@@ -251,9 +307,17 @@ def clear_caches() -> None:
 
 
 def traceback_of(node: Any) -> Traceback | None:
-    """The raw callsite Traceback (innermost first) captured when `node` was created under
-    accelerate(); None for a node created otherwise. `callsite.mlir` renders it as an MLIR
-    location with columns, e.g. ``traceback_of(node).to_mlir(filter)``."""
+    """The raw callsite Traceback (innermost first) captured when `node` (a ``torch.fx.Node``)
+    was created under accelerate(); None for a node created otherwise. ``callsite.mlir``
+    renders it as an MLIR location with columns:
+    ``callsite.mlir.location(traceback_of(node), filter=...)`` or ``.to_mlir(filter)``.
+    Raises TypeError for anything that is not a torch.fx.Node."""
+    # A Node exists only once torch.fx.node is imported: looked up, never imported here.
+    node_module = sys.modules.get("torch.fx.node")
+    node_type = getattr(node_module, "Node", None)
+    if node_type is None or not isinstance(node, node_type):
+        raise TypeError(f"callsite.torch.traceback_of: node must be a torch.fx.Node, not "
+                        f"{type(node).__module__}.{type(node).__qualname__}")
     return _tracebacks.get(node)
 
 
