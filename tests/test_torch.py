@@ -1,5 +1,6 @@
 """callsite.torch: every node's stack_trace byte-identical to torch's own, each scenario in a
 child process (accelerate() patches torch.fx process-wide)."""
+import json
 import os
 import subprocess
 import sys
@@ -100,6 +101,55 @@ def test_threads_tracing_at_once():
     """)
 
 
+def test_threads_building_nodes_at_once():
+    run("""
+        import threading, torch_models as tm, callsite.torch as ct
+        theirs = tm.built_node_traces()
+        assert len(set(theirs)) == 3 and all(theirs), theirs
+        assert ct.accelerate()
+        threads, rounds = 4, 20
+        barrier = threading.Barrier(threads)
+        out = [[] for _ in range(threads)]
+        def work(i):
+            barrier.wait()  # all threads record through callsite's shared caches at once
+            for _ in range(rounds):
+                out[i].append(tm.built_node_traces())
+        workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+        [w.start() for w in workers]; [w.join() for w in workers]
+        assert all(len(o) == rounds for o in out)
+        assert all(traces == theirs for o in out for traces in o)
+    """)
+
+
+def test_doctor_says_whether_torch_is_served():
+    code = """
+        import json, sys, callsite
+        if sys.argv[1:] == ["import"]:
+            import torch.fx
+        print(json.dumps(callsite.doctor()["torch"]))
+    """
+    def report(*args, **env):
+        environment = {**os.environ, **env}
+        environment.pop("PYTHONPATH", None)
+        if "CALLSITE_TORCH" not in env:
+            environment.pop("CALLSITE_TORCH", None)
+        result = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args],
+                                env=environment, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout.splitlines()[-1])
+    off = report()
+    assert off["status"].startswith("off") and not off["accelerated"]
+    assert off["torch"].endswith("(installed, not imported)"), off["torch"]  # nothing imported it
+    waiting = report(CALLSITE_TORCH="1")
+    assert waiting["waiting_for_torch_fx"] and not waiting["accelerated"]
+    assert waiting["status"].startswith("on once torch.fx is imported")
+    on = report("import", CALLSITE_TORCH="1")
+    assert on["accelerated"] and on["status"].startswith("on:") and not on["waiting_for_torch_fx"]
+    bad = report(CALLSITE_TORCH="yes")
+    assert "CALLSITE_TORCH" in bad["status"] and "'yes'" in bad["status"]
+    assert not bad["accelerated"]
+
+
 def test_no_code_objects_left():
     run("""
         import gc, sys, types, weakref, textwrap, torch, torch.fx as fx, callsite.torch as ct
@@ -119,6 +169,7 @@ def test_no_code_objects_left():
         del tracer, graph, module
         gc.collect()
         assert code_ref() is None, gc.get_referrers(code_ref())
+        assert ct.status()["cached_texts"] == 0
     """)
 
 

@@ -142,3 +142,31 @@ def threaded(trace, threads=4):
     for worker in workers:
         worker.join()
     return results
+
+
+class NodeBuilder:
+    """Builds call_function nodes through TracerBase.create_node directly, as frontends with
+    their own graph construction do (no symbolic tracing, whose global patches torch allows
+    in one thread at a time)."""
+
+    def forward(self, tracer, steps):
+        return [self.step(tracer, i) for i in range(steps)]
+
+    def step(self, tracer, i):
+        if i % 3 == 0:
+            return tracer.create_node("call_function", torch.add, (), {})
+        if i % 3 == 1:
+            return helper_node(tracer)
+        return tracer.create_node("call_function", torch.mul, (), {})
+
+
+def helper_node(tracer):
+    return tracer.create_node("call_function", torch.relu, (), {})
+
+
+def built_node_traces(steps=60):
+    tracer = fx.Tracer()
+    tracer.graph = fx.Graph()
+    tracer.record_stack_traces = True
+    nodes = NodeBuilder().forward(tracer, steps)
+    return [node.stack_trace for node in nodes]

@@ -98,12 +98,22 @@ def _listdir(path: str) -> list[str]:
         return []
 
 
+def _torch_status() -> dict[str, Any]:
+    """Whether callsite builds torch.fx's node stack traces here (callsite.torch.status();
+    torch is not imported to find out)."""
+    from . import torch as callsite_torch
+
+    return callsite_torch.status()
+
+
 def doctor() -> dict[str, Any]:
     """What this installation of callsite can do here, and why, as a JSON-ready dict:
     the Python and build, the frame walk in use and why (with a refused layout's reason), the
     tracking modes available, native-frame support, the MLIR bindings callsite.mlir.bindings()
     finds (each with its distribution and version, and whether accelerated), the other known
-    bindings modules (importable or not, never imported to find out), and the caches' sizes. ``python -m callsite doctor`` prints the same."""
+    bindings modules (importable or not, never imported to find out), whether callsite.torch
+    builds torch.fx's stack traces, and the caches' sizes. ``python -m callsite doctor`` prints
+    the same."""
     from . import native, tracking
 
     modes: dict[str, str | None] = tracking.available_modes()
@@ -128,6 +138,7 @@ def doctor() -> dict[str, Any]:
                  "other_known": not_imported,
                  "hint": 'pip install "callsite[mlir]"'
                  if not found and set(not_imported.values()) == {"not installed"} else None},
+        "torch": _torch_status(),
         "caches": {"mlir_location_contexts": _callsite.mlir.cache_count(),
                    "native_reification": native.cache_info()},
     }

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 #: The module whose TracerBase.create_node records every FX node's stack trace.
 WATCHED = "torch.fx.proxy"
 
+#: torch versions whose internals were read and matched against the shapes callsite
+#: reproduces (callsite._torch_recognise); others are served where their code has those shapes.
+CHECKED_VERSIONS = ("2.13.0",)
+
 #: The start-up switch and its accepted values.
 VARIABLE = "CALLSITE_TORCH"
 

@@ -24,8 +24,8 @@ from types import CodeType, ModuleType
 from typing import Any
 
 from ._callsite import Traceback, capture
-from ._torch_detect import VARIABLE, switch_value, when_proxy_imported
-from ._torch_recognise import CHECKED_VERSIONS, Unrecognised
+from ._torch_detect import (CHECKED_VERSIONS, VARIABLE, ProxyImportWatcher, switch_value,
+                            when_proxy_imported)
 from ._warnings import CallsiteWarning
 
 __all__ = ["CHECKED_VERSIONS", "TorchWarning", "accelerate", "decelerate", "is_accelerated",
@@ -241,6 +241,7 @@ def _record_through_override(tracer: Any, node: Any, tb: Traceback) -> None:
 
 def _install(proxy: ModuleType) -> None:
     global _state, _refusal, _meta_write
+    # ast and inspect: imported when torch.fx is, not by `python -m callsite doctor`.
     from . import _torch_recognise as recognise
 
     with _lock:
@@ -253,13 +254,13 @@ def _install(proxy: ModuleType) -> None:
             default_filter = recognise.check_default_filter(tracer_base)
             recognise.check_symbolization(torch_traceback)
             if proxy.CapturedTraceback is not torch_traceback.CapturedTraceback:
-                raise Unrecognised("torch.fx.proxy.CapturedTraceback is not "
+                raise recognise.Unrecognised("torch.fx.proxy.CapturedTraceback is not "
                                    "torch.utils._traceback's")
             rebuilt = recognise.rebuilt_create_node(tracer_base, proxy, _record_stack_trace)
             import torch.fx.node as fx_node
 
             meta_write = recognise.stack_trace_setter_is_meta_write(fx_node.Node)
-        except Unrecognised as error:
+        except recognise.Unrecognised as error:
             _refusal = str(error)
             warnings.warn(f"callsite.torch: torch's own stack traces kept: {error} (callsite "
                           f"checked torch {', '.join(CHECKED_VERSIONS)})", TorchWarning,
@@ -322,20 +323,48 @@ def traceback_of(node: Any) -> Traceback | None:
 
 
 def status() -> dict[str, Any]:
-    """For `python -m callsite doctor`: the switch, whether torch is served, and why not."""
+    """For ``python -m callsite doctor``: whether torch.fx's stack traces are callsite's, the
+    switch, and why not. Imports nothing (torch's version is read from its metadata until
+    torch is imported)."""
     try:
-        switch: Any = switch_value(os.environ)
+        switch_value(os.environ)
+        switch_error = None
     except ValueError as error:
-        switch = str(error)
-    torch_module = sys.modules.get("torch")
+        switch_error = str(error)
+    waiting = any(isinstance(finder, ProxyImportWatcher) for finder in sys.meta_path)
+    if _state is not None:
+        summary = "on: torch.fx's node stack traces are built by callsite"
+    elif _refusal is not None:
+        summary = f"off: torch's own stack traces kept ({_refusal})"
+    elif switch_error is not None:
+        summary = f"off: {switch_error}"
+    elif waiting:
+        summary = f"on once torch.fx is imported ({VARIABLE}=1)"
+    else:
+        summary = f"off ({VARIABLE}=1 or callsite.torch.accelerate() turns it on)"
     return {
-        "switch": {VARIABLE: os.environ.get(VARIABLE), "on": switch},
-        "torch": getattr(torch_module, "__version__", None) if torch_module else None,
-        "accelerated": is_accelerated(),
+        "status": summary,
+        "accelerated": _state is not None,
+        VARIABLE: os.environ.get(VARIABLE),
+        "waiting_for_torch_fx": waiting,
+        "torch": _torch_version(),
         "refusal": _refusal,
         "checked_versions": list(CHECKED_VERSIONS),
         "cached_texts": len(_caches.texts),
     }
+
+
+def _torch_version() -> str | None:
+    """The imported torch's version, else the installed one's, else None."""
+    module = sys.modules.get("torch")
+    if module is not None:
+        return str(getattr(module, "__version__", "?"))
+    import importlib.metadata
+
+    try:
+        return f"{importlib.metadata.version('torch')} (installed, not imported)"
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def accelerate_from_environment() -> None:
