@@ -7,6 +7,7 @@
 #   CALLSITE_SKIP_CPP=1      skip the C++ suites       CALLSITE_SKIP_ASAN=1   skip the ASan runs
 #   CALLSITE_PYTEST_ARGS=..  extra pytest arguments    CALLSITE_TEST_TIMEOUT  seconds per suite (1200)
 #   CALLSITE_TEST_JOBS=N     run N Python versions' suites at once (default 1)
+#   CALLSITE_SKIP_DOCS=1     skip the documentation site (scripts/docs.sh)
 #   CALLSITE_DSLS=0          do not install the DSLs of the integration tests (their tests skip)
 set -uo pipefail
 export CALLSITE_DSLS="${CALLSITE_DSLS:-1}"  # setup.sh --dsls: pycde, CuTe DSL, jaxlib (tolerated)
@@ -176,6 +177,20 @@ if [ "${CALLSITE_SKIP_ASAN:-0}" != 1 ] && [ ${#READY[@]} -gt 0 ]; then
     CALLSITE_SANITIZED_TESTS="test_native_visible.py test_hardening_stress.py" \
       run_sanitized "asan visible" "$v"
   fi
+fi
+
+# --- the documentation site: scripts/docs.sh, then its tests (links, API names, browser) ----
+if [ "${CALLSITE_SKIP_DOCS:-0}" != 1 ]; then
+  log "=== docs: scripts/docs.sh + tests/test_docs_site.py tests/test_docs_api.py"
+  if scripts/docs.sh >"$RESULTS/docs.log" 2>&1; then
+    env -u PYTHONPATH CALLSITE_DOCS_HTML="$CALLSITE_ROOT/build/docs/html" "$CALLSITE_ROOT/.venv/docs/bin/python" \
+      -m pytest tests/test_docs_site.py tests/test_docs_api.py -q -p no:cacheprovider \
+      --junitxml="$RESULTS/docs.xml" >>"$RESULTS/docs.log" 2>&1
+    rc=$?
+    read -r p f s < <(junit_counts "$RESULTS/docs.xml" 2>/dev/null || echo "0 1 0")
+    [ "$rc" = 0 ] || [ "${f:-0}" != 0 ] || f=1  # a crash or no tests at all is a failure too
+    record docs "${p:-0}" "${f:-0}" "${s:-0}" "rc=$rc; site: build/docs/html, screenshots: build/docs/screenshots, log: ${RESULTS#$CALLSITE_ROOT/}/docs.log"
+  else tail -n 30 "$RESULTS/docs.log"; record docs 0 1 0 "scripts/docs.sh failed (${RESULTS#$CALLSITE_ROOT/}/docs.log)"; fi
 fi
 
 # --- summary -----------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ struct NativeLocation;  // native_frame.h
 /// One synthetic code object of a visible executable: instruction `first_state + k` carries the
 /// location of state `first + k` for k < `states`; `first_state + states` is "no location".
 struct VisibleShard {
-  PyObject *code;
+  PyObject *code;                   ///< the synthetic code object (owned by callsite)
   const std::uint16_t *first_state;  ///< the instruction of state `first`
   std::uintptr_t first;              ///< the first state it maps
   std::uintptr_t states;             ///< how many consecutive states it maps
@@ -46,9 +46,9 @@ struct VisibleShard {
 /// is the shard of its state, and states from `states` on show "no location".
 struct VisibleCode {
   std::uintptr_t states;            ///< states mapped in all
-  std::uintptr_t states_per_shard;
+  std::uintptr_t states_per_shard;  ///< states each shard maps (the last may map fewer)
   std::uintptr_t shard_count;       ///< at least 1
-  const VisibleShard *shards;
+  const VisibleShard *shards;       ///< `shard_count` shards, in state order
 };
 
 /// Where the interpreter frame of a visible NativeFrame lives while it is pushed.
@@ -61,7 +61,7 @@ struct VisibleSlot {
 
 /// A thread's shadow stack: the innermost frame. Further fields are private to _callsite.
 struct ThreadStack {
-  NativeLink *head;
+  NativeLink *head;  ///< the innermost native frame of the thread, or nullptr
 };
 
 /// The function table exported by _callsite as the capsule `callsite._callsite._C_API` (api.h).

@@ -21,10 +21,12 @@ enum class FrameKind : std::uint8_t {
 /// `payload` is the instruction offset in bytes (as `frame.f_lasti`; -1 before the first
 /// instruction) for Python frames, and the native frame's state for native ones.
 struct RawFrame {
-  std::uintptr_t tagged;
-  std::intptr_t payload;
+  std::uintptr_t tagged;  ///< `PyCodeObject*`, or `Executable*` | 1 for a native frame
+  std::intptr_t payload;  ///< instruction offset in bytes (Python) or state (native)
 
+  /// Python or native, from the low bit of `tagged`.
   FrameKind kind() const noexcept { return FrameKind(tagged & 1u); }
+  /// True for a Python frame (`kind() == FrameKind::python`).
   bool is_python() const noexcept { return (tagged & 1u) == 0; }
   /// The code object (borrowed; the owning Traceback keeps it alive). Python frames only.
   void *code() const noexcept { return reinterpret_cast<void *>(tagged); }
@@ -32,9 +34,12 @@ struct RawFrame {
   const Executable *executable() const noexcept {
     return reinterpret_cast<const Executable *>(tagged & ~std::uintptr_t(1));
   }
+  /// The instruction offset in bytes, as `frame.f_lasti`. Python frames only.
   int lasti() const noexcept { return int(payload); }
+  /// The native frame's state. Native frames only.
   std::uintptr_t state() const noexcept { return std::uintptr_t(payload); }
 
+  /// Same code (or executable) and same offset (or state).
   friend bool operator==(const RawFrame &a, const RawFrame &b) noexcept {
     return a.tagged == b.tagged && a.payload == b.payload;
   }
@@ -45,10 +50,10 @@ static_assert(sizeof(RawFrame) == 16, "RawFrame is two machine words");
 /// linked per thread, innermost first. `marker` stands for the interpreter frame that was
 /// current when it was pushed (an opaque value compared, never read; see src/layouts/layout.h).
 struct NativeLink {
-  const NativeLink *previous;
-  const void *marker;
-  const Executable *executable;
-  std::uintptr_t state;
+  const NativeLink *previous;    ///< the next outer native frame of the thread, or nullptr
+  const void *marker;            ///< the interpreter frame current at the push (opaque)
+  const Executable *executable;  ///< what the frame runs
+  std::uintptr_t state;          ///< where it is (`NativeFrame::set_state`)
 };
 
 /// A symbolized frame, with `traceback.FrameSummary`'s field names. Positions are as
@@ -58,12 +63,15 @@ struct NativeLink {
 /// reification cache, which is bounded: they stay valid until 16384 other states of the same
 /// executable have been reified (or the executable dies); take references to keep them longer.
 struct FrameInfo {
-  FrameKind kind = FrameKind::python;
+  FrameKind kind = FrameKind::python;  ///< which of the two the frame is
   PyObject *filename = nullptr;  ///< str
   PyObject *name = nullptr;      ///< str: co_name
   PyObject *qualname = nullptr;  ///< str: co_qualname (co_name on 3.10)
   PyObject *code = nullptr;      ///< the code object; for native frames the reified one or null
-  int lineno = -1, end_lineno = -1, colno = -1, end_colno = -1;
+  int lineno = -1;      ///< first line of the instruction's range (1-based)
+  int end_lineno = -1;  ///< last line of the range
+  int colno = -1;       ///< first column (0-based)
+  int end_colno = -1;   ///< end column (0-based, exclusive)
 };
 
 }  // namespace callsite

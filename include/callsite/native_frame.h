@@ -38,7 +38,10 @@ struct NativeLocation {
   const char *filename = nullptr;  ///< required: the DSL/JIT source file (or "<generated>")
   const char *name = nullptr;      ///< default: the executable's name
   const char *qualname = nullptr;  ///< default: name
-  int lineno = -1, end_lineno = -1, colno = -1, end_colno = -1;  ///< columns 0-based, end excl.
+  int lineno = -1;      ///< first line (1-based)
+  int end_lineno = -1;  ///< last line
+  int colno = -1;       ///< first column (0-based)
+  int end_colno = -1;   ///< end column (0-based, exclusive)
   PyObject *code = nullptr;  ///< optional NEW reference to a real code object (introspection)
 };
 
@@ -68,6 +71,8 @@ struct Executable {
 /// popped in reverse order of pushing (see CALLSITE_NATIVE_CHECKS) and on the pushing thread.
 class NativeFrame {
  public:
+  /// Pushes a frame of `executable` at `state` on the calling thread (a no-op frame when
+  /// `api::import()` has not succeeded in this module).
   explicit NativeFrame(const Executable &executable, std::uintptr_t state = 0) noexcept {
     const NativeAPI *api = detail::native_api;
     stack_ = api ? api->push(&link_, &executable, state) : nullptr;  // no callsite: a no-op frame
@@ -117,8 +122,11 @@ class NativeFrame {
   }
   /// True when this frame is also a real interpreter frame.
   bool visible() const noexcept { return slot_.frame != nullptr; }
+  /// The state last set.
   std::uintptr_t state() const noexcept { return link_.state; }
+  /// What the frame runs.
   const Executable &executable() const noexcept { return *link_.executable; }
+  /// The frame's link in the thread's shadow stack (what a capture reads).
   const NativeLink &link() const noexcept { return link_; }
 
   /// Adds this frame (at its current state) to the traceback of the exception being raised:
