@@ -19,7 +19,7 @@ sys.path.insert(0, str(DOCS / "_ext"))
 import api_notes  # noqa: E402
 
 #: Modules whose every public callable and type must have an example in api_notes.NOTES.
-NOTED_MODULES = ("callsite", "callsite.mlir", "callsite.native", "callsite.tracking")
+NOTED_MODULES = ("callsite", "callsite.mlir", "callsite.native", "callsite.torch", "callsite.tracking")
 
 
 def public_modules() -> list[types.ModuleType]:
@@ -116,6 +116,7 @@ def test_documented_error_is_raised(exc, call):
     import callsite
     import callsite.mlir
     import callsite.native
+    import callsite.torch
     import callsite.tracking
 
     scope = {"callsite": callsite, "mlir": callsite.mlir, "native": callsite.native,

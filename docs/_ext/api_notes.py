@@ -615,4 +615,77 @@ NOTES: dict[str, dict] = {
                 print(tracking.status()["window"])
         """,
     },
+    # --- callsite.torch ---------------------------------------------------------------------
+    "callsite.torch.TorchWarning": {
+        "example": """
+            import warnings
+            import callsite.torch
+
+            warnings.simplefilter("error", callsite.torch.TorchWarning)  # an unrecognised torch is fatal
+        """,
+    },
+    "callsite.torch.accelerate": {
+        "example": """
+            import torch
+            import callsite.torch
+
+            class Model(torch.nn.Module):
+                def forward(self, x):
+                    return torch.relu(x) + 1          # each node's stack_trace names this line
+
+            print(callsite.torch.accelerate())        # True where torch's internals are recognised
+            tracer = torch.fx.Tracer()
+            tracer.record_stack_traces = True         # as make_fx and torch.export ask
+            graph = tracer.trace(Model())
+            print([n.stack_trace for n in graph.nodes if n.op == "call_function"][0])
+        """,
+    },
+    "callsite.torch.decelerate": {
+        "example": """
+            import torch.fx
+            import callsite.torch
+
+            callsite.torch.accelerate()
+            print(callsite.torch.decelerate(), callsite.torch.is_accelerated())   # True False
+        """,
+    },
+    "callsite.torch.is_accelerated": {
+        "example": """
+            import callsite.torch
+
+            print(callsite.torch.is_accelerated())    # False until accelerate() or CALLSITE_TORCH=1
+        """,
+    },
+    "callsite.torch.status": {
+        "example": """
+            import callsite.torch
+
+            print(callsite.torch.status())            # what `python -m callsite doctor` shows for torch
+        """,
+    },
+    "callsite.torch.traceback_of": {
+        "raises": [("TypeError", "``node`` is not a ``torch.fx.Node``", "callsite.torch.traceback_of(3)")],
+        "example": """
+            import torch
+            import callsite, callsite.torch
+
+            class Model(torch.nn.Module):
+                def forward(self, x):
+                    return x * 2
+
+            callsite.torch.accelerate()
+            tracer = torch.fx.Tracer()
+            tracer.record_stack_traces = True
+            node = next(n for n in tracer.trace(Model()).nodes if n.op == "call_function")
+            user = callsite.Filter(exclude=[r"/torch/"])              # torch's frames are not the user's
+            print(callsite.torch.traceback_of(node).to_mlir(user))  # forward's line, with columns
+        """,
+    },
+    "callsite.torch.clear_caches": {
+        "example": """
+            import callsite.torch
+
+            callsite.torch.clear_caches()
+        """,
+    },
 }
