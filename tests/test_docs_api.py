@@ -100,15 +100,18 @@ def noted_callables() -> list[str]:
 def test_every_public_callable_has_an_example():
     missing = [n for n in noted_callables() if not api_notes.NOTES.get(n, {}).get("example")]
     assert missing == []
-    stale = sorted(set(api_notes.NOTES) - set(noted_callables()))
+    stale = sorted(set(api_notes.NOTES) - set(noted_callables()) - api_notes.PENDING)
     assert stale == [], "notes for names that are not public"
 
 
 def _raising_calls():
+    public = set(noted_callables())
     for name, note in sorted(api_notes.NOTES.items()):
         for exc, when, call in note.get("raises", ()):
             if call:
-                yield pytest.param(exc, call, id=f"{name}-{call[:40]}")
+                marks = [pytest.mark.skip(reason=f"{name} is not in this build yet")] \
+                    if name in api_notes.PENDING and name not in public else []
+                yield pytest.param(exc, call, id=f"{name}-{call[:40]}", marks=marks)
 
 
 @pytest.mark.parametrize("exc,call", list(_raising_calls()))

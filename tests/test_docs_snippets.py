@@ -53,7 +53,15 @@ def api_examples():
         import api_notes
     finally:
         sys.path.remove(str(DOCS / "_ext"))
-    return [pytest.param(textwrap.dedent(note["example"]).strip() + "\n", None, id=f"api-{name}")
+    import importlib
+
+    def exists(name):
+        module, _, attr = name.rpartition(".")
+        return hasattr(importlib.import_module(module), attr)
+
+    return [pytest.param(textwrap.dedent(note["example"]).strip() + "\n",
+                         f"{name} is not in this build yet" if name in api_notes.PENDING
+                         and not exists(name) else None, id=f"api-{name}")
             for name, note in sorted(api_notes.NOTES.items()) if note.get("example")]
 
 

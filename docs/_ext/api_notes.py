@@ -13,6 +13,9 @@ NOT_MODULES: dict[str, str] = {
     "callsite_calc": "the demo's calc interpreter (examples/interp), built for the native-frames demo",
 }
 
+#: Notes written ahead of their name reaching this package (tested once it is there).
+PENDING: frozenset[str] = frozenset({"callsite.boundary"})
+
 #: Text for public data (``__all__`` entries that are neither types nor callables).
 DATA = {
     "callsite.__version__": "The installed version (``python -m callsite --version``).",
@@ -95,6 +98,27 @@ NOTES: dict[str, dict] = {
             here = callsite.capture()
             print(f.keeps(here[0]), f.keeps("/opt/my_dsl/core.py"))   # True False
             print(len(f.apply(here)) <= 3, f.first_user_frame().lineno)
+        """,
+    },
+    "callsite.boundary": {
+        "raises": [
+            ("TypeError", "``kernel`` is not a function, method or code object (nor wraps one)", "callsite.boundary(3)"),
+            ("RuntimeError", "the same boundary object is entered twice at once", None),
+        ],
+        "example": """
+            import callsite
+
+            def kernel():
+                def tile():
+                    return callsite.capture()
+                return tile()
+
+            def framework(depth):                 # stands for the DSL's decorator, tracer, launcher
+                return kernel() if depth == 0 else framework(depth - 1)
+
+            with callsite.boundary(kernel):
+                tb = framework(100)
+            print([f.name for f in tb])           # ['tile', 'kernel']: nothing below the kernel
         """,
     },
     "callsite.BackendWarning": {
