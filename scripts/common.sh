@@ -1,9 +1,28 @@
 # scripts/common.sh — shared helpers for setup.sh / test.sh / demo.sh (sourced, not run).
 
 CALLSITE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CALLSITE_SUPPORTED_MINORS=(3.10 3.11 3.12 3.13)
+# The one list of Python versions: the host's (pyenv) and the chroot's (Debian sid builds that
+# need a newer glibc than the host's; scripts/chroot.sh). A chroot version pyenv has runs on the host.
+CALLSITE_HOST_MINORS=(3.10 3.11 3.12 3.13)
+CALLSITE_CHROOT_MINORS=(3.14 3.15)
+CALLSITE_SUPPORTED_MINORS=("${CALLSITE_HOST_MINORS[@]}")
 CALLSITE_DEFAULT_MINOR=3.11
+CALLSITE_REQUIREMENTS="$CALLSITE_ROOT/requirements"
+# Caches shared by every checkout on the machine (CI's fresh clone included): chroots, peer venvs.
+CALLSITE_CACHE="${CALLSITE_CACHE:-${CALLSITE_CHROOT_CACHE:-/var/cache/callsite}}"
 PYENV_ROOT="${PYENV_ROOT:-$HOME/.pyenv}"
+
+# Compiler cache for every build the scripts start (test venvs, peers' wheel, C++ suites,
+# sanitized module): objects are keyed by their preprocessed source and flags, and paths under
+# the checkout are made relative, so a fresh clone compiles only what differs from any earlier
+# build on the machine. CMake reads the launcher from the environment when a build tree is
+# first configured. CALLSITE_CCACHE=0 turns it off.
+if [ "${CALLSITE_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null 2>&1; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  export CCACHE_DIR="${CCACHE_DIR:-$CALLSITE_CACHE/ccache}" CCACHE_BASEDIR="$CALLSITE_ROOT"
+  # The build directory is named in the debug info otherwise, which would keep two checkouts apart.
+  export CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
+fi
 
 log() { printf '[callsite] %s\n' "$*" >&2; }
 die() { printf '[callsite] error: %s\n' "$*" >&2; exit 1; }
@@ -65,6 +84,16 @@ callsite_available_minors() {
   for m in "${want[@]}"; do
     if why="$(callsite_skip_reason "$m")"; then log "skipping Python $m: $why"; else echo "$m"; fi
   done
+}
+
+# callsite_requirements FILE... : the requirement lines of FILEs (comments and blanks dropped).
+callsite_requirements() {
+  sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d' "$@"
+}
+
+# callsite_peer_minor NAME : the Python minor named by requirements/peers/NAME.txt's first line.
+callsite_peer_minor() {
+  sed -n '1s/^#[[:space:]]*python:[[:space:]]*\(3\.[0-9]*\).*/\1/p' "$CALLSITE_REQUIREMENTS/peers/$1.txt"
 }
 
 callsite_venv() { echo "$CALLSITE_ROOT/.venv/py$1"; }

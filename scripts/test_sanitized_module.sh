@@ -43,16 +43,13 @@ SELECTED="${CALLSITE_SANITIZED_TESTS:-$DEFAULT_TESTS}"
 if [ "$SELECTED" = all ]; then TESTS=("$CALLSITE_ROOT/tests")
 else TESTS=(); for t in $SELECTED; do TESTS+=("$CALLSITE_ROOT/tests/$t"); done; fi
 log "=== sanitized module, Python $MINOR: pytest (LD_PRELOAD=$PRELOAD)"
-env -u PYTHONPATH \
-  PYTHONPATH="$BUILD/pkg" LD_PRELOAD="$PRELOAD" PYTHONMALLOC=malloc CALLSITE_SANITIZED=1 \
+CALLSITE_PYTHONPATH="$BUILD/pkg" LD_PRELOAD="$PRELOAD" PYTHONMALLOC=malloc CALLSITE_SANITIZED=1 \
   ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:detect_stack_use_after_return=0:abort_on_error=1}" \
   UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
   CALLSITE_FUZZ_EXAMPLES="${CALLSITE_FUZZ_EXAMPLES:-40}" CALLSITE_ATHERIS_RUNS="${CALLSITE_ATHERIS_RUNS:-500}" \
   CALLSITE_STRESS_SECONDS="${CALLSITE_STRESS_SECONDS:-10}" \
-  timeout "${CALLSITE_TEST_TIMEOUT:-1200}" "$PY" -m pytest "${TESTS[@]}" -q -p no:cacheprovider \
-    -o faulthandler_timeout=600 --junitxml="$OUT.xml" ${CALLSITE_PYTEST_ARGS:-} >"$OUT.log" 2>&1
+  "$CALLSITE_ROOT/scripts/pytest.sh" "$OUT" "$PY" "${TESTS[@]}"
 rc=$?
-echo $rc >"$OUT.rc"
 echo $((SECONDS - t0)) >"$OUT.secs"
 tail -n 15 "$OUT.log"
 # A sanitizer report anywhere (also from a subprocess whose test tolerated a failure) fails it.

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from mlir_peers import run
+from peers import run
 
 PROBE = r'''
 import sys

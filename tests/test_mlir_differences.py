@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mlir_peers import PEER_PACKAGES, peer_python, run
+from peers import PEER_PACKAGES, peer_python, run
 
 NO_CURRENT_CONTEXT = r'''
 import sys, importlib

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from mlir_peers import PEER_PACKAGES, peer_python, run
+from peers import PEER_PACKAGES, peer_python, run
 
 PROBE = r'''
 import importlib, importlib.metadata, json, os, sys

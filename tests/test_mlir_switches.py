@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from mlir_peers import PEER_PACKAGES, peer_python, run
+from peers import PEER_PACKAGES, peer_python, run
 
 CASES = r'''
 import sys, importlib

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from mlir_peers import PEER_PACKAGES, peer_python
+from peers import PEER_PACKAGES, peer_python
 from mlir_support import ALL_CANDIDATES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

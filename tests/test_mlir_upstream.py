@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from mlir_peers import PEER_PACKAGES, peer_python
+from peers import PEER_PACKAGES, peer_python
 
 UPSTREAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mlir_upstream", "test",
                         "python", "ir", "auto_location.py")
