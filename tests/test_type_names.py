@@ -25,7 +25,8 @@ def callsite_types() -> dict[str, type]:
     and the classes of its .py files, which are named by their import path by construction)."""
     found = {}
     for obj in gc.get_objects():
-        if isinstance(obj, type) and obj.__module__.split(".")[0] == "callsite" \
+        # A metatype's __module__ can be a descriptor (Cython 3.2's, loaded with torch).
+        if isinstance(obj, type) and str(obj.__module__).split(".")[0] == "callsite" \
                 and "<locals>" not in obj.__qualname__:
             found[f"{obj.__module__}.{obj.__qualname__}"] = obj
     return found
