@@ -7,7 +7,8 @@ stack, with (a) Location.unknown(), (b) MLIR's loc_tracebacks(), (c) callsite au
 (d) an explicit loc=callsite.mlir.location(), and (c') the same as (c) through a Python wrapper of
 OpView.__init__ instead of callsite's C++ one (the injection mechanism measured). Scenario 2: one
 long straight-line kernel of 5k ops, cost per op along the function. Scenario 3: one location,
-cache hit and miss. Ratios are from the same run (min of the repeats, modes interleaved);
+cache hit and miss. Scenario 4: the kernel boundary, a 20-frame kernel under 200 framework
+frames against the same kernel alone and MLIR's walk with max_depth=40. Ratios are from the same run (min of the repeats, modes interleaved);
 a peer that is unavailable is skipped with the reason.
 """
 from __future__ import annotations
@@ -260,6 +261,124 @@ def scenario_one_location(name, ir, make_context, n):
         print(f"{label:58} {v:9.0f}")
 
 
+# --- scenario 4: the kernel boundary ----------------------------------------------------
+
+def kernel_chain(levels, work, n):
+    """The user's kernel: `levels` frames of helpers (the kernel's own frame included) above
+    `work(n)`, which builds the ops or takes the locations."""
+    if levels > 1:
+        return kernel_chain(levels - 1, work, n)
+    return work(n)
+
+
+def bounded_kernel(work, n, levels):
+    return kernel_chain(levels - 1, work, n)
+
+
+def in_thread(fn):
+    """fn() run on a new thread (its stack holds only threading's frames); its result."""
+    import threading
+    out = []
+    t = threading.Thread(target=lambda: out.append(fn()))
+    t.start()
+    t.join()
+    return out[0]
+
+
+def scenario_boundary(name, ir, arith, make_context, n, repeats, mlir_why, kernel_depth=20,
+                      program_depth=200):
+    """A kernel of `kernel_depth` frames run under `program_depth` frames of framework, with
+    the kernel boundary: a location should cost what it costs at depth `kernel_depth` alone,
+    and far less than MLIR's walk with a limit of 40."""
+    print(f"\n## scenario 4: kernel boundary, a kernel of {kernel_depth} frames under "
+          f"{program_depth} framework frames ({name})")
+    flt = callsite.Filter()
+    flt.limit = kernel_depth  # the whole chain is kept: every case renders the same length
+    location = callsite.mlir.location
+    limit_before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit_before, program_depth * 4))
+
+    def locations(count):
+        for _ in range(count):
+            location(flt)
+
+    def ops(count):
+        for _ in range(count):
+            arith.ConstantOp(i32, 1)
+
+    def run(work, below, levels, scope):
+        def go():
+            with scope():
+                t = time.perf_counter()
+                deep(below, bounded_kernel, work, n, levels)
+                return time.perf_counter() - t
+        return go
+
+    # (1) callsite.mlir.location() per call at the kernel's top (cache hits), each case in a
+    # thread of its own so that "alone" is a stack of exactly kernel_depth frames.
+    base = in_thread(lambda: len(callsite.capture()) - 1)
+    alone = max(1, kernel_depth - base)
+    boundary = lambda: callsite.boundary(bounded_kernel)  # noqa: E731
+    calls = {
+        f"location(), depth {kernel_depth} alone": (locations, 0, alone, contextlib.nullcontext),
+        f"location(), boundary under {program_depth}": (locations, program_depth, kernel_depth,
+                                                       boundary),
+        f"location(), no boundary under {program_depth}": (locations, program_depth,
+                                                          kernel_depth, contextlib.nullcontext),
+    }
+    # (2) ops built with each location source, minus the same ops with Location.unknown(),
+    # on this thread: MLIR's walk has no entry point but building an op.
+    under = {
+        "ops, Location.unknown()": contextlib.nullcontext,
+        "ops, callsite boundary": lambda: callsite.mlir.auto_locations(
+            flt, ir=ir, boundary=bounded_kernel),
+        "ops, MLIR loc_tracebacks(max_depth=40)": (
+            (lambda: ir.loc_tracebacks(max_depth=40)) if not mlir_why else None),
+    }
+    best = {}
+    try:
+        with make_context() as ctx, ir.Location.unknown():
+            i32 = ir.IntegerType.get_signless(32)
+            for _ in range(repeats):
+                for label, (work, below, levels, scope) in calls.items():
+                    def timed(go=run(work, below, levels, scope)):
+                        with ctx, ir.Location.unknown(ctx):
+                            return go()
+                    best[label] = min(best.get(label, float("inf")), in_thread(timed))
+                for label, scope in under.items():
+                    if scope is None:
+                        continue
+                    module = ir.Module.create()
+                    gc.collect()
+                    with ir.InsertionPoint(module.body):
+                        dt = run(ops, program_depth, kernel_depth, scope)()
+                    del module
+                    best[label] = min(best.get(label, float("inf")), dt)
+    finally:
+        sys.setrecursionlimit(limit_before)
+    ns = {label: v / n * 1e9 for label, v in best.items()}
+    print(f"{'case':52} {'ns':>8}")
+    for label in list(calls) + list(under):
+        if label in ns:
+            print(f"{label:52} {ns[label]:8.0f}")
+        else:
+            print(f"{label:52} {'skipped':>8}  ({mlir_why})")
+    alone_ns = ns[f"location(), depth {kernel_depth} alone"]
+    bounded_ns = ns[f"location(), boundary under {program_depth}"]
+    ratio = bounded_ns / alone_ns
+    print(f"target: boundary under {program_depth} = depth {kernel_depth} alone (+-10%): "
+          f"{ratio:.3f} {'(met)' if 0.9 <= ratio <= 1.1 else '(NOT met)'}")
+    if "ops, MLIR loc_tracebacks(max_depth=40)" in ns:
+        unknown = ns["ops, Location.unknown()"]
+        ours = ns["ops, callsite boundary"] - unknown
+        mlir = ns["ops, MLIR loc_tracebacks(max_depth=40)"] - unknown
+        less = mlir / max(ours, 1e-9)
+        print(f"target: >= 10x less than MLIR's walk with limit 40: callsite {ours:.0f} ns/op, "
+              f"MLIR {mlir:.0f} ns/op over the op alone: {less:.1f}x "
+              f"{'(met)' if less >= 10 else '(NOT met)'}")
+    return ns
+
+
 # --- reference leaks ---------------------------------------------------------------------
 
 def leak_check(name, ir, make_context, mlir_why, n=10_000):
@@ -388,6 +507,7 @@ def main():
             scenario_ops(name, ir, arith, make_context, args.ops, args.repeats, why)
             scenario_long_kernel(name, ir, arith, make_context, args.long, args.repeats, why)
             scenario_one_location(name, ir, make_context, args.ops)
+            scenario_boundary(name, ir, arith, make_context, args.ops // 10, args.repeats, why)
             leak_check(name, ir, make_context, why)
         if not args.no_callgrind:
             callgrind_table(name, why)

@@ -24,7 +24,7 @@
 #define CALLSITE_ABI_MAJOR 1
 /// Entries appended since the major's first table (for a consumer's compile-time checks; at
 /// run time the provider's `size` tells).
-#define CALLSITE_ABI_MINOR 0
+#define CALLSITE_ABI_MINOR 1
 
 namespace callsite {
 
@@ -119,6 +119,13 @@ struct NativeAPI {
   /// the code of the state's shard, or points it at "no location" past `code->states`.
   void (*visible_set_state)(VisibleSlot *slot, const VisibleCode *code,
                             std::uintptr_t state) noexcept;
+  // --- CALLSITE_ABI_MINOR 1 ---
+  /// Opens a kernel boundary at `kernel` (a function, method or code object, or a wrapper of
+  /// one through __wrapped__) for the calling thread and asyncio task: walks stop at its
+  /// innermost frame. Returns the token that closes it (new reference), or nullptr + error.
+  PyObject *(*open_boundary)(PyObject *kernel) noexcept;
+  /// Closes the boundary `token` opened, restoring the enclosing one: 0, or -1 + error.
+  int (*close_boundary)(PyObject *token) noexcept;
 };
 
 namespace detail {

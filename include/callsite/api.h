@@ -105,4 +105,36 @@ inline const Executable *executable_of(PyObject *obj) noexcept {
   return detail::native_api->executable_of(obj);
 }
 
+/// callsite.boundary for a C++ scope: while it lives, every capture, first user frame and MLIR
+/// location on this thread (and asyncio task) ends at the innermost frame running `kernel`'s
+/// code, which filters keep; nothing below it is walked. Nestable; destroy in reverse order
+/// of creation on the thread that made it. GIL held for both.
+class Boundary {
+ public:
+  /// `kernel`: a function, method or code object (or a wrapper of one via __wrapped__).
+  explicit Boundary(PyObject *kernel) noexcept
+      : token_(detail::native_api->open_boundary(kernel)) {}
+  Boundary(const Boundary &) = delete;
+  Boundary &operator=(const Boundary &) = delete;
+  ~Boundary() { close(); }
+
+  /// False when opening failed (a Python error is set: TypeError for a bad kernel).
+  explicit operator bool() const noexcept { return token_ != nullptr; }
+
+  /// Closes it now (the destructor does otherwise). False with a Python error. An error
+  /// already set when it closes is kept.
+  bool close() noexcept {
+    if (!token_) return true;
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    const int rc = detail::native_api->close_boundary(token_);
+    Py_CLEAR(token_);
+    if (type) PyErr_Restore(type, value, traceback);
+    return rc == 0;
+  }
+
+ private:
+  PyObject *token_;
+};
+
 }  // namespace callsite::api

@@ -36,7 +36,7 @@ if not _in_main_interpreter():
     raise ImportError("callsite cannot be imported in a subinterpreter: it supports the main "
                       "interpreter only")
 
-from ._callsite import Filter, Frame, Traceback, capture, layout_name  # noqa: E402
+from ._callsite import Filter, Frame, Traceback, boundary, capture, layout_name  # noqa: E402
 from ._callsite import internal_backend_refusal as _internal_backend_refusal  # noqa: E402
 from ._warnings import BackendWarning, CallsiteWarning  # noqa: E402
 
@@ -60,6 +60,7 @@ __all__ = [
     "Frame",
     "Traceback",
     "__version__",
+    "boundary",
     "capture",
     "cmake_dir",
     "doctor",

@@ -10,6 +10,7 @@ from ._callsite import (
     Filter as Filter,
     Frame as Frame,
     Traceback as Traceback,
+    boundary as boundary,
     capture as capture,
     layout_name as layout_name,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "Frame",
     "Traceback",
     "__version__",
+    "boundary",
     "capture",
     "cmake_dir",
     "doctor",

@@ -26,6 +26,7 @@ from . import _mlir_accelerate as _accelerate
 from . import _mlir_detect as _detect
 from . import _mlir_knobs as _knobs
 from ._callsite import Filter
+from ._callsite import boundary as _boundary
 from ._callsite import mlir as _m
 from ._callsite.mlir import MlirBindings, MlirSettings
 # The op-builder wrappers' types, importable where their names say (callsite.mlir._MethodInjector).
@@ -121,6 +122,7 @@ def auto_locations(
     current_loc: Any = None,
     ir: ModuleType | str | None = None,
     source: str = "walk",
+    boundary: object = None,
 ) -> Iterator[MlirSettings]:
     """Ops built in this scope without ``loc=`` get the caller's stack as their location.
 
@@ -137,10 +139,19 @@ def auto_locations(
     RuntimeError otherwise). The window wins when tracking is on anyway and stacks are deep
     (no walk, no whole-stack key); it is a record of recent calls, not the stack: with limit=1
     it is the user's line that made the innermost kept call, which is where the op was built;
-    deeper entries are earlier calls, not callers.
+    deeper entries are earlier calls, not callers. boundary: a kernel (function, method or code
+    object) at whose innermost frame every location stops, as inside
+    ``with callsite.boundary(kernel)``: the kernel's line is kept whatever the filter says and
+    nothing below it is walked.
     """
     if source not in ("walk", "window"):
         raise ValueError(f"source must be 'walk' or 'window', not {source!r}")
+    kernel_boundary = None
+    if boundary is not None:
+        try:
+            kernel_boundary = _boundary(boundary)
+        except TypeError as e:  # the same check, under this function's name for the argument
+            raise TypeError(str(e).replace("kernel", "boundary", 1)) from None
     settings = MlirSettings(
         filter,
         limit,
@@ -159,7 +170,11 @@ def auto_locations(
         for b in targets:
             b.acquire()
             acquired.append(b)
-        yield settings
+        if kernel_boundary is None:
+            yield settings
+        else:
+            with kernel_boundary:
+                yield settings
     finally:
         _m.settings.reset(token)
         if ir is None:

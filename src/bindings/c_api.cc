@@ -4,6 +4,7 @@
 #include "bindings/c_api.h"
 
 #include "callsite/api.h"
+#include "capture/boundary.h"
 #include "capture/capture.h"
 #include "native/exception_entry.h"
 #include "native/executable.h"
@@ -24,7 +25,8 @@ constexpr NativeAPI kTable = {
     CALLSITE_ABI_MAJOR, sizeof(NativeAPI), &push, &misordered_pop, &innermost,
     &callsite::capture,         &callsite::capture_raw, &symbolize_c,   &add_traceback,
     &new_executable,         &executable_of,         &visible_code,  &push_visible,
-    &pop_visible,            &visible_set_state,
+    &pop_visible,            &visible_set_state,     &callsite::open_boundary,
+    &callsite::close_boundary,
 };
 
 // NativeFrames created inside _callsite (and in the C++ tests) use the table too.

@@ -8,6 +8,7 @@
 #include "capture/traceback_storage.h"
 #include "filter/decisions.h"
 #include "layouts/layout.h"
+#include "python/boundary_type.h"
 #include "python/capture_entry.h"
 #include "python/frame_type.h"
 #include "python/init.h"
@@ -57,6 +58,7 @@ NB_MODULE(_callsite, m) {
   m.attr("Traceback") = nb::handle(reinterpret_cast<PyObject *>(callsite::detail::traceback_type));
   m.attr("Frame") = nb::handle(reinterpret_cast<PyObject *>(callsite::detail::frame_type));
   m.attr("Filter") = nb::handle(reinterpret_cast<PyObject *>(callsite::detail::filter_type));
+  m.attr("boundary") = nb::handle(reinterpret_cast<PyObject *>(callsite::detail::boundary_type));
 
   PyObject *capture = PyCFunction_NewEx(&capture_def, nullptr, m.attr("__name__").ptr());
   if (!capture) throw nb::python_error();

@@ -4,7 +4,6 @@
 
 #include <cstddef>
 #include <memory>
-#include <new>
 
 #include "callsite/frame.h"
 
@@ -16,21 +15,21 @@ enum class Backend {
   public_api ///< PyThreadState_GetFrame / PyFrame_GetBack; always available
 };
 
-/// Captures the calling thread's stack into `out` (innermost first), at most `capacity`
-/// entries after dropping `skip` innermost frames; Python and native frames interleaved in
-/// call order. Touches no refcount: the entries are borrowed and valid only while the frames
-/// run. Returns the number of entries the stack had room for: a result > `capacity` means
-/// `out` was too small (the first `capacity` entries are written). GIL held.
-std::size_t capture_raw(RawFrame *out, std::size_t capacity, std::size_t skip = 0) noexcept;
-
-/// The innermost `capacity` frames after `skip` (borrowed entries, as capture_raw), stopping
-/// there: the rest of the stack is not walked. Fewer than `capacity` means the stack ended.
-std::size_t walk_prefix(RawFrame *out, std::size_t capacity, std::size_t skip) noexcept;
+/// Entries of a walk held on the C stack (8 KiB): all but pathological depths fit in one walk.
+constexpr std::size_t kStackBuffer = 512;
 
 /// First prefix length tried by the queries that stop at the first kept frames
 /// (first_user_frame, capture(filter=, limit=)); each further try walks four times as many,
 /// so a deep stack costs at most ~4/3 of one whole walk.
 constexpr std::size_t kFirstPrefix = 16;
+
+/// Captures the calling thread's stack into `out` (innermost first), at most `capacity`
+/// entries after dropping `skip` innermost frames; Python and native frames interleaved in
+/// call order, ending at the kernel boundary in force (capture/boundary.h). Touches no
+/// refcount: the entries are borrowed and valid only while the frames run. Returns the number
+/// of entries the stack had room for: a result > `capacity` means `out` was too small (the
+/// first `capacity` entries are written). GIL held.
+std::size_t capture_raw(RawFrame *out, std::size_t capacity, std::size_t skip = 0) noexcept;
 
 /// Captures into a new `callsite.Traceback` (a new reference, owning its code objects), at most
 /// `limit` frames (SIZE_MAX: no limit). Returns nullptr with a Python error set on failure.
@@ -40,41 +39,47 @@ PyObject *capture(std::size_t skip = 0, std::size_t limit = SIZE_MAX) noexcept;
 Backend backend() noexcept;
 bool set_backend(Backend which, const char **why_not = nullptr) noexcept;
 
-/// The calling thread's stack after `skip`, borrowed as capture_raw() gives it, at any depth:
-/// one walk into `N` entries held inline, a second one into the heap only when the stack is
-/// deeper (for the queries that must see every frame: filters, MLIR locations).
-template <std::size_t N>
-class RawStack {
+/// The one walker of prefixes: the calling thread's stack after `skip`, innermost first, as
+/// borrowed entries (as capture_raw), at most `limit` of them, ending at the kernel boundary
+/// in force. The constructor walks the first `first` frames; each extend() walks four times as
+/// many (into the inline buffer while it fits, then the heap), until the stack, the limit or
+/// the boundary ends it. Queries that stop early (the first kept frame) extend while they have
+/// not found what they look for; the others call walk_all(). GIL held; no Python code may run
+/// between a walk and the use of its entries, except code that returns to this same stack.
+class StackWalk {
  public:
-  explicit RawStack(std::size_t skip) noexcept {
-    n_ = capture_raw(inline_, N, skip);
-    if (n_ > N) [[unlikely]]
-      walk_deep(skip);
+  explicit StackWalk(std::size_t skip, std::size_t first = kStackBuffer,
+                     std::size_t limit = SIZE_MAX) noexcept;
+  StackWalk(const StackWalk &) = delete;
+  StackWalk &operator=(const StackWalk &) = delete;
+
+  /// Walks a prefix four times as long. False when the walk was already complete (nothing
+  /// more to see), or memory ran out (the entries walked so far stay valid).
+  bool extend() noexcept;
+  /// Extends until complete: the whole stack (or up to the limit or boundary).
+  StackWalk &walk_all() noexcept {
+    while (extend()) {
+    }
+    return *this;
   }
-  RawStack(const RawStack &) = delete;
-  RawStack &operator=(const RawStack &) = delete;
 
   const RawFrame *data() const noexcept { return frames_; }
   std::size_t size() const noexcept { return n_; }
+  /// Whether the walk saw the end of the stack, the limit or the boundary.
+  bool complete() const noexcept { return complete_; }
+  /// Whether the last entry is the kernel boundary's frame: filters keep it whatever their
+  /// rules say (filter/decisions.h).
+  bool at_boundary() const noexcept { return at_boundary_; }
 
  private:
-  [[gnu::noinline]] void walk_deep(std::size_t skip) noexcept {
-    for (std::size_t capacity = 0; n_ > capacity;) {
-      capacity = n_ + 16;  // room for frames pushed between the walks
-      heap_.reset(new (std::nothrow) RawFrame[capacity]);
-      if (!heap_) {  // out of memory: the innermost frames that fit inline
-        n_ = N;
-        return;
-      }
-      n_ = capture_raw(heap_.get(), capacity, skip);
-    }
-    frames_ = heap_.get();
-  }
+  void walk(std::size_t capacity) noexcept;
 
-  RawFrame inline_[N];
-  std::unique_ptr<RawFrame[]> heap_;
+  std::size_t skip_, limit_, capacity_ = 0, n_ = 0;
+  bool complete_ = false, at_boundary_ = false;
+  PyObject *chain_;  // the boundary chain (capture/boundary.h), borrowed, or nullptr
   const RawFrame *frames_ = inline_;
-  std::size_t n_;
+  std::unique_ptr<RawFrame[]> heap_;
+  RawFrame inline_[kStackBuffer];
 };
 
 }  // namespace callsite

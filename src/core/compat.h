@@ -165,4 +165,19 @@ inline void restore_raised_exception(PyObject *value) noexcept {
 #endif
 }
 
+/// getattr(obj, name) with a missing attribute not an error: 1 and a new reference, 0 and
+/// nullptr when absent, -1 with an error. Public since 3.13 as PyObject_GetOptionalAttrString;
+/// before, an AttributeError is told apart and cleared.
+inline int get_optional_attr(PyObject *obj, const char *name, PyObject **result) noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+  return PyObject_GetOptionalAttrString(obj, name, result);
+#else
+  *result = PyObject_GetAttrString(obj, name);
+  if (*result) return 1;
+  if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+  PyErr_Clear();
+  return 0;
+#endif
+}
+
 }  // namespace callsite::compat

@@ -57,15 +57,22 @@ int keeps_raw(FilterObject *f, const RawFrame &frame) {
 }
 
 std::size_t keep_frames(PyObject *filter, const RawFrame *frames, std::size_t n, RawFrame *out,
-                        std::size_t limit) {
+                        std::size_t limit, bool at_boundary) {
   FilterObject *f = as_filter(filter);
   std::size_t written = 0;
-  return keep_first(
-      n, limit, [&](std::size_t i) { return keeps_raw(f, frames[i]); },
+  // The boundary frame is kept last whatever the rules say: the frames above it share the
+  // rest of the limit.
+  const bool keep_last = at_boundary && n > 0 && limit > 0;
+  const std::size_t kept = keep_first(
+      n - std::size_t(keep_last), limit - std::size_t(keep_last),
+      [&](std::size_t i) { return keeps_raw(f, frames[i]); },
       [&](std::size_t i) {
         out[written++] = frames[i];
         return true;
       });
+  if (kept == SIZE_MAX || !keep_last) return kept;
+  out[written] = frames[n - 1];
+  return kept + 1;
 }
 
 namespace {
@@ -91,10 +98,10 @@ int filter_keeps(PyObject *filter, PyCodeObject *code) {
 }
 
 std::size_t filter_frames(PyObject *filter, const RawFrame *frames, std::size_t n,
-                          RawFrame *out, std::size_t limit) {
-  detail::FilterObject *f = detail::checked(filter);
-  if (!f) return SIZE_MAX;
-  return detail::keep_frames(filter, frames, n, out, f->limit < limit ? f->limit : limit);
+                          RawFrame *out, std::size_t limit, bool at_boundary) {
+  const std::size_t resolved = filter_limit(filter, limit);
+  if (resolved == SIZE_MAX && PyErr_Occurred()) return SIZE_MAX;
+  return detail::keep_frames(filter, frames, n, out, resolved, at_boundary);
 }
 
 }  // namespace callsite
@@ -102,16 +109,19 @@ std::size_t filter_frames(PyObject *filter, const RawFrame *frames, std::size_t 
 namespace callsite {
 
 PyObject *filtered_traceback(PyObject *filter, const RawFrame *frames, std::size_t n,
-                             std::size_t limit) {
+                             std::size_t limit, bool at_boundary) {
   std::vector<RawFrame> kept(n < limit ? n : limit);
-  const std::size_t k = filter_frames(filter, frames, n, kept.data(), limit);
+  const std::size_t k = filter_frames(filter, frames, n, kept.data(), limit, at_boundary);
   if (k == SIZE_MAX) return nullptr;
-  return new_traceback(kept.data(), k);
+  PyObject *tb = new_traceback(kept.data(), k);
+  if (tb && at_boundary && k) detail::mark_at_boundary(tb);
+  return tb;
 }
 
-std::size_t filter_limit(PyObject *filter) noexcept {
+std::size_t filter_limit(PyObject *filter, std::size_t limit) noexcept {
   detail::FilterObject *f = detail::checked(filter);
-  return f ? f->limit : SIZE_MAX;
+  if (!f) return SIZE_MAX;
+  return f->limit < limit ? f->limit : limit;
 }
 
 std::uint64_t filter_generation(PyObject *filter) noexcept {

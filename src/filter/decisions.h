@@ -71,11 +71,11 @@ inline int keeps_code(FilterObject *f, PyCodeObject *code, CodeInfo *info) {
 int keeps_raw(FilterObject *f, const RawFrame &frame);
 
 /// As callsite::filter_frames(), but `limit` alone bounds the result (the caller resolved it
-/// from the filter's own limit or an explicit one). 1 keep, 0 drop per frame; returns the
-/// number kept or SIZE_MAX with an error.
-/// `filter` must be a checked Filter.
+/// with callsite::filter_limit(), or, for MLIR locations, by MLIR's rule that an explicit
+/// limit replaces the filter's). 1 keep, 0 drop per frame; returns the number kept or SIZE_MAX
+/// with an error. `filter` must be a checked Filter.
 std::size_t keep_frames(PyObject *filter, const RawFrame *frames, std::size_t n, RawFrame *out,
-                        std::size_t limit);
+                        std::size_t limit, bool at_boundary = false);
 
 /// A new generation (process-wide counter).
 std::uint64_t next_filter_generation() noexcept;

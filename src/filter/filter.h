@@ -23,21 +23,24 @@ PyObject *default_filter();
 int filter_keeps(PyObject *filter, PyCodeObject *code);
 
 /// Copies the frames of `frames[0..n)` that `filter` keeps into `out`, in order, stopping
-/// after `limit` kept frames (the filter's own limit applies too; the limit counts kept
-/// frames, the walk goes on past dropped ones). `out` must have room for min(n, limit).
-/// Returns the number written, or SIZE_MAX with a Python error set. GIL held.
+/// after filter_limit(filter, limit) kept frames (the limit counts kept frames, the walk goes
+/// on past dropped ones). With `at_boundary`, frames[n-1] is a kernel boundary's frame
+/// (capture/boundary.h): it is kept whatever the rules say, as the last entry, the limit
+/// leaving room for it. `out` must have room for min(n, limit). Returns the number written, or
+/// SIZE_MAX with a Python error set. GIL held.
 std::size_t filter_frames(PyObject *filter, const RawFrame *frames, std::size_t n,
-                          RawFrame *out, std::size_t limit = SIZE_MAX);
+                          RawFrame *out, std::size_t limit = SIZE_MAX, bool at_boundary = false);
 
-/// The kept frames of `frames[0..n)`, at most `limit` (and the filter's own limit), as a new
-/// Traceback. New reference, or nullptr with an error (TypeError when `filter` is not a
+/// The kept frames of `frames[0..n)` (filter_frames), as a new Traceback, which remembers
+/// `at_boundary`. New reference, or nullptr with an error (TypeError when `filter` is not a
 /// Filter).
 PyObject *filtered_traceback(PyObject *filter, const RawFrame *frames, std::size_t n,
-                             std::size_t limit);
+                             std::size_t limit, bool at_boundary = false);
 
-/// The filter's frame limit (counts kept frames; SIZE_MAX: none). SIZE_MAX with TypeError
-/// set when `filter` is not a Filter.
-std::size_t filter_limit(PyObject *filter) noexcept;
+/// How many kept frames a query on `filter` with the caller's `limit` returns at most: the
+/// smaller of the two (each counts kept frames; SIZE_MAX: none). The one place the two
+/// limits meet. SIZE_MAX with TypeError set when `filter` is not a Filter.
+std::size_t filter_limit(PyObject *filter, std::size_t limit = SIZE_MAX) noexcept;
 
 /// The filter's generation: a process-wide unique number for each state of each Filter,
 /// renewed by every rule change, so a decision cached with it is valid while it matches.

@@ -35,15 +35,28 @@ typedef struct callsite_walk_request {
   size_t limit;                     /* at most this many entries (SIZE_MAX: all) */
   const callsite_native_link *native;  /* this thread's innermost native frame, or NULL */
   int owned; /* nonzero: take a reference to every code object written (not to executables) */
+  /* A kernel boundary: the walk ends after emitting the innermost frame running this code
+   * object (NULL: no boundary). Frames below it are not visited, so a bounded walk costs the
+   * frames above the boundary whatever the depth of the program under it. */
+  const PyCodeObject *stop;
 } callsite_walk_request;
+
+/* What `walk` stores in *complete: the buffer filled before the stack ended, the stack (or
+ * the limit) ended, or the walk ended at req->stop (the last entry written is that frame,
+ * or nothing was written when it was among the skipped ones). */
+enum {
+  CALLSITE_WALK_TRUNCATED = 0,
+  CALLSITE_WALK_COMPLETE = 1,
+  CALLSITE_WALK_AT_STOP = 2
+};
 
 typedef struct callsite_layout {
   const char *name;               /* "internal-3.12", "public-api" */
   unsigned long compiled_for_hex; /* PY_VERSION_HEX of the headers it was compiled against */
   /* Walks the stack of `tstate` (GIL held) into req->out, increfing the code objects written
-   * when req->owned. Returns the number of entries written; sets *complete to 0 when the
-   * buffer filled before the stack (or the limit) ended: the caller must retry with more room
-   * (after releasing what it owns). */
+   * when req->owned. Returns the number of entries written; sets *complete to
+   * CALLSITE_WALK_TRUNCATED when the buffer filled before the stack (or the limit, or the stop
+   * frame) ended: the caller must retry with more room (after releasing what it owns). */
   size_t (*walk)(PyThreadState *tstate, const callsite_walk_request *req, int *complete);
   /* The marker of the frame currently executing on `tstate` (for native frame interleaving);
    * NULL when no Python frame runs. Must be cheap: it runs on every native frame push. */

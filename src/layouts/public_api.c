@@ -23,7 +23,8 @@ static size_t walk_public(PyThreadState *tstate, const callsite_walk_request *re
   callsite_raw_frame *out = req->out;
   size_t n = 0, skip = req->skip;
   const callsite_native_link *native = req->native;
-  *complete = 1;
+  const PyCodeObject *const stop = req->stop;
+  *complete = CALLSITE_WALK_COMPLETE;
   if (req->limit == 0) return 0;
 
 #define CALLSITE_EMIT(TAG, PAYLOAD)            \
@@ -31,7 +32,7 @@ static size_t walk_public(PyThreadState *tstate, const callsite_walk_request *re
     if (skip) {                             \
       --skip;                               \
     } else if (n == req->capacity) {        \
-      *complete = 0;                        \
+      *complete = CALLSITE_WALK_TRUNCATED;  \
       goto done;                            \
     } else {                                \
       out[n].tagged = (uintptr_t)(TAG);     \
@@ -55,6 +56,23 @@ static size_t walk_public(PyThreadState *tstate, const callsite_walk_request *re
       /* a visible native frame: its entry comes from its shadow-stack link above */
       Py_DECREF(code);
       goto next;
+    }
+    /* One compare per frame: `stop` is NULL without a boundary, and no code is. */
+    if (code == stop) {
+      if (skip || n == req->capacity || !req->owned) Py_DECREF(code);
+      if (skip) { /* the chain ended inside the skipped frames */
+        *complete = CALLSITE_WALK_AT_STOP;
+        goto done;
+      }
+      if (n < req->capacity) { /* the boundary frame is the last one: nothing below */
+        out[n].tagged = (uintptr_t)code;
+        out[n].payload = (intptr_t)lasti_bytes(f);
+        ++n;
+        *complete = CALLSITE_WALK_AT_STOP;
+        goto done;
+      }
+      *complete = CALLSITE_WALK_TRUNCATED;
+      goto done;
     }
     if (skip || n == req->capacity || !req->owned) Py_DECREF(code); /* else: the entry owns it */
     CALLSITE_EMIT(code, lasti_bytes(f));

@@ -63,12 +63,12 @@ static int callsite_emit_natives(const callsite_native_link **native, const void
 #define CALLSITE_CAT(a, b) CALLSITE_CAT2(a, b)
 #define CALLSITE_WALK_IMPL CALLSITE_CAT(CALLSITE_WALK_NAME, _impl)
 
-/* `owned` and `natives` are compile-time constants at the call sites below, so the compiler
- * emits one specialised loop per combination: without native frames on the thread (the
- * common case) the loop has no marker compare at all. */
+/* `owned`, `natives` and `bounded` are compile-time constants at the call sites below, so the
+ * compiler emits one specialised loop per combination: without native frames on the thread
+ * and without a kernel boundary (the common case) the loop has no marker or stop compare. */
 static inline __attribute__((always_inline)) size_t CALLSITE_WALK_IMPL(
     PyThreadState *tstate, const callsite_walk_request *req, int *complete, const int owned,
-    const int natives) {
+    const int natives, const int bounded) {
   callsite_raw_frame *const begin = req->out;
   callsite_raw_frame *out = begin;
   const size_t want = req->limit < req->capacity ? req->limit : req->capacity;
@@ -81,7 +81,8 @@ static inline __attribute__((always_inline)) size_t CALLSITE_WALK_IMPL(
    * added in one write when the run ends (layouts/refcount_runs.h). */
   PyCodeObject *run_code = NULL;
   Py_ssize_t run = 0;
-  *complete = 1;
+  const PyCodeObject *const stop = req->stop;
+  *complete = CALLSITE_WALK_COMPLETE;
   if (out == end) goto filled;
 
   /* Skipped frames first, in their own loop, so the emitting loop tests no skip count. */
@@ -92,6 +93,10 @@ static inline __attribute__((always_inline)) size_t CALLSITE_WALK_IMPL(
     if (!skip) break; /* native frames took the rest of the skip; f is still to be emitted */
     intptr_t unused;
     PyCodeObject *seen = CALLSITE_INSPECT(f, &unused);
+    if (bounded && seen == stop) { /* the chain ended inside the skipped frames */
+      *complete = CALLSITE_WALK_AT_STOP;
+      return 0;
+    }
     if (seen && !(natives && CALLSITE_IS_VISIBLE_NATIVE(seen))) --skip;
     f = CALLSITE_PREVIOUS(f);
   }
@@ -113,6 +118,12 @@ static inline __attribute__((always_inline)) size_t CALLSITE_WALK_IMPL(
       }
       ++run;
     }
+    if (bounded && code == stop) { /* the boundary frame is the last one: nothing below */
+      ++out;
+      native = NULL;
+      *complete = CALLSITE_WALK_AT_STOP;
+      break;
+    }
     if (++out == end) {
       f = CALLSITE_PREVIOUS(f);
       goto filled;
@@ -131,10 +142,10 @@ filled:
   /* The output is full. That is the end when the limit was the bound; otherwise the walk is
    * complete only if nothing that would be emitted remains. */
   if (want < req->limit) {
-    if (native) *complete = 0;
+    if (native) *complete = CALLSITE_WALK_TRUNCATED;
     for (; f && *complete; f = CALLSITE_PREVIOUS(f)) {
       intptr_t unused;
-      if (CALLSITE_INSPECT(f, &unused)) *complete = 0;
+      if (CALLSITE_INSPECT(f, &unused)) *complete = CALLSITE_WALK_TRUNCATED;
     }
   }
   return (size_t)(out - begin);
@@ -142,10 +153,17 @@ filled:
 
 static size_t CALLSITE_WALK_NAME(PyThreadState *tstate, const callsite_walk_request *req,
                               int *complete) {
+  if (req->stop) {
+    if (req->native)
+      return req->owned ? CALLSITE_WALK_IMPL(tstate, req, complete, 1, 1, 1)
+                        : CALLSITE_WALK_IMPL(tstate, req, complete, 0, 1, 1);
+    return req->owned ? CALLSITE_WALK_IMPL(tstate, req, complete, 1, 0, 1)
+                      : CALLSITE_WALK_IMPL(tstate, req, complete, 0, 0, 1);
+  }
   if (req->native)
-    return req->owned ? CALLSITE_WALK_IMPL(tstate, req, complete, 1, 1)
-                      : CALLSITE_WALK_IMPL(tstate, req, complete, 0, 1);
-  return req->owned ? CALLSITE_WALK_IMPL(tstate, req, complete, 1, 0)
-                    : CALLSITE_WALK_IMPL(tstate, req, complete, 0, 0);
+    return req->owned ? CALLSITE_WALK_IMPL(tstate, req, complete, 1, 1, 0)
+                      : CALLSITE_WALK_IMPL(tstate, req, complete, 0, 1, 0);
+  return req->owned ? CALLSITE_WALK_IMPL(tstate, req, complete, 1, 0, 0)
+                    : CALLSITE_WALK_IMPL(tstate, req, complete, 0, 0, 0);
 }
 #undef CALLSITE_WALK_IMPL

@@ -21,7 +21,10 @@ constexpr std::size_t kMaxStacks = std::size_t(1) << 16;
 // Per-frame locations per context before every table starts over: Python frames are bounded
 // by the program, native ones are not (a JIT's states may never repeat).
 constexpr std::size_t kMaxFrames = std::size_t(1) << 16;
-constexpr std::size_t kStackBuffer = 64;
+// Set in the generation half of a whole-stack key when the stack ends at a kernel boundary:
+// the same raw frames filter differently then (the boundary frame is kept). Generations are a
+// counter that never reaches it.
+constexpr std::uint64_t kAtBoundaryKey = std::uint64_t(1) << 63;
 
 inline std::uint64_t stack_seed(std::uint64_t stamp, std::size_t limit) {
   return stamp * 0x9E3779B97F4A7C15ull ^ std::uint64_t(limit);
@@ -71,16 +74,18 @@ namespace {
 // stores the result.
 __attribute__((always_inline)) inline PyObject *raw_frames_location(
     ContextCache &cc, PyObject *filter, std::size_t limit, const RawFrame *frames,
-    std::size_t n) {
+    std::size_t n, bool at_boundary) {
+  // MLIR's rule: an explicit limit replaces the filter's.
   if (limit == SIZE_MAX) limit = detail::limit_of(filter);
-  const std::uint64_t generation = detail::generation_of(filter);
+  const std::uint64_t generation =
+      detail::generation_of(filter) | (at_boundary ? kAtBoundaryKey : 0);
   const std::uint64_t hash = hash_frames(frames, n, stack_seed(generation, limit));
   if (PyObject *hit = cc.find_stack(hash, frames, n, generation, limit)) return Py_NewRef(hit);
   if (cc.stack_count() >= kMaxStacks) cc.clear_sequences();
 
   // The limit counts kept frames; the walk goes on past dropped ones (as MLIR's does).
   std::vector<RawFrame> kept(n < limit ? n : limit);
-  const std::size_t k = detail::keep_frames(filter, frames, n, kept.data(), limit);
+  const std::size_t k = detail::keep_frames(filter, frames, n, kept.data(), limit, at_boundary);
   if (k == SIZE_MAX) return nullptr;
   PyObject *loc = kept_location(cc, kept.data(), k);
   if (!loc) return nullptr;
@@ -96,13 +101,15 @@ __attribute__((always_inline)) inline PyObject *raw_frames_location(
 
 PyObject *stack_location(ContextCache &cc, PyObject *filter, std::size_t limit,
                          std::size_t skip) {
-  const RawStack<kStackBuffer> stack(skip);
-  return raw_frames_location(cc, filter, limit, stack.data(), stack.size());
+  StackWalk stack(skip);
+  stack.walk_all();
+  return raw_frames_location(cc, filter, limit, stack.data(), stack.size(), stack.at_boundary());
 }
 
 PyObject *traceback_location(ContextCache &cc, PyObject *filter, std::size_t limit,
                              PyObject *tb) {
-  return raw_frames_location(cc, filter, limit, traceback_frames(tb), traceback_size(tb));
+  return raw_frames_location(cc, filter, limit, traceback_frames(tb), traceback_size(tb),
+                             traceback_at_boundary(tb));
 }
 
 PyObject *window_location(ContextCache &cc, PyObject *filter, std::size_t limit) {

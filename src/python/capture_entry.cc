@@ -2,10 +2,9 @@
 // tracked window (tracking/) or a filtered walk (filter/).
 #include "python/capture_entry.h"
 
-#include <vector>
-
 #include "capture/capture.h"
 #include "core/args.h"
+#include "filter/decisions.h"
 #include "filter/filter.h"
 #include "tracking/tracking.h"
 
@@ -15,9 +14,6 @@ namespace {
 // Positional-or-keyword: skip, limit; keyword-only: filter, source.
 constexpr const char *kNames[] = {"skip", "limit", "filter", "source"};
 constexpr Py_ssize_t kPositional = 2, kAll = 4;
-
-// 512 entries (8 KiB of C stack) cover all but pathological depths in one walk.
-constexpr std::size_t kFilteredWalk = 512;
 
 }  // namespace
 
@@ -50,27 +46,23 @@ PyObject *capture_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
   if (!filter) return callsite::capture(skip, limit);
 
   // Filtered: the limit counts kept frames. With a limit, walk growing prefixes of the stack
-  // and stop at the one holding `limit` kept frames (limit=1: the first user frame).
-  const size_t filter_cap = filter_limit(filter);
-  if (filter_cap == SIZE_MAX && PyErr_Occurred()) return nullptr;
-  if ((limit < filter_cap ? limit : filter_cap) != SIZE_MAX) {
-    const size_t wanted = limit < filter_cap ? limit : filter_cap;
-    std::vector<RawFrame> prefix, kept;
-    size_t scanned = 0, found = 0;
-    for (size_t cap = kFirstPrefix;; cap *= 4) {
-      prefix.resize(cap);
-      kept.resize(cap);
-      const size_t n = walk_prefix(prefix.data(), cap, skip);
-      const size_t k = filter_frames(filter, prefix.data() + scanned, n - scanned, kept.data(),
-                                     SIZE_MAX);
-      if (k == SIZE_MAX) return nullptr;
-      found += k;
-      scanned = n;
-      if (found >= wanted || n < cap) return filtered_traceback(filter, prefix.data(), n, limit);
-    }
+  // and stop at the one holding `wanted` kept frames (limit=1: the first user frame).
+  const size_t wanted = filter_limit(filter, limit);
+  if (wanted == SIZE_MAX && PyErr_Occurred()) return nullptr;
+  StackWalk stack(skip, wanted == SIZE_MAX ? kStackBuffer : kFirstPrefix);
+  FilterObject *f = as_filter(filter);
+  for (size_t scanned = 0, found = 0; wanted != SIZE_MAX;) {
+    const size_t k = keep_first(
+        stack.size() - scanned, SIZE_MAX,
+        [&](size_t i) { return keeps_raw(f, stack.data()[scanned + i]); },
+        [](size_t) { return true; });
+    if (k == SIZE_MAX) return nullptr;
+    found += k;
+    scanned = stack.size();
+    if (found >= wanted || !stack.extend()) break;
   }
-  const RawStack<kFilteredWalk> stack(skip);
-  return filtered_traceback(filter, stack.data(), stack.size(), limit);
+  if (wanted == SIZE_MAX) stack.walk_all();
+  return filtered_traceback(filter, stack.data(), stack.size(), wanted, stack.at_boundary());
 }
 
 }  // namespace callsite::detail

@@ -282,19 +282,19 @@ PyObject *first_user_frame(PyObject *self, PyObject *const *args, Py_ssize_t nar
   size_t skip = 0;
   if (skip_arg && !parse_count(skip_arg, "skip", 0, &skip)) return nullptr;
   FilterObject *f = as_filter(self);
-  std::vector<RawFrame> prefix;
+  StackWalk stack(skip, kFirstPrefix);
   size_t scanned = 0;
-  for (size_t cap = kFirstPrefix;; cap *= 4) {
-    prefix.resize(cap);
-    const size_t n = walk_prefix(prefix.data(), cap, skip);
-    for (size_t i = scanned; i < n; ++i) {
-      const int keep = keeps_raw(f, prefix[i]);
+  do {
+    for (size_t i = scanned; i < stack.size(); ++i) {
+      // The kernel boundary's frame is the user's whatever the rules say.
+      const bool boundary = stack.at_boundary() && i + 1 == stack.size();
+      const int keep = boundary ? 1 : keeps_raw(f, stack.data()[i]);
       if (keep < 0) return nullptr;
-      if (keep) return new_frame(prefix[i]);
+      if (keep) return new_frame(stack.data()[i]);
     }
-    if (n < cap) Py_RETURN_NONE;
-    scanned = n;
-  }
+    scanned = stack.size();
+  } while (stack.extend());
+  Py_RETURN_NONE;
 }
 
 PyObject *apply_py(PyObject *self, PyObject *tb) {
@@ -303,7 +303,8 @@ PyObject *apply_py(PyObject *self, PyObject *tb) {
                  Py_TYPE(tb)->tp_name);
     return nullptr;
   }
-  return filtered_traceback(self, traceback_frames(tb), traceback_size(tb), SIZE_MAX);
+  return filtered_traceback(self, traceback_frames(tb), traceback_size(tb), SIZE_MAX,
+                            traceback_at_boundary(tb));
 }
 
 PyObject *default_py(PyObject *, PyObject *) { return Py_XNewRef(callsite::default_filter()); }

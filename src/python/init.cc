@@ -11,6 +11,7 @@
 #include "mlir/injector.h"
 #include "mlir/settings.h"
 #include "native/reify.h"
+#include "python/boundary_type.h"
 #include "python/daemon_exit.h"
 #include "python/executable_type.h"
 #include "python/filter_type.h"
@@ -26,7 +27,9 @@ namespace callsite::python {
 bool init_types() {
   static bool done = false;
   if (done) return true;
-  if (!detail::init_traceback_type() || !detail::init_frame_type()) return false;
+  if (!detail::init_traceback_type() || !detail::init_frame_type() ||
+      !detail::init_boundary_type())
+    return false;
   // Without a co_extra index every lookup decodes the line table afresh: correct, slower.
   if (!detail::init_code_info() &&
       PyErr_WarnEx(PyExc_RuntimeWarning,

@@ -42,6 +42,8 @@ const Field kTableEntries[] = {
     CALLSITE_FIELD(NativeAPI, push_visible, 88),
     CALLSITE_FIELD(NativeAPI, pop_visible, 96),
     CALLSITE_FIELD(NativeAPI, visible_set_state, 104),
+    CALLSITE_FIELD(NativeAPI, open_boundary, 112),
+    CALLSITE_FIELD(NativeAPI, close_boundary, 120),
 };
 
 // The structs both sides read and write inline (a consumer's NativeFrame embeds NativeLink

@@ -93,6 +93,21 @@ _Rule = str | Pattern[str]
 _Path = str | PathLike[str]
 
 @final
+class boundary:
+    """Inside ``with callsite.boundary(kernel):`` every capture, Filter.first_user_frame() and
+    MLIR location stops its chain at the innermost frame running kernel's code, keeps that
+    frame whatever a filter's rules say, and walks nothing below it. Per thread and asyncio
+    task; nestable. kernel: a function, method, code object, or a decorator's result wrapping
+    one through __wrapped__ (TypeError otherwise)."""
+    def __new__(cls, kernel: object) -> boundary: ...
+    @property
+    def code(self) -> CodeType: ...
+    @property
+    def open(self) -> bool: ...
+    def __enter__(self) -> boundary: ...
+    def __exit__(self, *exc_info: object) -> bool: ...
+
+@final
 class Filter:
     """Which frames are the user's (MLIR's semantics): kept when co_filename matches an
     include rule (re.search), or else matches no exclude rule; limit counts kept frames."""

@@ -1,0 +1,121 @@
+// python/boundary_type.cc — callsite.boundary(kernel): `with` opens the boundary for the
+// calling thread and asyncio task (a context variable), its exit restores the enclosing one.
+#include "python/boundary_type.h"
+
+#include "capture/boundary.h"
+
+namespace callsite::detail {
+
+PyTypeObject *boundary_type = nullptr;
+
+namespace {
+
+struct BoundaryObject {
+  PyObject_HEAD
+  PyObject *code;   // the kernel's code object
+  PyObject *token;  // the open boundary's contextvars.Token, or nullptr when not entered
+};
+
+inline BoundaryObject *as_boundary(PyObject *o) { return reinterpret_cast<BoundaryObject *>(o); }
+
+PyObject *boundary_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  static const char *const kNames[] = {"kernel", nullptr};
+  PyObject *kernel = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:boundary", const_cast<char **>(kNames),
+                                   &kernel))
+    return nullptr;
+  PyObject *code = kernel_code(kernel, "kernel");
+  if (!code) return nullptr;
+  auto *self = reinterpret_cast<BoundaryObject *>(type->tp_alloc(type, 0));
+  if (!self) {
+    Py_DECREF(code);
+    return nullptr;
+  }
+  self->code = code;
+  self->token = nullptr;
+  return reinterpret_cast<PyObject *>(self);
+}
+
+void boundary_dealloc(PyObject *self) {
+  BoundaryObject *b = as_boundary(self);
+  // Dropped while open (a generator never resumed): the context still holds the boundary,
+  // which is what it says; the count stays, so walks keep reading the context.
+  Py_XDECREF(b->token);
+  Py_XDECREF(b->code);
+  PyTypeObject *type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+PyObject *boundary_enter(PyObject *self, PyObject *) {
+  BoundaryObject *b = as_boundary(self);
+  if (b->token) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "this callsite.boundary is already open; nest a new callsite.boundary(...) "
+                    "instead of entering the same one twice");
+    return nullptr;
+  }
+  b->token = open_boundary(b->code);
+  if (!b->token) return nullptr;
+  return Py_NewRef(self);
+}
+
+PyObject *boundary_exit(PyObject *self, PyObject *const *, Py_ssize_t) {
+  BoundaryObject *b = as_boundary(self);
+  if (!b->token) {
+    PyErr_SetString(PyExc_RuntimeError, "this callsite.boundary is not open");
+    return nullptr;
+  }
+  if (close_boundary(b->token) < 0) return nullptr;
+  Py_CLEAR(b->token);
+  Py_RETURN_FALSE;
+}
+
+PyObject *get_code(PyObject *self, void *) { return Py_NewRef(as_boundary(self)->code); }
+PyObject *get_open(PyObject *self, void *) { return PyBool_FromLong(as_boundary(self)->token != nullptr); }
+
+PyObject *boundary_repr(PyObject *self) {
+  auto *code = reinterpret_cast<PyCodeObject *>(as_boundary(self)->code);
+  return PyUnicode_FromFormat("callsite.boundary(<code %U, file %R, line %d>)", code->co_name,
+                              code->co_filename, code->co_firstlineno);
+}
+
+PyMethodDef boundary_methods[] = {
+    {"__enter__", boundary_enter, METH_NOARGS,
+     "Opens the boundary for the calling thread and asyncio task; returns the boundary."},
+    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(boundary_exit)),
+     METH_FASTCALL, "Closes it, restoring the enclosing boundary (if any)."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef boundary_getset[] = {
+    {"code", get_code, nullptr, "The code object walks stop at.", nullptr},
+    {"open", get_open, nullptr, "Whether the boundary is open (inside its `with`).", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyType_Slot boundary_slots[] = {
+    {Py_tp_doc,
+     const_cast<char *>(
+         "boundary(kernel)\n--\n\n"
+         "Inside `with callsite.boundary(kernel):` every capture, Filter.first_user_frame() and\n"
+         "MLIR location stops its chain at the innermost frame running kernel's code, keeps\n"
+         "that frame whatever a filter's rules say, and walks nothing below it. Per thread and\n"
+         "asyncio task; nestable. kernel: a function, method, code object, or a decorator's\n"
+         "result wrapping one through __wrapped__ (TypeError otherwise).")},
+    {Py_tp_new, reinterpret_cast<void *>(boundary_new)},
+    {Py_tp_dealloc, reinterpret_cast<void *>(boundary_dealloc)},
+    {Py_tp_repr, reinterpret_cast<void *>(boundary_repr)},
+    {Py_tp_methods, boundary_methods},
+    {Py_tp_getset, boundary_getset},
+    {0, nullptr}};
+
+PyType_Spec boundary_spec = {"callsite.boundary", int(sizeof(BoundaryObject)), 0,
+                             Py_TPFLAGS_DEFAULT, boundary_slots};
+
+}  // namespace
+
+PyTypeObject *init_boundary_type() noexcept {
+  boundary_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&boundary_spec));
+  return boundary_type;
+}
+
+}  // namespace callsite::detail
