@@ -174,14 +174,14 @@ def _kernel_files(tmp_path):
 
 def _check_child(python, package, tmp_path):
     import json
-    import mlir_peers
+    import peers
     program = _kernel_files(tmp_path)
-    probe = mlir_peers.run(python, f"import {package}.ir")
+    probe = peers.run(python, f"import {package}.ir")
     if probe.returncode:
         pytest.skip(f"{package}.ir is not usable here: {probe.stderr.strip()[-200:]}")
     by_depth = {}
     for below in (0, 400):
-        run = mlir_peers.run(python, CHILD, package, program, str(below))
+        run = peers.run(python, CHILD, package, program, str(below))
         assert run.returncode == 0, run.stderr
         by_depth[below] = json.loads(run.stdout.strip().splitlines()[-1])
     # The same chain whatever the depth under the kernel: the innermost 3 of the filter's 4
@@ -202,5 +202,5 @@ def test_kernel_of_closures_in_its_own_process(package, tmp_path):
 
 @pytest.mark.parametrize("peer", ["wave", "flydsl", "torch-mlir", "catalyst"])
 def test_kernel_of_closures_on_peer(peer, tmp_path):
-    import mlir_peers
-    _check_child(mlir_peers.peer_python(peer), mlir_peers.PEER_PACKAGES[peer], tmp_path)
+    import peers
+    _check_child(peers.peer_python(peer), peers.PEER_PACKAGES[peer], tmp_path)

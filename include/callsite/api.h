@@ -114,9 +114,14 @@ class Boundary {
   /// `kernel`: a function, method or code object (or a wrapper of one via __wrapped__).
   explicit Boundary(PyObject *kernel) noexcept
       : token_(detail::native_api->open_boundary(kernel)) {}
+  /// Not copyable: one boundary is closed once.
   Boundary(const Boundary &) = delete;
+  /// Not assignable: one boundary is closed once.
   Boundary &operator=(const Boundary &) = delete;
-  ~Boundary() { close(); }
+  /// Closes the boundary if close() has not; an error closing it is reported as unraisable.
+  ~Boundary() {
+    if (!close()) PyErr_WriteUnraisable(nullptr);
+  }
 
   /// False when opening failed (a Python error is set: TypeError for a bad kernel).
   explicit operator bool() const noexcept { return token_ != nullptr; }
@@ -134,7 +139,7 @@ class Boundary {
   }
 
  private:
-  PyObject *token_;
+  PyObject *token_;  ///< the contextvars.Token that closes it; nullptr once closed or on failure
 };
 
 }  // namespace callsite::api
