@@ -39,6 +39,21 @@ inline std::size_t walk_layout(const NativeLink *native, PyCodeObject *stop, Raw
   return callsite_active_layout->walk(compat::current_tstate(), &req, status);
 }
 
+// walk_layout from this thread's innermost native frame, ending at the kernel boundary of
+// `chain` (capture/boundary.h): at its innermost kernel, or, when that kernel is not running,
+// at an enclosing one's (found in the entries, *status then CALLSITE_WALK_AT_STOP too).
+inline std::size_t walk_bounded(PyObject *chain, RawFrame *out, std::size_t capacity,
+                                std::size_t skip, std::size_t limit, int *status) {
+  const std::size_t n = walk_layout(native::innermost(), innermost_boundary(chain), out,
+                                    capacity, skip, limit, false, status);
+  if (*status == CALLSITE_WALK_COMPLETE && chain) [[unlikely]]
+    if (const std::size_t cut = outer_boundary_cut(chain, out, n)) {
+      *status = CALLSITE_WALK_AT_STOP;
+      return cut;
+    }
+  return n;
+}
+
 }  // namespace
 
 StackWalk::StackWalk(std::size_t skip, std::size_t first, std::size_t limit) noexcept
@@ -58,18 +73,11 @@ void StackWalk::walk(std::size_t capacity) noexcept {
     out = bigger;
   }
   int status = CALLSITE_WALK_TRUNCATED;
-  n_ = walk_layout(native::innermost(), innermost_boundary(chain_), out, capacity, skip_, limit_,
-                   false, &status);
+  n_ = walk_bounded(chain_, out, capacity, skip_, limit_, &status);
   frames_ = out;
   capacity_ = capacity;
   complete_ = status != CALLSITE_WALK_TRUNCATED;
   at_boundary_ = status == CALLSITE_WALK_AT_STOP;
-  // The innermost boundary's kernel is not running here: an enclosing one may be.
-  if (status == CALLSITE_WALK_COMPLETE && chain_) [[unlikely]]
-    if (const std::size_t cut = outer_boundary_cut(chain_, frames_, n_)) {
-      n_ = cut;
-      at_boundary_ = true;
-    }
 }
 
 bool StackWalk::extend() noexcept {
@@ -79,15 +87,11 @@ bool StackWalk::extend() noexcept {
 }
 
 std::size_t capture_raw(RawFrame *out, std::size_t capacity, std::size_t skip) noexcept {
-  PyObject *chain = boundary_chain();
   int status = CALLSITE_WALK_TRUNCATED;
-  const std::size_t n = walk_layout(native::innermost(), innermost_boundary(chain), out, capacity,
-                                    skip, SIZE_MAX, false, &status);
-  if (status == CALLSITE_WALK_COMPLETE && chain) [[unlikely]]
-    if (const std::size_t cut = outer_boundary_cut(chain, out, n)) return cut;
+  const std::size_t n = walk_bounded(boundary_chain(), out, capacity, skip, SIZE_MAX, &status);
   if (status != CALLSITE_WALK_TRUNCATED) return n;
   // Count how many there were: the whole walk (deep stacks only).
-  StackWalk all(skip, capacity * 4);
+  StackWalk all(skip);
   return all.walk_all().size();
 }
 

@@ -57,24 +57,19 @@ static size_t walk_public(PyThreadState *tstate, const callsite_walk_request *re
       Py_DECREF(code);
       goto next;
     }
-    /* One compare per frame: `stop` is NULL without a boundary, and no code is. */
-    if (code == stop) {
-      if (skip || n == req->capacity || !req->owned) Py_DECREF(code);
-      if (skip) { /* the chain ended inside the skipped frames */
-        *complete = CALLSITE_WALK_AT_STOP;
-        goto done;
-      }
-      if (n < req->capacity) { /* the boundary frame is the last one: nothing below */
+    if (skip || n == req->capacity || !req->owned) Py_DECREF(code); /* else: the entry owns it */
+    /* One compare per frame: `stop` is NULL without a boundary, and no code is. The boundary
+     * frame ends the chain, as the last entry or inside the skipped frames (when the buffer
+     * is full instead, CALLSITE_EMIT reports it truncated). */
+    if (code == stop && (skip || n < req->capacity)) {
+      if (!skip) {
         out[n].tagged = (uintptr_t)code;
         out[n].payload = (intptr_t)lasti_bytes(f);
         ++n;
-        *complete = CALLSITE_WALK_AT_STOP;
-        goto done;
       }
-      *complete = CALLSITE_WALK_TRUNCATED;
+      *complete = CALLSITE_WALK_AT_STOP;
       goto done;
     }
-    if (skip || n == req->capacity || !req->owned) Py_DECREF(code); /* else: the entry owns it */
     CALLSITE_EMIT(code, lasti_bytes(f));
   next:;
     PyFrameObject *back = PyFrame_GetBack(f);

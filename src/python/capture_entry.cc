@@ -50,18 +50,21 @@ PyObject *capture_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
   const size_t wanted = filter_limit(filter, limit);
   if (wanted == SIZE_MAX && PyErr_Occurred()) return nullptr;
   StackWalk stack(skip, wanted == SIZE_MAX ? kStackBuffer : kFirstPrefix);
-  FilterObject *f = as_filter(filter);
-  for (size_t scanned = 0, found = 0; wanted != SIZE_MAX;) {
-    const size_t k = keep_first(
-        stack.size() - scanned, SIZE_MAX,
-        [&](size_t i) { return keeps_raw(f, stack.data()[scanned + i]); },
-        [](size_t) { return true; });
-    if (k == SIZE_MAX) return nullptr;
-    found += k;
-    scanned = stack.size();
-    if (found >= wanted || !stack.extend()) break;
+  if (wanted == SIZE_MAX) {
+    stack.walk_all();
+  } else {
+    FilterObject *f = as_filter(filter);
+    for (size_t scanned = 0, found = 0;;) {
+      const size_t k = keep_first(
+          stack.size() - scanned, SIZE_MAX,
+          [&](size_t i) { return keeps_raw(f, stack.data()[scanned + i]); },
+          [](size_t) { return true; });
+      if (k == SIZE_MAX) return nullptr;
+      found += k;
+      scanned = stack.size();
+      if (found >= wanted || !stack.extend()) break;
+    }
   }
-  if (wanted == SIZE_MAX) stack.walk_all();
   return filtered_traceback(filter, stack.data(), stack.size(), wanted, stack.at_boundary());
 }
 
