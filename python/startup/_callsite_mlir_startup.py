@@ -10,8 +10,10 @@ changes.
 import sys
 
 
-def _load_detect():
-    name = "callsite._mlir_detect"
+def _load_detect(stem):
+    """callsite/<stem>.py (a detector: standard library only) as callsite.<stem>, without
+    importing the callsite package; None when callsite is not installed."""
+    name = "callsite." + stem
     if name in sys.modules:
         return sys.modules[name]
     import os
@@ -23,7 +25,7 @@ def _load_detect():
     if spec is None or not spec.submodule_search_locations:
         return None
     for directory in spec.submodule_search_locations:
-        path = os.path.join(directory, "_mlir_detect.py")
+        path = os.path.join(directory, stem + ".py")
         if os.path.exists(path):
             loader = machinery.SourceFileLoader(name, path)
             module = type(sys)(name)
@@ -46,7 +48,7 @@ def _accelerate(_module):
 def install():
     """Watches imports; accelerates the first MLIR bindings imported (and all later ones)."""
     try:
-        detect = _load_detect()
+        detect = _load_detect("_mlir_detect")
         if detect is None:
             return
         if detect.loaded_ir_modules():  # imported by an earlier .pth
@@ -61,27 +63,11 @@ def install_torch():
     """CALLSITE_TORCH=1: serves torch.fx's node stack traces once torch.fx.proxy is imported
     (callsite.torch.accelerate); nothing is imported before that."""
     try:
-        machinery = sys.modules["_frozen_importlib_external"]
-        spec = machinery.PathFinder.find_spec("callsite")
-        if spec is None or not spec.submodule_search_locations:
-            return
         import os
 
-        for directory in spec.submodule_search_locations:
-            path = os.path.join(directory, "_torch_detect.py")
-            if os.path.exists(path):
-                break
-        else:
-            return
-        name = "callsite._torch_detect"
-        detect = sys.modules.get(name)
+        detect = _load_detect("_torch_detect")
         if detect is None:
-            loader = machinery.SourceFileLoader(name, path)
-            detect = type(sys)(name)
-            detect.__spec__ = machinery.spec_from_file_location(name, path, loader=loader)
-            detect.__file__, detect.__loader__ = path, loader
-            sys.modules[name] = detect
-            loader.exec_module(detect)
+            return
         detect.switch_value(os.environ)  # any value but 0/1: the error names the variable
 
         def _accelerate(proxy):
