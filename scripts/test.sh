@@ -228,7 +228,7 @@ reaped() {
 wait_for() {
   local pid
   for pid in "${!TASK_NAME[@]}"; do
-    [ "${TASK_NAME[$pid]}" = "$1" ] || continue
+    [ "${TASK_NAME[$pid]:-}" = "$1" ] || continue # reaped meanwhile: unset
     while [ -n "${TASK_NAME[$pid]:-}" ]; do reap; done
   done
 }
