@@ -51,8 +51,7 @@ cmd_check() {
   host_mirror >/dev/null || { echo "no Debian mirror in the host's apt configuration"; return 1; }
   command -v mmdebstrap >/dev/null 2>&1 && return 0
   mkdir -p "$LOGDIR"
-  { DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mmdebstrap; } >"$LOGDIR/apt-mmdebstrap.log" 2>&1 ||
+  callsite_install_packages mmdebstrap >"$LOGDIR/apt-mmdebstrap.log" 2>&1 ||
     { echo "mmdebstrap is not installed and apt-get could not install it (build/logs/apt-mmdebstrap.log)"; return 1; }
 }
 

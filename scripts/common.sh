@@ -24,6 +24,16 @@ if [ "${CALLSITE_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null 2>&1; then
   export CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
 fi
 
+# callsite_install_packages PKG... : apt-get update + install, as root (sudo otherwise). The
+# scripts run side by side (scripts/test.sh), so installs take turns on one lock of their own,
+# and a dpkg lock held by anything else is waited for rather than failed on.
+callsite_install_packages() {
+  local sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  local apt=(env DEBIAN_FRONTEND=noninteractive flock "${TMPDIR:-/tmp}/callsite-apt.lock"
+             apt-get -o DPkg::Lock::Timeout=900 -qq)
+  $sudo "${apt[@]}" update && $sudo "${apt[@]}" install -y "$@"
+}
+
 log() { printf '[callsite] %s\n' "$*" >&2; }
 die() { printf '[callsite] error: %s\n' "$*" >&2; exit 1; }
 

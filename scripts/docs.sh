@@ -35,7 +35,7 @@ fi
 if ! command -v doxygen >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
     log "docs: apt-get install doxygen"
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq doxygen; } >>"$LOGF" 2>&1 \
+    callsite_install_packages doxygen >>"$LOGF" 2>&1 \
       || die "apt-get install doxygen failed (see $LOGF)"
   else
     die "doxygen is not installed (apt-get install doxygen)"
@@ -45,7 +45,7 @@ fi
 # The site's browser test (tests/test_docs_site.py) renders pages in Debian's headless chromium.
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   log "docs: apt-get install chromium (for tests/test_docs_site.py)"
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >>"$LOGF" 2>&1 \
+  callsite_install_packages chromium >>"$LOGF" 2>&1 \
     || log "docs: apt-get install chromium failed: the browser test will fail (see $LOGF)"
 fi
 

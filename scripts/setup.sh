@@ -40,10 +40,7 @@ if [ "${CALLSITE_SYSTEM_PACKAGES:-1}" != 0 ]; then
   done
   if [ ${#apt_missing[@]} -gt 0 ]; then
     log "installing system packages: ${apt_missing[*]}"
-    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-    export DEBIAN_FRONTEND=noninteractive
-    if ! { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${apt_missing[@]}"; } \
-        >"$LOGDIR/apt.log" 2>&1; then
+    if ! callsite_install_packages "${apt_missing[@]}" >"$LOGDIR/apt.log" 2>&1; then
       log "WARNING: apt-get install failed (see $LOGDIR/apt.log); C++ tests will not build"
     fi
   fi
