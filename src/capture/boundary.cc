@@ -59,7 +59,8 @@ PyObject *kernel_code(PyObject *kernel, const char *argument) noexcept {
     } else if (PyMethod_Check(obj)) {
       next = Py_NewRef(PyMethod_GET_FUNCTION(obj));
     } else {
-      for (const char *name : {"__wrapped__", "__func__", "__code__"}) {
+      static constexpr const char *kUnwrapping[] = {"__wrapped__", "__func__", "__code__"};
+      for (const char *name : kUnwrapping) {
         if (compat::get_optional_attr(obj, name, &next) < 0) break;
         if (next) break;
       }
