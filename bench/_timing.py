@@ -15,12 +15,17 @@
 from __future__ import annotations
 
 import _thread
+import argparse
 import atexit
+import datetime
 import gc
 import itertools
+import json
 import math
 import os
+import platform
 import re
+import shlex
 import shutil
 import sys
 import tempfile
@@ -377,6 +382,97 @@ def slope(xs: Sequence[float], ys: Sequence[float]) -> float:
     """Least-squares slope of ys over xs."""
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+
+
+# --- result files -----------------------------------------------------------------------------
+
+# Taken when a benchmark imports its helpers: the load the run started under is what tells a
+# reader how far to trust its numbers, and by the time the results are written the run itself
+# has raised it.
+_STARTED = time.time()
+_LOAD_AT_START = os.getloadavg() if hasattr(os, "getloadavg") else None
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def _memory_gib() -> float | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return round(int(line.split()[1]) / 2**20, 1)  # the line is in kiB
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _command_line() -> str:
+    # sys.orig_argv is the interpreter's own argv, as typed; PYTHONPATH picks which callsite
+    # build ran, so it belongs to the command.
+    argv = getattr(sys, "orig_argv", None) or [sys.executable, *sys.argv]
+    prefix = f"PYTHONPATH={shlex.quote(os.environ['PYTHONPATH'])} " if os.environ.get("PYTHONPATH") else ""
+    return prefix + shlex.join(argv)
+
+
+def _callsite_version() -> str | None:
+    try:
+        import callsite
+    except ImportError:
+        return None
+    return callsite.__version__
+
+
+def run_metadata() -> dict:
+    """What every result file carries about the run that produced it: dates (UTC, ISO 8601),
+    the machine (cpu model, cores, memory, load average when the benchmark started), the
+    interpreter, callsite's version and the exact command line."""
+    def iso(t: float) -> str:
+        return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).isoformat(timespec="seconds")
+
+    return {
+        "date": iso(_STARTED),
+        "finished": iso(time.time()),
+        "machine": {
+            "cpu": _cpu_model(),
+            "cores": os.cpu_count(),
+            "memory_gib": _memory_gib(),
+            "load_average_at_start": [round(x, 2) for x in _LOAD_AT_START] if _LOAD_AT_START else None,
+        },
+        "python": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+        "callsite": _callsite_version(),
+        "command": _command_line(),
+    }
+
+
+def result_path(path: str) -> str:
+    """argparse type of --json: a file whose directory exists and is writable, checked before a
+    run of minutes rather than when its results are written."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"expected a file name, got the directory {path!r}")
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"the folder of {path!r} does not exist ({folder})")
+    if not os.access(folder, os.W_OK):
+        raise argparse.ArgumentTypeError(f"cannot write into the folder of {path!r} ({folder})")
+    return path
+
+
+def write_results(path: str, bench: str, data: dict) -> None:
+    """Writes one benchmark's results with the run's metadata (bench/README.md: result files)."""
+    out = {"bench": bench, "meta": run_metadata(), **data}
+    with open(path, "w") as f:
+        json.dump(out, f, indent=1, default=str)
+        f.write("\n")
 
 
 def environment_line() -> str:

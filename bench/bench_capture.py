@@ -379,7 +379,8 @@ def main(argv=None) -> int:
     ap.add_argument("--tables", default="capture,new-frames,warm,cold")
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: 5 ms per repeat, 30 cold samples (numbers indicative)")
-    ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--json", type=T.result_path, metavar="PATH",
+                    help="write the results here, with the run's metadata")
     ap.add_argument("--summarize", nargs="+", metavar="JSON",
                     help="print the README table from several --json files and exit")
     args = ap.parse_args(argv)
@@ -429,8 +430,7 @@ def main(argv=None) -> int:
                     "only the outermost frame is reused)", t, ms, "callsite (internal) .frames")
         results["tables"]["cold"] = t
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1, default=str)
+        T.write_results(args.json, "capture", results)
     return 0
 
 

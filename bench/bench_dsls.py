@@ -4,6 +4,7 @@ bindings, (d) the same switch served by callsite (callsite.mlir.accelerate()).
 
     python bench/bench_dsls.py [--dsl pycde_design ...] [--repeats 5] [--seconds 0.3]
     python bench/bench_dsls.py --instructions [--builds 3]      (valgrind, Python 3.11+)
+    either with --json PATH: the results and the run's metadata as a file
 
 The designs are the integration tests' (tests/dsl/*_design.py: pycde, CuTe DSL in dry-run mode,
 jaxlib, iree). Each DSL runs in its own process (pycde and iree cannot share one); a DSL that
@@ -35,6 +36,9 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)  # for _timing (bench only)
+from _timing import result_path, write_results  # noqa: E402
+
 DESIGNS_DIR = os.path.join(os.path.dirname(HERE), "tests", "dsl")
 DESIGNS = {  # design module -> (label, package, pip name, SCALE: the design's size here)
     "pycde_design": ("pycde", "pycde", "pycde", 20),
@@ -222,6 +226,8 @@ def main() -> None:
                         help="count instructions under callgrind instead of timing")
     parser.add_argument("--builds", type=int, default=3,
                         help="with --instructions: builds counted per mode")
+    parser.add_argument("--json", type=result_path, metavar="PATH",
+                        help="write the results here, with the run's metadata")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--count-worker", help=argparse.SUPPRESS)
     parser.add_argument("--modes-worker", help=argparse.SUPPRESS)
@@ -249,6 +255,9 @@ def main() -> None:
         print(f"Python {sys.version.split()[0]}, instructions (callgrind) per op, "
               f"{args.builds} builds per mode")
         print(table(counted, "instructions_per_build"))
+        if args.json:
+            write_results(args.json, "dsls", _result_file(counted, "instructions_per_build",
+                                                          builds=args.builds))
         return
     results = {}
     for name in args.dsl or list(DESIGNS):
@@ -265,6 +274,16 @@ def main() -> None:
         print(f"{label}: done", file=sys.stderr)
     print(f"Python {sys.version.split()[0]}, min of {args.repeats} interleaved rounds")
     print(table(results))
+    if args.json:
+        write_results(args.json, "dsls", _result_file(results, "seconds_per_build",
+                                                      repeats=args.repeats, seconds=args.seconds))
+
+
+def _result_file(results: dict, key: str, **settings) -> dict:
+    """The --json payload: per DSL its label and pip name beside what was measured."""
+    return {"python": sys.version.split()[0], "measure": key, **settings,
+            "dsls": {name: {"label": DESIGNS[name][0], "package": DESIGNS[name][2], **r}
+                     for name, r in results.items()}}
 
 
 if __name__ == "__main__":

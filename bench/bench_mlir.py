@@ -1,6 +1,6 @@
 """bench_mlir — what a source location costs per MLIR op: callsite.mlir vs MLIR's loc_tracebacks().
 
-    python bench/bench_mlir.py [--ops 100000] [--repeats 5] [--quick]
+    python bench/bench_mlir.py [--ops 100000] [--repeats 5] [--quick] [--json PATH]
 
 Scenario 1: ops (arith.constant + arith.addi) built in a DSL function called from a 10–20-frame
 stack, with (a) Location.unknown(), (b) MLIR's loc_tracebacks(), (c) callsite auto_locations,
@@ -23,6 +23,9 @@ import time
 
 import callsite
 import callsite.mlir
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for _timing (bench only)
+from _timing import result_path, write_results  # noqa: E402
 
 DEPTH = 14  # helper frames between the benchmark driver and the DSL function
 
@@ -154,7 +157,7 @@ def scenario_ops(name, ir, arith, make_context, n, repeats, mlir_why):
         ratio = (b - a) / max(c - a, 1e-9)
         print(f"target (c-a) <= (b-a)/5: callsite overhead {c - a:.0f} ns vs MLIR {b - a:.0f} ns: "
               f"{ratio:.1f}x less {'(met)' if c - a <= (b - a) / 5 else '(NOT met)'}")
-    return best
+    return {label: v / n * 1e9 for label, v in best.items()}
 
 
 # --- scenario 2: one long straight-line kernel -------------------------------------------
@@ -210,6 +213,7 @@ def scenario_long_kernel(name, ir, arith, make_context, n_ops, repeats, mlir_why
         print(f"location cost, first tenth -> last tenth: MLIR {b[0] - a[0]:.0f} -> "
               f"{b[-1] - a[-1]:.0f} ns/op; callsite (first build) {c[0] - a[0]:.0f} -> "
               f"{c[-1] - a[-1]:.0f} ns/op")
+    return best
 
 
 # --- scenario 3: one location ------------------------------------------------------------
@@ -259,6 +263,7 @@ def scenario_one_location(name, ir, make_context, n):
             (time.perf_counter() - t) / 2000 * 1e9)
     for label, v in rows.items():
         print(f"{label:58} {v:9.0f}")
+    return rows
 
 
 # --- scenario 4: the kernel boundary ----------------------------------------------------
@@ -390,6 +395,7 @@ def leak_check(name, ir, make_context, mlir_why, n=10_000):
             build().erase()
 
     print(f"\n## code-object references after {n} ops and dropping them ({name})")
+    growth = {}
     for label, scope in (("MLIR loc_tracebacks()", None if mlir_why else ir.loc_tracebacks),
                          ("callsite auto_locations", lambda: callsite.mlir.auto_locations(ir=ir))):
         if scope is None:
@@ -411,6 +417,8 @@ def leak_check(name, ir, make_context, mlir_why, n=10_000):
         grown = [x - y for x, y in zip(after, before)]
         print(f"{label:24} refcount growth: build {grown[0]:+d}, loop {grown[1]:+d} "
               f"({grown[0] / n:.2f} per op)")
+        growth[label] = {"build": grown[0], "loop": grown[1], "ops": n}
+    return growth
 
 
 # --- instruction counts (callgrind): deterministic on a noisy machine ----------------------
@@ -441,7 +449,7 @@ def callgrind_table(binding, mlir_why, small=2_000, large=12_000):
     import subprocess
     if not shutil.which("valgrind"):
         print("\n(instruction counts skipped: valgrind not installed)")
-        return
+        return {}
     print(f"\n## scenario 1 in instructions (valgrind --tool=callgrind), {binding}: "
           f"Ir per op = (Ir({large} ops) - Ir({small} ops)) / {large - small}, gc disabled")
     per_op = {}
@@ -465,7 +473,7 @@ def callgrind_table(binding, mlir_why, small=2_000, large=12_000):
         else:
             per_op[mode] = (counts[1] - counts[0]) / (large - small)
     if "a" not in per_op:
-        return
+        return {}
     a = per_op["a"]
     print(f"{'mode':40} {'Ir/op':>8} {'vs (a)':>8} {'location Ir/op':>15}")
     for mode, v in per_op.items():
@@ -477,6 +485,7 @@ def callgrind_table(binding, mlir_why, small=2_000, large=12_000):
             b = per_op["b"]
             print(f"target (c-a) <= (b-a)/5: {(b - a) / max(c - a, 1):.1f}x less "
                   f"{'(met)' if c - a <= (b - a) / 5 else '(NOT met)'}")
+    return {CG_MODES[mode]: v for mode, v in per_op.items()}
 
 
 def main():
@@ -490,7 +499,12 @@ def main():
     parser.add_argument("--quick", action="store_true", help="10x fewer ops, 3 repeats")
     parser.add_argument("--no-callgrind", action="store_true", help="skip instruction counts")
     parser.add_argument("--callgrind-only", action="store_true", help="instruction counts only")
+    parser.add_argument("--json", type=result_path, metavar="PATH",
+                        help="write the results here, with the run's metadata")
     args = parser.parse_args()
+    if args.ops < 10 or args.long < 10 or args.repeats < 1:
+        parser.error(f"--ops and --long must be >= 10 and --repeats >= 1, got {args.ops}, "
+                     f"{args.long}, {args.repeats}")
     if args.quick:
         args.ops, args.repeats = args.ops // 10, 3
     print(f"callsite {callsite.__version__}, backend {callsite.get_backend()} ({callsite.layout_name}), "
@@ -498,19 +512,26 @@ def main():
     found = installed_bindings()
     if not found:
         print("no MLIR bindings installed: nothing to measure")
-        return 0
+    results = {"python": sys.version.split()[0], "depth": stack_depth() + 1, "ops": args.ops,
+               "long_kernel_ops": args.long, "repeats": args.repeats, "bindings": {}}
     for name, ir, arith, make_context in found:
         why = mlir_walk_refusal(ir, make_context)
         if why:
             print(f"\nMLIR's own loc_tracebacks() skipped for {name}: {why}")
+        measured = results["bindings"][name] = {"mlir_walk_skipped": why}
         if not args.callgrind_only:
-            scenario_ops(name, ir, arith, make_context, args.ops, args.repeats, why)
-            scenario_long_kernel(name, ir, arith, make_context, args.long, args.repeats, why)
-            scenario_one_location(name, ir, make_context, args.ops)
-            scenario_boundary(name, ir, arith, make_context, args.ops // 10, args.repeats, why)
-            leak_check(name, ir, make_context, why)
+            measured["ops_ns"] = scenario_ops(name, ir, arith, make_context, args.ops,
+                                              args.repeats, why)
+            measured["long_kernel_ns_per_tenth"] = scenario_long_kernel(
+                name, ir, arith, make_context, args.long, args.repeats, why)
+            measured["one_location_ns"] = scenario_one_location(name, ir, make_context, args.ops)
+            measured["boundary_ns"] = scenario_boundary(name, ir, arith, make_context,
+                                                        args.ops // 10, args.repeats, why)
+            measured["code_references"] = leak_check(name, ir, make_context, why)
         if not args.no_callgrind:
-            callgrind_table(name, why)
+            measured["instructions_per_op"] = callgrind_table(name, why)
+    if args.json:
+        write_results(args.json, "mlir", results)
     return 0
 
 

@@ -31,6 +31,7 @@ import platform
 import sys
 import time
 
+import _timing  # this script's folder: the result files' metadata
 import torch
 import torch.fx as fx
 import torch.nn as nn
@@ -339,6 +340,7 @@ def main() -> None:
                   "command": " ".join([os.path.basename(sys.executable), *sys.argv]),
                   "python": platform.python_version(), "torch": torch.__version__,
                   "repeats": args.repeats, "rows": rows}
+        result["meta"] = _timing.run_metadata()
         with open(args.json, "w") as f:
             json.dump(result, f, indent=1)
         print(f"wrote {args.json}")

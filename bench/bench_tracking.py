@@ -13,7 +13,7 @@
    20, 200, with the user's frame just below the query (1 library frame) or at the bottom
    (every frame above it in the library).
 
-Run: PYTHONPATH=build/<dir>/pkg python bench/bench_tracking.py [--quick]
+Run: PYTHONPATH=build/<dir>/pkg python bench/bench_tracking.py [--quick] [--json PATH]
 Timing: min of several repeats, round-robin over the configurations; gc disabled while timing.
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ import python_trackers  # noqa: E402
 import callsite  # noqa: E402
 import callsite.tracking as tracking  # noqa: E402
 from _timing import (environment_line, fmt_ns, fmt_ratio, markdown_table,  # noqa: E402
-                     run_in_fresh_thread)
+                     result_path, run_in_fresh_thread, write_results)
 
 clock = time.perf_counter_ns
 HAVE_MONITORING = tracking.available_modes()["monitoring"] is None
@@ -151,12 +151,14 @@ def filtered_tax_table(repeats):
     finally:
         gc.enable()
     calls = count_calls("profile", fn)
-    rows = [("fib(18) in library code, recording filter drops it", mode, f"{calls:,}",
+    workload = "fib(18) in library code, recording filter drops it"
+    rows = [(workload, mode, f"{calls:,}",
              fmt_ns(best["off"] / calls), fmt_ns((best[mode] - best["off"]) / calls),
              fmt_ratio(best[mode] / best["off"])) for mode in modes]
     print(markdown_table(["workload", "mode", "calls", "off ns/call", "callsite tax",
                           "slowdown"], rows))
-    return rows
+    return [{"workload": workload, "mode": mode, "calls": calls, "off_ns": best["off"] / calls,
+             "tax_ns": (best[mode] - best["off"]) / calls} for mode in modes]
 
 
 def tax_table(repeats):
@@ -168,7 +170,7 @@ def tax_table(repeats):
                                   python_trackers.PlainMonitoring()]
     else:
         print("  monitoring mode: SKIPPED — sys.monitoring needs Python 3.12+")
-    rows, verdicts = [], []
+    rows, verdicts, records = [], [], []
     for wname, fn in WORKLOADS.items():
         fn()  # warm (specialisation, caches)
         configs = {"off": None}
@@ -202,13 +204,15 @@ def tax_table(repeats):
                          fmt_ns(plain), fmt_ratio(callsite_tax / lean), fmt_ratio(callsite_tax / plain),
                          fmt_ratio((off + callsite_tax) / off)))
             verdicts.append((wname, mode, callsite_tax / lean))
+            records.append({"workload": wname, "mode": mode, "calls": calls, "off_ns": off,
+                            "tax_ns": taxes})
     print(markdown_table(
         ["workload", "mode", "calls", "off ns/call", "callsite tax", "lean Python tax",
          "plain Python tax", "callsite/lean", "callsite/plain", "slowdown (callsite)"], rows))
     for wname, mode, r in verdicts:
         print(f"  target (callsite tax <= 50% of the lean Python tax), {mode}, {wname}: "
               f"{'met' if r <= 0.5 else 'NOT met'} ({r:.0%})")
-    return rows
+    return records
 
 
 # --- query cost -----------------------------------------------------------------------------
@@ -294,7 +298,7 @@ def query_table(repeats, quick):
     lib, loops = load_lib(flt)
     mode = tracking.available_modes()["auto"]
     n = 2000 if quick else 20000
-    rows = []
+    rows, records = [], []
     for depth in (5, 20, 200):
         for placement, lib_frames in (("user frame just below", 1),
                                       ("user frame at the bottom", depth - 4)):
@@ -314,6 +318,8 @@ def query_table(repeats, quick):
             tb, frame = run_in_fresh_thread(_measure, depth, lf, lib, lib["both"], None, flt, mode)
             same = len(tb) == 1 and tb[0].code is frame.code and tb[0].lineno == frame.lineno
             base = best["walk: Filter.first_user_frame()"]
+            records.append({"depth": depth, "placement": placement, "library_frames": lf,
+                            "ns": best, "same_site": same})
             for name, t in best.items():
                 rows.append((depth, f"{placement} ({lf} library frames)", name, fmt_ns(t),
                              fmt_ratio(t / base),
@@ -323,22 +329,29 @@ def query_table(repeats, quick):
                           "check"], rows, align="rllrrl"))
     print(f"  window mode: {mode}, recording filter = the query filter; the walk runs with "
           "tracking off. Times include the loop (see 'empty loop').")
-    return rows
+    return {"mode": mode, "rows": records}
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer repeats (smoke run)")
+    ap.add_argument("--json", type=result_path, metavar="PATH",
+                    help="write the results here, with the run's metadata")
     args = ap.parse_args()
     repeats = 3 if args.quick else 7
     print(f"# callsite tracking benchmark — {environment_line()}")
     print(f"callsite backend={callsite.get_backend()}; repeats={repeats} (min kept)\n")
     print("## Tax per call (ns; tax = ns/call with the tracker minus ns/call without)\n")
-    tax_table(repeats)
+    tax = tax_table(repeats)
     print("\n## Tax per call on calls from excluded code (recording filter)\n")
-    filtered_tax_table(repeats)
+    filtered = filtered_tax_table(repeats)
     print("\n## Query cost (ns per query; the walk runs with tracking off)\n")
-    query_table(repeats, args.quick)
+    query = query_table(repeats, args.quick)
+    if args.json:
+        write_results(args.json, "tracking", {
+            "python": sys.version.split()[0], "repeats": repeats,
+            "modes": tracking.available_modes(), "tax": tax, "filtered_tax": filtered,
+            "query": query})
 
 
 if __name__ == "__main__":
