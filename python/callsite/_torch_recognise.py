@@ -111,14 +111,22 @@ def function_tree(function: Any, what: str) -> tuple[ast.FunctionDef, str]:
     return definition, filename
 
 
+def _plain_function(tracer_base: type, name: str) -> FunctionType:
+    """TracerBase's own `name` (not an inherited one), which must be a plain function."""
+    function = vars(tracer_base).get(name)
+    if not isinstance(function, FunctionType):
+        raise Unrecognised(f"TracerBase.{name}: not a plain function")
+    return function
+
+
 def check_default_filter(tracer_base: type) -> Callable[..., Any]:
-    function = vars(tracer_base).get("_filter_traceback_frames")
+    function = _plain_function(tracer_base, "_filter_traceback_frames")
     definition, _ = function_tree(function, "TracerBase._filter_traceback_frames")
     body = _docstring_free(definition.body)
     if _shape(body) != _shape(_parsed(DEFAULT_FILTER_BODY)):
         raise Unrecognised("TracerBase._filter_traceback_frames is not the filter callsite "
                            "reproduces")
-    return function  # type: ignore[no-any-return]
+    return function
 
 
 def check_symbolization(traceback_module: ModuleType) -> None:
@@ -219,7 +227,7 @@ def rebuilt_create_node(tracer_base: type, proxy: ModuleType,
                         hook: Callable[[Any, Any], None]) -> FunctionType:
     """TracerBase.create_node compiled from torch's source with the recording block calling
     `hook(self, node)`; its globals are torch.fx.proxy's, its file and lines torch's."""
-    original = vars(tracer_base).get("create_node")
+    original = _plain_function(tracer_base, "create_node")
     definition, filename = function_tree(original, "TracerBase.create_node")
     if any(isinstance(node, ast.Name) and node.id in ("super", "__class__", HOOK_NAME)
            for node in ast.walk(definition)):
@@ -231,16 +239,17 @@ def rebuilt_create_node(tracer_base: type, proxy: ModuleType,
                            "callsite reproduces")
     definition.decorator_list = []
     # A closure over the hook: torch.fx.proxy's namespace gains nothing.
+    returned_name = ast.Name(id=definition.name, ctx=ast.Load())
+    returned = ast.Return(value=returned_name)
     factory = ast.FunctionDef(
         name="_callsite_factory",
         args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=HOOK_NAME)], vararg=None,
                            kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-        body=[definition, ast.Return(value=ast.Name(id=definition.name, ctx=ast.Load()))],
+        body=[definition, returned],
         decorator_list=[], returns=None, type_comment=None, lineno=definition.lineno,
         col_offset=0, end_lineno=definition.end_lineno, end_col_offset=0)
-    for statement in factory.body[1:]:
-        ast.copy_location(statement, definition)
-        ast.copy_location(statement.value, definition)
+    ast.copy_location(returned, definition)
+    ast.copy_location(returned_name, definition)
     module = ast.Module(body=[factory], type_ignores=[])
     ast.fix_missing_locations(module)
     namespace: dict[str, Any] = {}

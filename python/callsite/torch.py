@@ -147,7 +147,7 @@ def _decision(code: CodeType) -> tuple[bool, bool, bool]:
     return found
 
 
-def _frames(tb: Traceback) -> list[tuple[CodeType, str, int, str]]:
+def _frames(tb: Traceback) -> list[tuple[CodeType, str, int | None, str]]:
     """Python frames outermost first as torch's walk gives them: (code, file, line, name)."""
     frames = []
     for frame in reversed(tb.frames):
@@ -158,7 +158,7 @@ def _frames(tb: Traceback) -> list[tuple[CodeType, str, int, str]]:
     return frames
 
 
-def _summary(frames: list[tuple[CodeType, str, int, str]]) -> _traceback.StackSummary:
+def _summary(frames: list[tuple[CodeType, str, int | None, str]]) -> _traceback.StackSummary:
     stack = _traceback.StackSummary()
     for _, filename, lineno, name in frames:
         stack.append(_traceback.FrameSummary(filename, lineno, name))
@@ -291,7 +291,7 @@ def decelerate() -> bool:
         if state is None:
             return False
         if vars(state.tracer_base).get("create_node") is state.installed:
-            state.tracer_base.create_node = state.original_create_node
+            setattr(state.tracer_base, "create_node", state.original_create_node)
         _state = None
         _caches.clear()
         return True
