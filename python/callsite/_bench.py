@@ -437,7 +437,10 @@ def table(rows: list[Row]) -> str:
         if r.group != group:
             group = r.group
             out.append(f"{group}:")
-        ratio = "" if r.ratio is None else f"{r.ratio:.2f}×"
+        if r.ratio is not None:
+            ratio = f"{r.ratio:.2f}×"
+        else:  # the import (no ratio), or a group whose net baseline the noise left at zero
+            ratio = "" if r.unit == "ms" else "noise"
         out.append(f"  {r.method:<{width - 2}}  {_fmt(r.value, r.unit):>14}  {ratio:>8}")
     return "\n".join(out)
 
