@@ -1,0 +1,234 @@
+"""The benchmarks page's figures, drawn by matplotlib from the result files (benchmark_data.py).
+
+``FIGURES`` maps a figure's name to (the bench whose runs it reads, what it shows, its drawing
+function); ``draw(name, results, path)`` writes one PNG. Nothing here knows about Sphinx, so a
+test can draw every figure from the committed files.
+"""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Callable
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display on a build machine
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
+
+from benchmark_data import minor  # noqa: E402
+
+DPI = 110
+# One colour per method or mode wherever it appears, so a reader can follow a line across panels.
+PALETTE = plt.get_cmap("tab10").colors
+
+
+def _colours(names: list[str]) -> dict[str, tuple]:
+    return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(names)}
+
+
+def _ordered_union(lists) -> list[str]:
+    seen: dict[str, None] = {}
+    for names in lists:
+        for name in names:
+            seen.setdefault(name, None)
+    return list(seen)
+
+
+def _save(fig, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI, bbox_inches="tight")
+    plt.close(fig)
+
+
+def _log_y(ax) -> None:
+    """A log y axis labelled in plain numbers (1000, not 10^3): readers compare values."""
+    ax.set_yscale("log")
+    plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}")
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+
+
+def _legend_below(fig, ax, ncol: int) -> None:
+    """The legend under the panels, where it hides no bar (savefig's tight box takes it in)."""
+    fig.legend(*ax.get_legend_handles_labels(), loc="upper center", ncol=ncol, fontsize="small",
+               bbox_to_anchor=(0.5, 0.0))
+
+
+def _grouped_bars(ax, groups: list[str], series: dict[str, list[float | None]],
+                  colours: dict[str, tuple]) -> None:
+    """Bars of every series side by side in each group; None leaves a gap."""
+    width = 0.8 / max(len(series), 1)
+    for i, (name, values) in enumerate(series.items()):
+        xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
+        pairs = [(x, v) for x, v in zip(xs, values) if v is not None]
+        if pairs:
+            ax.bar([x for x, _ in pairs], [v for _, v in pairs], width, label=name,
+                   color=colours[name])
+    ax.set_xticks(range(len(groups)), groups)
+    ax.grid(axis="y", alpha=0.3)
+
+
+# --- capture: cost against depth ---------------------------------------------------------------
+
+def draw_capture(runs: list[dict], path: Path) -> None:
+    """One panel per Python version: ns per capture against stack depth, log-log, a line per
+    method (the peers a version has installed appear in its panel only)."""
+    methods = _ordered_union(
+        [m for row in run["tables"]["capture"].values() for m, cell in row.items() if "ns" in cell]
+        for run in runs)
+    colours = _colours(methods)
+    cols = min(len(runs), 2)  # the page's column is narrow: three panels a row shrink the text
+    rows = -(-len(runs) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows), sharey=True,
+                             squeeze=False)
+    for ax, run in zip(axes.flat, runs):
+        table = run["tables"]["capture"]
+        depths = sorted(table, key=int)
+        for method in methods:
+            points = [(int(d), table[d][method]["ns"]) for d in depths
+                      if "ns" in table[d].get(method, {})]
+            if points:
+                ax.plot(*zip(*points), marker="o", color=colours[method], label=method)
+        ax.set_xscale("log")
+        _log_y(ax)
+        ax.set_xticks([int(d) for d in depths], depths)
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.set_title(f"Python {minor(run)}")
+        ax.set_xlabel("stack depth (frames)")
+        ax.grid(which="both", alpha=0.3)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("ns per capture")
+    for ax in list(axes.flat)[len(runs):]:
+        ax.set_visible(False)
+    handles = {h.get_label(): h for ax in axes.flat for h in ax.get_lines()}
+    fig.tight_layout()
+    # Below the panels: savefig's tight bounding box grows to take it in.
+    fig.legend([handles[m] for m in methods if m in handles],
+               [m for m in methods if m in handles], loc="upper center", ncol=2,
+               fontsize="small", bbox_to_anchor=(0.5, 0.0))
+    _save(fig, path)
+
+
+# --- MLIR: cost per op ------------------------------------------------------------------------
+
+def _mlir_groups(runs: list[dict]) -> list[tuple[str, dict]]:
+    return [(f"{minor(run)}\n{name.split('.')[0]}", measured["ops_ns"])
+            for run in runs for name, measured in run["bindings"].items() if "ops_ns" in measured]
+
+
+def draw_mlir(runs: list[dict], path: Path) -> None:
+    """Per Python version and bindings: ns per op in each mode (top), and what the location
+    adds over Location.unknown() (bottom, log scale)."""
+    groups = _mlir_groups(runs)
+    modes = _ordered_union(ops for _, ops in groups)
+    baseline = modes[0]
+    colours = _colours(modes)
+    fig, (left, right) = plt.subplots(2, 1, figsize=(8.5, 7.5), sharex=True)
+    labels = [label for label, _ in groups]
+    _grouped_bars(left, labels, {m: [ops.get(m) for _, ops in groups] for m in modes}, colours)
+    left.set_ylabel("ns per op")
+    left.set_title("build time per op")
+    added = {m: [(ops[m] - ops[baseline]) if m in ops and ops[m] > ops[baseline] else None
+                 for _, ops in groups] for m in modes[1:]}
+    _grouped_bars(right, labels, added, colours)
+    _log_y(right)
+    right.set_ylabel("ns per op over " + baseline.split(" ", 1)[-1])
+    right.set_title("what the location adds (log scale)")
+    fig.tight_layout()
+    _legend_below(fig, left, ncol=2)
+    _save(fig, path)
+
+
+# --- real DSLs ---------------------------------------------------------------------------------
+
+DSL_MODES = {"none": "(a) no locations", "own": "(b) the DSL's own", "mlir": "(c) MLIR loc_tracebacks()",
+             "callsite": "(d) callsite"}
+
+
+def draw_dsls(runs: list[dict], path: Path) -> None:
+    """Per DSL: build time (or instructions) in each mode relative to no locations."""
+    entries = [(f"{d['label']}\n(Python {minor(run)})", d, run["measure"])
+               for run in runs for d in run["dsls"].values()]
+    colours = _colours(list(DSL_MODES.values()))
+    fig, ax = plt.subplots(figsize=(max(6.0, 2.2 * len(entries)), 4.2))
+    series: dict[str, list[float | None]] = {label: [] for label in DSL_MODES.values()}
+    for _, d, measure in entries:
+        values = d.get(measure, {})
+        for mode, label in DSL_MODES.items():
+            v, none = values.get(mode), values.get("none")
+            series[label].append(v / none if v is not None and none else None)
+    _grouped_bars(ax, [label for label, _, _ in entries], series, colours)
+    for i, (_, d, _) in enumerate(entries):
+        if "skipped" in d:
+            ax.text(i, 1.0, "not measured:\n" + d["skipped"][:60], ha="center", va="bottom",
+                    fontsize="x-small", wrap=True)
+    ax.axhline(1.0, color="grey", lw=0.8)
+    ax.set_ylabel("build cost / build without locations")
+    low = min((v for vs in series.values() for v in vs if v is not None), default=1.0)
+    ax.set_ylim(bottom=min(0.9, low * 0.95))
+    ax.legend(fontsize="small", loc="upper left")
+    fig.tight_layout()
+    _save(fig, path)
+
+
+# --- tracked windows: the tax per call ---------------------------------------------------------
+
+def _tracker_role(name: str) -> str:
+    # bench_tracking's trackers are named "callsite MODE (C)", "lean MODE (Python)", ...
+    return {"callsite": "callsite (C)", "lean": "lean Python tracker",
+            "plain": "plain Python tracker"}.get(name.split()[0], name)
+
+
+def draw_tracking(runs: list[dict], path: Path) -> None:
+    """One panel per tracking mode: ns added per recorded call, per Python version and
+    workload, callsite against the two pure-Python trackers."""
+    modes = _ordered_union([r["mode"] for r in run["tax"]] for run in runs)
+    roles = ["callsite (C)", "lean Python tracker", "plain Python tracker"]
+    colours = _colours(roles)
+    fig, axes = plt.subplots(len(modes), 1, figsize=(8.5, 3.8 * len(modes)), squeeze=False)
+    for ax, mode in zip(axes[:, 0], modes):
+        records = [(run, r) for run in runs for r in run["tax"] if r["mode"] == mode]
+        groups = [f"{minor(run)}\n" + textwrap.fill(r["workload"].split(" (")[0], 12)
+                  for run, r in records]
+        series = {role: [next((v for k, v in r["tax_ns"].items() if _tracker_role(k) == role),
+                              None) for _, r in records] for role in roles}
+        _grouped_bars(ax, groups, series, colours)
+        values = [v for vs in series.values() for v in vs if v and v > 0]
+        # The plain profile tracker costs orders of magnitude more than callsite: a linear axis
+        # would flatten callsite's bars to nothing. Within one order of magnitude, linear reads
+        # better.
+        wide = bool(values) and max(values) / min(values) > 30
+        if wide:
+            _log_y(ax)
+        ax.set_title(f"{mode} mode")
+        ax.set_ylabel("ns added per recorded call" + (" (log scale)" if wide else ""))
+        ax.tick_params(axis="x", labelsize="small")
+    fig.tight_layout()
+    _legend_below(fig, axes[0][0], ncol=3)
+    _save(fig, path)
+
+
+#: name -> (bench whose runs it draws, what it shows, drawing function)
+FIGURES: dict[str, tuple[str, str, Callable[[list[dict], Path], None]]] = {
+    "capture": ("capture", "Capture cost against stack depth, per Python version and peer "
+                "(log-log; lower is better).", draw_capture),
+    "mlir": ("mlir", "A source location per MLIR op, per Python version, bindings and mode.",
+             draw_mlir),
+    "dsls": ("dsls", "Real DSLs: one design's build cost per location mode, relative to no "
+             "locations.", draw_dsls),
+    "tracking": ("tracking", "Tracked windows: the tax per recorded call, callsite against "
+                 "pure-Python trackers.", draw_tracking),
+}
+
+
+def draw(name: str, results: dict[str, list[dict]], path: Path) -> list[dict]:
+    """Draws figure `name` into `path` (PNG); returns the runs it was drawn from."""
+    if name not in FIGURES:
+        raise ValueError(f"unknown benchmark figure {name!r}; known: {', '.join(FIGURES)}")
+    bench, _, drawer = FIGURES[name]
+    runs = results.get(bench)
+    if not runs:
+        raise ValueError(f"figure {name!r} has no {bench!r} result files to draw from")
+    drawer(runs, path)
+    return runs
