@@ -24,6 +24,7 @@ extensions = [
     "breathe",
     "callsite_pages",
     "callsite_api",
+    "benchmark_plots",
 ]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
@@ -40,7 +41,7 @@ nitpicky = False
 default_role = "literal"
 # Pages other developers are writing: until one exists, its toctree line is dropped and a {doc}
 # link to it renders as plain text. A missing page not listed here still fails the build.
-callsite_pending_pages = ["boundary", "torch", "benchmarks"]
+callsite_pending_pages = ["boundary", "torch"]
 
 intersphinx_mapping: dict[str, tuple[str, str | None]] = {}
 
