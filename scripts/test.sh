@@ -96,8 +96,12 @@ task_pytest() {
     record "python $m" 0 1 0 "setup/build failed (see build/logs/build-py$m.log)"; return
   fi
   log "=== Python $m: pytest"
+  # The site's tests are the docs task's: it rebuilds the site they read while these suites run.
+  local tests=("$CALLSITE_ROOT/tests")
+  [ "${CALLSITE_SKIP_DOCS:-0}" = 1 ] || tests+=(--ignore="$CALLSITE_ROOT/tests/test_docs_site.py"
+                                                 --ignore="$CALLSITE_ROOT/tests/test_docs_api.py")
   CALLSITE_PEER_SUITES="$([ "$m" = "$MAIN_MINOR" ] && echo 1 || echo 0)" \
-    scripts/pytest.sh "$out" "$(callsite_venv "$m")/bin/python"
+    scripts/pytest.sh "$out" "$(callsite_venv "$m")/bin/python" "${tests[@]}"
   record_pytest "python $m" "$out"
 }
 
