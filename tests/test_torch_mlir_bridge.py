@@ -28,7 +28,8 @@ node_importers = []
 
 
 class Recording(GraphNodeImporter):
-    """Keeps each graph's importer: its node -> value map says which op came from which node."""
+    """Keeps each graph's importer: its node -> value map (`_v`, torch-mlir's own) says which
+    op came from which node."""
     __slots__ = ()
 
     def __init__(self, *args):
@@ -54,10 +55,10 @@ def innermost_location_frame(location):
 decompositions = sys.argv[1] == "decomposed"
 exported = program.export(Model(), example_input())
 traced = locations.TracedNodes([exported])  # before the import erases placeholders
-module, importer = program.to_mlir(exported, decompositions,
-                                   graph_node_importer_cls=Recording)
+module, _ = program.to_mlir(exported, decompositions,
+                            graph_node_importer_cls=Recording)
 report = {"nodes": [], "ops": []}
-with importer._c:
+with module.context:
     node_importer, = node_importers
     for (node, index), value in node_importer._v.items():
         if node.op != "call_function" or node.target is operator.getitem:
