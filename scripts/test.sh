@@ -240,6 +240,8 @@ wait_for() {
 # The chroot's suites are the longest chain and need nothing from the host's: first.
 [ ${#IN_CHROOT[@]} = 0 ] || launch chroot task_chroot
 launch setup task_setup
+# The site has a venv of its own (scripts/docs.sh): it takes the chroot's slot while setup runs.
+[ "${CALLSITE_SKIP_DOCS:-0}" = 1 ] || [ ! -x scripts/docs.sh ] || launch docs task_docs
 wait_for setup
 for m in "$MAIN_MINOR" "${AVAIL[@]}"; do
   [ -n "$m" ] && [ -z "${LAUNCHED[$m]:-}" ] || continue
@@ -251,7 +253,6 @@ if [ "${CALLSITE_SKIP_ASAN:-0}" != 1 ] && [ -n "$MAIN_MINOR" ]; then
   [[ " ${AVAIL[*]} " != *" 3.12 "* ]] || [ "$MAIN_MINOR" = 3.12 ] ||
     CALLSITE_SANITIZED_TESTS="test_native_visible.py test_hardening_stress.py" launch asan-3.12 task_asan "asan visible" 3.12
 fi
-[ "${CALLSITE_SKIP_DOCS:-0}" = 1 ] || [ ! -x scripts/docs.sh ] || launch docs task_docs
 while [ ${#TASK_NAME[@]} -gt 0 ]; do reap; done
 
 # --- summary -----------------------------------------------------------------------------------

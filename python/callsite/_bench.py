@@ -105,10 +105,19 @@ def time_statements(stmts: dict[str, str], namespace: dict[str, Any], *, repeats
     """ns per run of each statement at `depth` frames: calibrated loops, run round-robin,
     minimum over the repeats."""
     loops = {label: _loop(stmt, namespace) for label, stmt in stmts.items()}
+    return _round_robin_minimum(loops, lambda loop, n: _at_depth(depth, loop, n),
+                                repeats=repeats, target_ns=target_ns)
+
+
+def _round_robin_minimum(loops: dict[str, Any], run: Callable[[Any, int], float], *,
+                         repeats: int, target_ns: float) -> dict[str, float]:
+    """ns per iteration of each loop (`run(loop, n)` times n iterations): each calibrated to
+    about target_ns, then all run in turn `repeats` times with gc off, keeping the minimum (the
+    noise of a shared machine only ever adds time)."""
     counts = {}
     for label, loop in loops.items():
         n = 1
-        while (elapsed := _at_depth(depth, loop, n)) < target_ns / 4:
+        while (elapsed := run(loop, n)) < target_ns / 4:
             n *= 4
         counts[label] = max(1, int(n * target_ns / max(elapsed, 1)))
     best = {label: float("inf") for label in loops}
@@ -117,8 +126,7 @@ def time_statements(stmts: dict[str, str], namespace: dict[str, Any], *, repeats
     try:
         for _ in range(repeats):
             for label, loop in loops.items():
-                n = counts[label]
-                best[label] = min(best[label], _at_depth(depth, loop, n) / n)
+                best[label] = min(best[label], run(loop, counts[label]) / counts[label])
     finally:
         if enabled:
             gc.enable()
@@ -148,22 +156,8 @@ def time_on_fresh_stacks(fns: dict[str, Callable[[], Any]], *, repeats: int,
         return loop
 
     loops = {label: loop_for(fn) for label, fn in {**fns, "": empty}.items()}
-    counts = {}
-    for label, loop in loops.items():
-        n = 1
-        while (elapsed := loop(n)) < target_ns / 4:
-            n *= 4
-        counts[label] = max(1, int(n * target_ns / max(elapsed, 1)))
-    best = {label: float("inf") for label in loops}
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(repeats):
-            for label, loop in loops.items():
-                best[label] = min(best[label], loop(counts[label]) / counts[label])
-    finally:
-        if enabled:
-            gc.enable()
+    best = _round_robin_minimum(loops, lambda loop, n: loop(n), repeats=repeats,
+                                target_ns=target_ns)
     stack = best.pop("")
     return {label: max(t - stack, 0.0) for label, t in best.items()}
 

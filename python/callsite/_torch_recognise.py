@@ -238,20 +238,14 @@ def rebuilt_create_node(tracer_base: type, proxy: ModuleType,
         raise Unrecognised("TracerBase.create_node has no recording block of the shape "
                            "callsite reproduces")
     definition.decorator_list = []
-    # A closure over the hook: torch.fx.proxy's namespace gains nothing.
-    returned_name = ast.Name(id=definition.name, ctx=ast.Load())
-    returned = ast.Return(value=returned_name)
-    factory = ast.FunctionDef(
-        name="_callsite_factory",
-        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=HOOK_NAME)], vararg=None,
-                           kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-        body=[definition, returned],
-        decorator_list=[], returns=None, type_comment=None, lineno=definition.lineno,
-        col_offset=0, end_lineno=definition.end_lineno, end_col_offset=0)
-    ast.copy_location(returned, definition)
-    ast.copy_location(returned_name, definition)
-    module = ast.Module(body=[factory], type_ignores=[])
-    ast.fix_missing_locations(module)
+    # A closure over the hook: torch.fx.proxy's namespace gains nothing. The factory is parsed,
+    # not constructed, since FunctionDef's fields differ between versions (type_params, 3.12).
+    module = ast.parse(f"def _callsite_factory({HOOK_NAME}):\n    return {definition.name}\n")
+    factory = module.body[0]
+    assert isinstance(factory, ast.FunctionDef)
+    for node in [factory, *ast.walk(factory.body[0])]:  # on torch's lines, as the definition
+        ast.copy_location(node, definition)
+    factory.body.insert(0, definition)
     namespace: dict[str, Any] = {}
     exec(compile(module, filename, "exec"), vars(proxy), namespace)
     rebuilt: FunctionType = namespace["_callsite_factory"](hook)

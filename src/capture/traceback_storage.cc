@@ -29,7 +29,7 @@ PyObject *adopt_traceback(const RawFrame *frames, Py_ssize_t n, bool may_have_na
     release_code_refs(frames, std::size_t(n));
     return nullptr;
   }
-  std::memcpy(tb->frames, frames, size_t(n) * sizeof(RawFrame));
+  if (n) std::memcpy(tb->frames, frames, size_t(n) * sizeof(RawFrame));
   if (may_have_native) retain_native_entries(tb);
   return reinterpret_cast<PyObject *>(tb);
 }
@@ -57,7 +57,7 @@ bool traceback_at_boundary(PyObject *tb) noexcept {
 PyObject *new_traceback(const RawFrame *frames, std::size_t n) noexcept {
   detail::TracebackObject *tb = detail::take_traceback_storage(Py_ssize_t(n));
   if (!tb) return nullptr;
-  std::memcpy(tb->frames, frames, n * sizeof(RawFrame));
+  if (n) std::memcpy(tb->frames, frames, n * sizeof(RawFrame));  // an empty vector's data() may be null
   for (std::size_t i = 0; i < n; ++i) {
     detail::retain(frames[i]);
     tb->may_have_native |= !frames[i].is_python();

@@ -84,7 +84,7 @@ void calibrate(BindingsObject *b, PyObject *ctx) {
 }  // namespace
 
 FrameSeq::FrameSeq(const RawFrame *f, std::size_t count) : frames(new RawFrame[count ? count : 1]), n(count) {
-  std::memcpy(frames.get(), f, count * sizeof(RawFrame));
+  if (count) std::memcpy(frames.get(), f, count * sizeof(RawFrame));  // memcpy's source may not be null
   for (std::size_t i = 0; i < n; ++i) retain(frames[i]);
 }
 
