@@ -25,14 +25,14 @@ def snippets():
 def needs(block):
     """Top-level packages a snippet imports that may be missing (optional dependencies)."""
     return sorted({m for m in re.findall(r"^\s*(?:from|import)\s+(\w+)", block, flags=re.M)
-                   if m in ("iree", "mlir", "jaxlib")})
+                   if m in ("iree", "mlir", "jaxlib", "torch")})
 
 
 @pytest.mark.parametrize("block", snippets())
 def test_snippet_runs_as_written(block, tmp_path):
     for module in needs(block):
         if importlib.util.find_spec(module) is None:
-            pytest.skip(f"the snippet needs {module} (pip install \"callsite[mlir]\")")
+            pytest.skip(f"the snippet needs {module}, which is not installed here")
     script = tmp_path / "snippet.py"
     script.write_text(block, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CALLSITE_BACKEND")}
@@ -61,3 +61,22 @@ def test_readme_opens_with_the_two_commands():
     assert [line.split()[0] for line in first_block.splitlines()] == ["scripts/demo.sh",
                                                                      "scripts/test.sh"]
     assert 'pip install "callsite[mlir]"' in text and "pip install callsite" in text
+
+
+def test_readme_is_a_front_page():
+    """At most 200 lines, and every link into the checkout names a file (or a heading) there:
+    measured tables and lab notes live on the documentation site, which the links reach."""
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200, f"the README has {len(text.splitlines())} lines"
+    root = README.parent
+    links = re.findall(r"\]\(([^)\s]+)\)", text)
+    local = [link for link in links if "://" not in link]
+    assert len(local) >= 10, "the README lost its links into the documentation"
+    for link in local:
+        path, _, anchor = link.partition("#")
+        target = root / path
+        assert target.exists(), f"README links to {link}, which does not exist"
+        if anchor:
+            headings = re.findall(r"^#+ (.+)$", target.read_text(encoding="utf-8"), flags=re.M)
+            slugs = {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-") for h in headings}
+            assert anchor in slugs, f"README links to {link}: no such heading in {path}"
