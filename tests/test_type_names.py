@@ -15,10 +15,6 @@ import callsite
 import callsite.native  # noqa: F401  (their types exist once imported)
 import callsite.tracking  # noqa: F401
 
-#: Types of src/mlir whose names are being moved to their import paths; each is expected to
-#: fail until then (strict: a fixed one fails here so it is taken off the list).
-PENDING: set[str] = set()
-
 
 def callsite_types() -> dict[str, type]:
     """module.qualname -> type of every type alive whose module is callsite's (its C types,
@@ -56,9 +52,7 @@ def test_the_extension_types_are_found():
 
 
 @pytest.mark.parametrize("name", sorted(TYPES))
-def test_tp_name_is_the_import_path(name, request):
-    if name in PENDING:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="src/mlir tp_name pending"))
+def test_tp_name_is_the_import_path(name):
     try:
         found = resolve(name)
     except (ImportError, AttributeError) as e:

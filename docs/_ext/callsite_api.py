@@ -205,6 +205,6 @@ def _notes(app: Sphinx, what: str, name: str, obj: object, options: object,
 def setup(app: Sphinx) -> dict[str, object]:
     app.connect("source-read", _expand)
     app.connect("autodoc-process-signature", _process_signature)
-    # After the plain-text-to-reST conversion (callsite_pages, priority 500 by default).
+    # After the plain-text-to-reST conversion (plain_docstrings, priority 500 by default).
     app.connect("autodoc-process-docstring", _notes, priority=600)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
