@@ -14,6 +14,7 @@ torch's code is recognised by structure (``callsite._torch_recognise``); where i
 """
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import threading
@@ -27,6 +28,9 @@ from ._callsite import Traceback, capture
 from ._torch_detect import (CHECKED_VERSIONS, VARIABLE, ProxyImportWatcher, switch_value,
                             when_proxy_imported)
 from ._warnings import CallsiteWarning
+
+# torch's modules are imported by name (importlib), never by an import statement: a type
+# checker in a user's environment without torch would report them missing in callsite's code.
 
 __all__ = ["CHECKED_VERSIONS", "TorchWarning", "accelerate", "decelerate", "is_accelerated",
            "status", "traceback_of", "clear_caches"]
@@ -119,10 +123,8 @@ def _refresh_rules() -> None:
     """Re-reads torch's rules when they may have changed: uninteresting_files (the function
     torch's filter calls for each node) and the registered stack-trace anchors."""
     if _caches.proxy is None:
-        from torch.fx import proxy
-        from torch.fx.experimental import symbolic_shapes
-
-        _caches.proxy, _caches.symbolic_shapes = proxy, symbolic_shapes
+        _caches.proxy = importlib.import_module("torch.fx.proxy")
+        _caches.symbolic_shapes = importlib.import_module("torch.fx.experimental.symbolic_shapes")
     function = _caches.symbolic_shapes.uninteresting_files
     anchors = _caches.proxy._STACK_TRACE_ANCHORS
     if function is not _caches.uninteresting_function or anchors != _caches.anchors:
@@ -248,7 +250,7 @@ def _install(proxy: ModuleType) -> None:
         if _state is not None:
             return
         try:
-            import torch.utils._traceback as torch_traceback
+            torch_traceback = importlib.import_module("torch.utils._traceback")
 
             tracer_base = proxy.TracerBase
             default_filter = recognise.check_default_filter(tracer_base)
@@ -257,9 +259,8 @@ def _install(proxy: ModuleType) -> None:
                 raise recognise.Unrecognised("torch.fx.proxy.CapturedTraceback is not "
                                    "torch.utils._traceback's")
             rebuilt = recognise.rebuilt_create_node(tracer_base, proxy, _record_stack_trace)
-            import torch.fx.node as fx_node
-
-            meta_write = recognise.stack_trace_setter_is_meta_write(fx_node.Node)
+            node_type = importlib.import_module("torch.fx.node").Node
+            meta_write = recognise.stack_trace_setter_is_meta_write(node_type)
         except recognise.Unrecognised as error:
             _refusal = str(error)
             warnings.warn(f"callsite.torch: torch's own stack traces kept: {error} (callsite "
@@ -277,9 +278,7 @@ def _install(proxy: ModuleType) -> None:
 def accelerate() -> bool:
     """Serves torch.fx's node stack traces with callsite (idempotent). Imports torch.fx.
     Returns False (after one TorchWarning) where torch's code is not recognised."""
-    import torch.fx.proxy as proxy
-
-    _install(proxy)
+    _install(importlib.import_module("torch.fx.proxy"))
     return _state is not None
 
 
