@@ -173,6 +173,37 @@ def test_no_code_objects_left():
     """)
 
 
+def test_texts_kept_across_tracers_follow_the_source(tmp_path):
+    """Texts outlive tracers as strings; one whose file linecache reads anew (changed on disk,
+    linecache.checkcache) is made again, as torch's own walk reads the new line."""
+    run(f"""
+        import importlib, linecache, os, sys, time, torch.fx as fx, callsite.torch as ct
+        sys.path.insert(0, {str(tmp_path)!r})
+        path = os.path.join({str(tmp_path)!r}, "edited_model.py")
+        def write(expression, stamp):
+            with open(path, "w") as f:
+                f.write("import torch\\n"
+                        "class Mod(torch.nn.Module):\\n"
+                        "    def forward(self, x):\\n"
+                        f"        return {{expression}}\\n")
+            os.utime(path, (stamp, stamp))
+        def traces(accelerated):
+            ct.accelerate() if accelerated else ct.decelerate()
+            tracer = fx.Tracer(); tracer.record_stack_traces = True
+            return [n.stack_trace for n in tracer.trace(module.Mod()).nodes]
+        write("torch.relu(x) + 1", time.time() - 100)
+        import edited_model as module
+        before = traces(False)
+        assert traces(True) == before and traces(True) == before  # a second tracer: kept texts
+        assert any("torch.relu(x) + 1" in (t or "") for t in before), before
+        write("torch.relu(x) + 2", time.time())  # same lines and code, another text on disk
+        linecache.checkcache(path)
+        after = traces(False)
+        assert after != before and any("torch.relu(x) + 2" in (t or "") for t in after), after
+        assert traces(True) == after
+    """)
+
+
 def test_switch_off_leaves_torch_untouched():
     run("""
         import sys, torch.fx.proxy as proxy

@@ -15,6 +15,7 @@ torch's code is recognised by structure (``callsite._torch_recognise``); where i
 from __future__ import annotations
 
 import importlib
+import linecache
 import os
 import sys
 import threading
@@ -130,9 +131,11 @@ def _refresh_rules() -> None:
     if function is not _caches.uninteresting_function or anchors != _caches.anchors:
         _caches.texts.clear()
         _caches.decisions.clear()
-        _caches.uninteresting = frozenset(function())
+        rules = (frozenset(function()), frozenset(anchors))
+        if rules != (_caches.uninteresting, _caches.anchors):
+            _stack_texts.clear()  # made under other rules
+        _caches.uninteresting, _caches.anchors = rules
         _caches.uninteresting_function = function
-        _caches.anchors = frozenset(anchors)
 
 
 def _decision(code: CodeType) -> tuple[bool, bool, bool]:
@@ -160,17 +163,70 @@ def _frames(tb: Traceback) -> list[tuple[CodeType, str, int | None, str]]:
     return frames
 
 
-def _summary(frames: list[tuple[CodeType, str, int | None, str]]) -> _traceback.StackSummary:
-    stack = _traceback.StackSummary()
+#: A frame's formatted lines, keyed by what StackSummary.format_frame_summary reads (file, line
+#: number, name, its keyword arguments), with the linecache entry they were read from: strings
+#: only, so they outlive tracers (most frames recur in every graph a program traces) without
+#: keeping code alive; an entry is used only while linecache holds that same copy of the file.
+_frame_texts: dict[tuple[Any, ...], tuple[str, Any]] = {}
+#: Past this many entries, a cache of strings starts over (a program whose stacks never repeat).
+_TEXTS_MAX = 1 << 16
+
+
+class _FormattedOnce(_traceback.StackSummary):
+    """StackSummary.format as CPython writes it (its order, its repetition cut-off), each frame's
+    own lines formatted once."""
+
+    def format_frame_summary(self, frame_summary: Any, **kwargs: Any) -> str:
+        key = (frame_summary.filename, frame_summary.lineno, frame_summary.name, *kwargs.items())
+        source = linecache.cache.get(frame_summary.filename)
+        found = _frame_texts.get(key)
+        if found is not None and found[1] is source:
+            return found[0]
+        text: str = super().format_frame_summary(frame_summary, **kwargs)
+        if len(_frame_texts) >= _TEXTS_MAX:
+            _frame_texts.clear()
+        # The copy the format read (None: linecache has none, and the text has no line).
+        _frame_texts[key] = (text, linecache.cache.get(frame_summary.filename))
+        return text
+
+
+def _summary(frames: list[tuple[CodeType, str, int | None, str]],
+             kind: type[_traceback.StackSummary] = _traceback.StackSummary) -> _traceback.StackSummary:
+    stack = kind()
     for _, filename, lineno, name in frames:
-        stack.append(_traceback.FrameSummary(filename, lineno, name))
+        stack.append(_traceback.FrameSummary(filename, lineno, name, lookup_line=False))
     return stack
+
+
+#: Texts by the stack they were made from, spelt as strings (torch's mode, then file, line and
+#: name of each frame, outermost first), with the linecache entries of the files their lines
+#: came from: they outlive tracers, so a stack traced again in a later graph is not formatted
+#: again, without keeping code alive; an entry holds while linecache has those same copies.
+_stack_texts: dict[tuple[Any, ...], tuple[str | None, tuple[tuple[str, Any], ...]]] = {}
 
 
 def _default_text(tb: Traceback, forward_only: bool) -> str | None:
     frames = _frames(tb)
     if not frames:
         return None
+    key = (forward_only, *[frame[1:] for frame in frames])
+    found = _stack_texts.get(key)
+    if found is not None and all(linecache.cache.get(name) is source for name, source in found[1]):
+        return found[0]
+    kept = _kept(frames, forward_only)
+    text = "".join(_summary(kept, _FormattedOnce).format()).strip() if kept else None
+    # The copies of the files the text's lines came from (None: a file linecache has no copy
+    # of, which the text shows without a line until one is registered).
+    sources = {frame[1]: linecache.cache.get(frame[1]) for frame in kept}
+    if len(_stack_texts) >= _TEXTS_MAX:
+        _stack_texts.clear()
+    _stack_texts[key] = (text, tuple(sources.items()))
+    return text
+
+
+def _kept(frames: list[tuple[CodeType, str, int | None, str]],
+          forward_only: bool) -> list[tuple[CodeType, str, int | None, str]]:
+    """The frames torch's default filter keeps (outermost first)."""
     if forward_only:
         kept = [frame for frame in frames if _decision(frame[0])[1]]
     else:
@@ -179,10 +235,7 @@ def _default_text(tb: Traceback, forward_only: bool) -> str | None:
             if _decision(frame[0])[0]:
                 kept = frames[i:]
                 break
-    kept = [frame for frame in kept if _decision(frame[0])[2]]
-    if not kept:
-        return None
-    return "".join(_summary(kept).format()).strip()
+    return [frame for frame in kept if _decision(frame[0])[2]]
 
 
 _MISSING = object()
@@ -301,9 +354,12 @@ def is_accelerated() -> bool:
 
 
 def clear_caches() -> None:
-    """Drops the cached filter decisions and texts (and the code objects they hold)."""
+    """Drops the cached filter decisions and texts (and the code objects they hold), and each
+    frame's formatted lines."""
     with _lock:
         _caches.clear()
+        _frame_texts.clear()
+        _stack_texts.clear()
 
 
 def traceback_of(node: Any) -> Traceback | None:
