@@ -94,47 +94,45 @@ MLIR_MODE_HEADERS = {
 }
 
 
+def _mlir_measured(results: dict[str, list[dict]], field: str):
+    """(row label, that field's figures by mode) for each bindings of each MLIR run that has it."""
+    for run in results["mlir"]:
+        for name, measured in run["bindings"].items():
+            figures = measured.get(field)
+            if figures:
+                yield f"{minor(run)}, {name.split('.')[0]}", figures
+
+
+def _against_none_and_mlir(figures: dict) -> list[str]:
+    """(c)/(a), callsite's build against none, and (b−a)/(c−a), how many times what MLIR's walk
+    adds is what callsite's adds."""
+    a = figures.get("(a) Location.unknown()")
+    b = figures.get("(b) MLIR loc_tracebacks()")
+    c = figures.get("(c) callsite auto_locations")
+    return [f"{c / a:.3f}" if a and c else "—",
+            ratio((b - a) / (c - a)) if a and b and c and c > a else "—"]
+
+
 def mlir_table(results: dict[str, list[dict]]) -> Table:
     """Scenario 1 per Python version and bindings: ns per op in each mode."""
     modes: dict[str, None] = {}
-    for run in results["mlir"]:
-        for measured in run["bindings"].values():
-            for mode in measured.get("ops_ns", {}):
-                modes.setdefault(mode, None)
-    rows = []
-    for run in results["mlir"]:
-        for name, measured in run["bindings"].items():
-            ops = measured.get("ops_ns")
-            if not ops:
-                continue
-            a = ops.get("(a) Location.unknown()")
-            b = ops.get("(b) MLIR loc_tracebacks()")
-            c = ops.get("(c) callsite auto_locations")
-            cells = [f"{minor(run)}, {name.split('.')[0]}"]
-            cells += [ns(ops[m]) if m in ops else "no walk" for m in modes]
-            cells.append(f"{c / a:.3f}" if a and c else "—")
-            cells.append(ratio((b - a) / (c - a)) if a and b and c and c > a else "—")
-            rows.append(cells)
+    for _, ops in _mlir_measured(results, "ops_ns"):
+        for mode in ops:
+            modes.setdefault(mode, None)
+    rows = [[label, *(ns(ops[m]) if m in ops else "no walk" for m in modes),
+             *_against_none_and_mlir(ops)]
+            for label, ops in _mlir_measured(results, "ops_ns")]
     return ["Python, bindings", *(MLIR_MODE_HEADERS.get(m, m) for m in modes), "(c)/(a)",
             "(b−a)/(c−a)"], rows
 
 
 def mlir_instructions_table(results: dict[str, list[dict]]) -> Table:
     """Scenario 1 in instructions per op (callgrind), where the run counted them."""
-    rows = []
-    for run in results["mlir"]:
-        for name, measured in run["bindings"].items():
-            counts = measured.get("instructions_per_op")
-            if not counts:
-                continue
-            a = counts.get("(a) Location.unknown()")
-            b = counts.get("(b) MLIR loc_tracebacks()")
-            c = counts.get("(c) callsite auto_locations")
-            d = counts.get("(d) callsite loc=location()")
-            show = lambda x: "no walk" if x is None else f"{x:,.0f}"  # noqa: E731
-            rows.append([f"{minor(run)}, {name.split('.')[0]}", show(a), show(b), show(c), show(d),
-                         f"{c / a:.3f}" if a and c else "—",
-                         ratio((b - a) / (c - a)) if a and b and c and c > a else "—"])
+    modes = ("(a) Location.unknown()", "(b) MLIR loc_tracebacks()", "(c) callsite auto_locations",
+             "(d) callsite loc=location()")
+    rows = [[label, *("no walk" if counts.get(m) is None else f"{counts[m]:,.0f}" for m in modes),
+             *_against_none_and_mlir(counts)]
+            for label, counts in _mlir_measured(results, "instructions_per_op")]
     return ["Python, bindings", "(a) Ir/op", "(b) MLIR", "(c) callsite auto", "(d) `loc=location()`",
             "(c)/(a)", "(b−a)/(c−a)"], rows
 
