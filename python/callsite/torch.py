@@ -172,26 +172,31 @@ _frame_texts: dict[tuple[Any, ...], tuple[str, Any]] = {}
 _TEXTS_MAX = 1 << 16
 
 
-class _FormattedOnce(_traceback.StackSummary):
-    """StackSummary.format as CPython writes it (its order, its repetition cut-off), each frame's
-    own lines formatted once."""
+if sys.version_info >= (3, 11):
+    class _FormattedOnce(_traceback.StackSummary):
+        """StackSummary.format as CPython writes it (its order, its repetition cut-off), each
+        frame's own lines formatted once."""
 
-    def format_frame_summary(self, frame_summary: Any, **kwargs: Any) -> str:
-        key = (frame_summary.filename, frame_summary.lineno, frame_summary.name, *kwargs.items())
-        source = linecache.cache.get(frame_summary.filename)
-        found = _frame_texts.get(key)
-        if found is not None and found[1] is source:
-            return found[0]
-        text: str = super().format_frame_summary(frame_summary, **kwargs)
-        if len(_frame_texts) >= _TEXTS_MAX:
-            _frame_texts.clear()
-        # The copy the format read (None: linecache has none, and the text has no line).
-        _frame_texts[key] = (text, linecache.cache.get(frame_summary.filename))
-        return text
+        def format_frame_summary(self, frame_summary: Any, **kwargs: Any) -> str:
+            key = (frame_summary.filename, frame_summary.lineno, frame_summary.name,
+                   *kwargs.items())
+            source = linecache.cache.get(frame_summary.filename)
+            found = _frame_texts.get(key)
+            if found is not None and found[1] is source:
+                return found[0]
+            text: str = super().format_frame_summary(frame_summary, **kwargs)
+            if len(_frame_texts) >= _TEXTS_MAX:
+                _frame_texts.clear()
+            # The copy the format read (None: linecache has none, and the text has no line).
+            _frame_texts[key] = (text, linecache.cache.get(frame_summary.filename))
+            return text
+else:  # 3.10's StackSummary.format formats each frame inline, with no method to serve
+    _FormattedOnce = _traceback.StackSummary
 
 
 def _summary(frames: list[tuple[CodeType, str, int | None, str]],
-             kind: type[_traceback.StackSummary] = _traceback.StackSummary) -> _traceback.StackSummary:
+             kind: type[_traceback.StackSummary] = _traceback.StackSummary,
+             ) -> _traceback.StackSummary:
     stack = kind()
     for _, filename, lineno, name in frames:
         stack.append(_traceback.FrameSummary(filename, lineno, name, lookup_line=False))
