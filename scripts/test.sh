@@ -90,19 +90,21 @@ task_setup() {
   if [ "${CALLSITE_PEERS:-1}" = 1 ]; then log "=== peer venvs"; scripts/peers.sh; fi
 }
 
+# The documentation site's tests run in the docs task alone: it rebuilds the site they read while
+# the other suites run, and its venv has matplotlib for the benchmark figures.
+DOCS_TESTS=("$CALLSITE_ROOT/tests/test_docs_site.py" "$CALLSITE_ROOT/tests/test_docs_api.py"
+            "$CALLSITE_ROOT/tests/test_benchmark_results.py")
+
 task_pytest() {
   local m="$1" out="$RESULTS/pytest-py$1"
   if [ "$(cat "$out.rc" 2>/dev/null)" = setup ]; then
     record "python $m" 0 1 0 "setup/build failed (see build/logs/build-py$m.log)"; return
   fi
   log "=== Python $m: pytest"
-  # The site's tests are the docs task's: it rebuilds the site they read while these suites
-  # run, and its venv has matplotlib for the benchmark figures.
+  # The site's tests are the docs task's (DOCS_TESTS).
   local tests=("$CALLSITE_ROOT/tests") t
   if [ "${CALLSITE_SKIP_DOCS:-0}" != 1 ]; then
-    for t in test_docs_site.py test_docs_api.py test_benchmark_results.py; do
-      tests+=(--ignore="$CALLSITE_ROOT/tests/$t")
-    done
+    for t in "${DOCS_TESTS[@]}"; do tests+=(--ignore="$t"); done
   fi
   CALLSITE_PEER_SUITES="$([ "$m" = "$MAIN_MINOR" ] && echo 1 || echo 0)" \
     scripts/pytest.sh "$out" "$(callsite_venv "$m")/bin/python" "${tests[@]}"
@@ -187,9 +189,7 @@ task_docs() {
     tail -n 30 "$out.build.log"; record docs 0 1 0 "scripts/docs.sh failed (${out#$CALLSITE_ROOT/}.build.log)"; return
   fi
   CALLSITE_DOCS_HTML="$CALLSITE_ROOT/build/docs/html" CALLSITE_PEER_SUITES=0 \
-    scripts/pytest.sh "$out" "$CALLSITE_ROOT/.venv/docs/bin/python" \
-    "$CALLSITE_ROOT/tests/test_docs_site.py" "$CALLSITE_ROOT/tests/test_docs_api.py" \
-    "$CALLSITE_ROOT/tests/test_benchmark_results.py"
+    scripts/pytest.sh "$out" "$CALLSITE_ROOT/.venv/docs/bin/python" "${DOCS_TESTS[@]}"
   record_pytest docs "$out"
 }
 

@@ -172,6 +172,12 @@ _frame_texts: dict[tuple[Any, ...], tuple[str, Any]] = {}
 _TEXTS_MAX = 1 << 16
 
 
+def _remember(cache: dict[tuple[Any, ...], Any], key: tuple[Any, ...], entry: Any) -> None:
+    if len(cache) >= _TEXTS_MAX:
+        cache.clear()
+    cache[key] = entry
+
+
 if sys.version_info >= (3, 11):
     class _FormattedOnce(_traceback.StackSummary):
         """StackSummary.format as CPython writes it (its order, its repetition cut-off), each
@@ -185,10 +191,8 @@ if sys.version_info >= (3, 11):
             if found is not None and found[1] is source:
                 return found[0]
             text: str = super().format_frame_summary(frame_summary, **kwargs)
-            if len(_frame_texts) >= _TEXTS_MAX:
-                _frame_texts.clear()
             # The copy the format read (None: linecache has none, and the text has no line).
-            _frame_texts[key] = (text, linecache.cache.get(frame_summary.filename))
+            _remember(_frame_texts, key, (text, linecache.cache.get(frame_summary.filename)))
             return text
 else:  # 3.10's StackSummary.format formats each frame inline, with no method to serve
     _FormattedOnce = _traceback.StackSummary
@@ -223,9 +227,7 @@ def _default_text(tb: Traceback, forward_only: bool) -> str | None:
     # The copies of the files the text's lines came from (None: a file linecache has no copy
     # of, which the text shows without a line until one is registered).
     sources = {frame[1]: linecache.cache.get(frame[1]) for frame in kept}
-    if len(_stack_texts) >= _TEXTS_MAX:
-        _stack_texts.clear()
-    _stack_texts[key] = (text, tuple(sources.items()))
+    _remember(_stack_texts, key, (text, tuple(sources.items())))
     return text
 
 
