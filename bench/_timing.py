@@ -393,17 +393,6 @@ _STARTED = time.time()
 _LOAD_AT_START = os.getloadavg() if hasattr(os, "getloadavg") else None
 
 
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
-
-
 def _memory_gib() -> float | None:
     try:
         with open("/proc/meminfo") as f:
@@ -435,6 +424,8 @@ def run_metadata() -> dict:
     """What every result file carries about the run that produced it: dates (UTC, ISO 8601),
     the machine (cpu model, cores, memory, load average when the benchmark started), the
     interpreter, callsite's version and the exact command line."""
+    from callsite._bench import cpu_model  # the package's reader, `python -m callsite bench`'s too
+
     def iso(t: float) -> str:
         return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).isoformat(timespec="seconds")
 
@@ -442,7 +433,7 @@ def run_metadata() -> dict:
         "date": iso(_STARTED),
         "finished": iso(time.time()),
         "machine": {
-            "cpu": _cpu_model(),
+            "cpu": cpu_model(),
             "cores": os.cpu_count(),
             "memory_gib": _memory_gib(),
             "load_average_at_start": [round(x, 2) for x in _LOAD_AT_START] if _LOAD_AT_START else None,

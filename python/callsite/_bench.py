@@ -387,21 +387,26 @@ def getframe_note(rows: list[Row]) -> str:
         "outer frames persist, the innermost few are new for each op.", width=100)
 
 
+def cpu_model() -> str:
+    """The processor's model name (Linux's /proc/cpuinfo), else what platform knows."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
 def run_metadata(command: str | None = None) -> dict[str, Any]:
     """When, where and how a result was measured, for the result files and their plots."""
     if command is None:
         args = sys.argv[1:] if sys.argv and sys.argv[0].endswith("__main__.py") else sys.argv
         command = "python -m callsite " + " ".join(shlex.quote(a) for a in args)
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f
-                        if line.startswith("model name")), cpu)
-    except OSError:
-        pass
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": command,
-            "machine": {"cpu": cpu, "cpus": os.cpu_count(), "system": platform.platform(),
+            "machine": {"cpu": cpu_model(), "cpus": os.cpu_count(), "system": platform.platform(),
                         "load_average_1min": load},
             "interpreter": f"{platform.python_implementation()} {platform.python_version()}"}
 
