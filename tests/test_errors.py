@@ -64,8 +64,11 @@ def test_traceback_arguments():
 
 
 def test_backend_arguments():
-    assert error(ValueError, lambda: callsite.set_backend(None)) == (
-        "set_backend(): name must be 'internal' or 'public', not None")
+    # A wrong type is a TypeError naming the argument; a wrong str a ValueError.
+    assert error(TypeError, lambda: callsite.set_backend(None)) == (
+        "set_backend(): name must be a str ('internal' or 'public'), not NoneType")
+    assert error(TypeError, lambda: callsite.set_backend(42)) == (
+        "set_backend(): name must be a str ('internal' or 'public'), not int")
     assert error(ValueError, lambda: callsite.set_backend("publc")) == (
         "set_backend(): name must be 'internal' or 'public', not 'publc'")
 
@@ -195,7 +198,16 @@ def test_tracking_arguments():
     assert error(RuntimeError, lambda: callsite.tracking.last()) == (
         "callsite.tracking.last() needs call tracking, which is off: "
         "call callsite.tracking.enable() first")
+    # last()'s filter is positional: the error names the public function, not the module
+    # that implements it.
+    message = error(TypeError, lambda: callsite.tracking.last(filter=3))
+    assert message.startswith("callsite.tracking.last() takes no keyword arguments"), message
+    assert "_callsite" not in message
+    message = error(TypeError, lambda: callsite.tracking.last(None, None))
+    assert message == "callsite.tracking.last() takes at most 1 argument (2 given)"
     with callsite.tracking.enable(mode="profile"):
+        assert error(TypeError, lambda: callsite.tracking.last(3)) == (
+            "filter must be a callsite.Filter or None, not int")
         assert error(TypeError, lambda: callsite.tracking.window(filter=3)) == (
             "filter must be a callsite.Filter or None, not int")
         assert error(ValueError, lambda: callsite.tracking.window(-1)) == (

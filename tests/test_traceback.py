@@ -196,3 +196,18 @@ def test_frames_and_slices_keep_code_alive(callsite_backend):
     assert sys.getrefcount(code) == before
     del tb
     assert sys.getrefcount(code) == before - 1
+
+
+def test_copy_and_deepcopy_give_the_same_immutable_object():
+    import copy
+    import pickle
+    tb = callsite.capture()
+    frame = tb[0]
+    assert copy.copy(tb) is tb and copy.deepcopy(tb) is tb
+    assert copy.copy(frame) is frame and copy.deepcopy(frame) is frame
+    # Inside containers too, and the copies still compare and render as the originals.
+    held = copy.deepcopy({"where": [tb, frame]})
+    assert held["where"][0] is tb and held["where"][1] is frame
+    for obj, name in ((tb, "Traceback"), (frame, "Frame")):
+        with pytest.raises(TypeError, match=rf"cannot pickle 'callsite\.{name}' object"):
+            pickle.dumps(obj)

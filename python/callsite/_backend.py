@@ -15,11 +15,15 @@ def get_backend() -> "Literal['internal', 'public']":
 
 
 def set_backend(name: "Literal['internal', 'public']") -> None:
-    """Selects the frame walk for every thread: 'internal' or 'public'. RuntimeError when
-    the internal walk is unavailable here (``internal_backend_refusal()`` says why)."""
-    if name not in BACKENDS or type(name) is not str:
+    """Selects the frame walk for every thread: 'internal' or 'public'. TypeError when name is
+    not a str, ValueError for another str, RuntimeError when the internal walk is unavailable
+    here (``internal_backend_refusal()`` says why)."""
+    if not isinstance(name, str):
+        raise TypeError(f"set_backend(): name must be a str ('internal' or 'public'), "
+                        f"not {type(name).__name__}")
+    if name not in BACKENDS:
         raise ValueError(f"set_backend(): name must be 'internal' or 'public', not {name!r}")
-    _callsite.set_backend(name)
+    _callsite.set_backend(str.__str__(name))  # the text itself, whatever a subclass's __eq__ said
 
 
 def internal_backend_refusal() -> "str | None":

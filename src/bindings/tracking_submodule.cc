@@ -24,7 +24,7 @@ PyMethodDef window_def = {
 PyMethodDef last_def = {
     "last",
     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(tr::detail::last_py)),
-    METH_FASTCALL,
+    METH_FASTCALL | METH_KEYWORDS,
     "last(filter=None, /)\n--\n\n"
     "The calling thread's most recent call site (the first `filter` keeps), as a Frame."};
 

@@ -117,6 +117,15 @@ PyObject *frame_to_mlir_method(PyObject *self, PyObject *) {
   return PyUnicode_FromStringAndSize(text.data(), Py_ssize_t(text.size()));
 }
 PyObject *frame_to_dict_method(PyObject *self, PyObject *) { return frame_to_dict(self); }
+// Immutable (every field is read-only and derived from the raw entry): a copy is the Frame.
+PyObject *frame_copy(PyObject *self, PyObject *) { return Py_NewRef(self); }
+PyObject *frame_deepcopy(PyObject *self, PyObject *) { return Py_NewRef(self); }
+PyObject *frame_reduce(PyObject *, PyObject *) {
+  PyErr_SetString(PyExc_TypeError,
+                  "cannot pickle 'callsite.Frame' object: it stands for this process's code "
+                  "object or native state (to_dict() gives JSON-ready data)");
+  return nullptr;
+}
 
 PyMemberDef frame_members[] = {
     {"filename", T_OBJECT, offsetof(FrameObject, filename), READONLY, "str: co_filename"},
@@ -142,6 +151,10 @@ PyMethodDef frame_methods[] = {
     {"to_mlir", frame_to_mlir_method, METH_NOARGS,
      "to_mlir($self, /)\n--\n\nthis frame as MLIR prints it: \"qualname\"(\"file\":l:c to :ec)."},
     {"to_dict", frame_to_dict_method, METH_NOARGS, "to_dict($self, /)\n--\n\nJSON-ready fields."},
+    {"__copy__", frame_copy, METH_NOARGS, "__copy__($self, /)\n--\n\nThe Frame itself (immutable)."},
+    {"__deepcopy__", frame_deepcopy, METH_O,
+     "__deepcopy__($self, memo, /)\n--\n\nThe Frame itself (immutable)."},
+    {"__reduce__", frame_reduce, METH_NOARGS, "__reduce__($self, /)\n--\n\nTypeError: not picklable."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyType_Slot frame_slots[] = {

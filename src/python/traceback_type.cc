@@ -278,7 +278,23 @@ PyObject *tb_index(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
 }
 PyObject *tb_from_traceback(PyObject *, PyObject *tb) { return traceback_from_exception_tb(tb); }
 
+// A Traceback is immutable (its frames and size are fixed at construction), so a copy, deep or
+// not, is the object itself; copy's fallback would try to pickle it, which it cannot be (its
+// entries are code objects and native states, meaningful only in this process).
+PyObject *tb_copy(PyObject *self, PyObject *) { return Py_NewRef(self); }
+PyObject *tb_deepcopy(PyObject *self, PyObject *) { return Py_NewRef(self); }
+PyObject *tb_reduce(PyObject *, PyObject *) {
+  PyErr_SetString(PyExc_TypeError,
+                  "cannot pickle 'callsite.Traceback' object: its entries are this process's "
+                  "code objects and native states (to_list() gives JSON-ready data)");
+  return nullptr;
+}
+
 PyMethodDef tb_methods[] = {
+    {"__copy__", tb_copy, METH_NOARGS, "__copy__($self, /)\n--\n\nThe Traceback itself (immutable)."},
+    {"__deepcopy__", tb_deepcopy, METH_O,
+     "__deepcopy__($self, memo, /)\n--\n\nThe Traceback itself (immutable)."},
+    {"__reduce__", tb_reduce, METH_NOARGS, "__reduce__($self, /)\n--\n\nTypeError: not picklable."},
     {"index", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(tb_index)),
      METH_FASTCALL,
      "index($self, value, start=0, stop=sys.maxsize, /)\n--\n\n"

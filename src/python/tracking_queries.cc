@@ -94,9 +94,18 @@ PyObject *window_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
   });
 }
 
-PyObject *last_py(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
+PyObject *last_py(PyObject *, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  // The errors name the public function: the builtin's own would name the private module.
+  if (kwnames && PyTuple_GET_SIZE(kwnames)) {
+    PyErr_Format(PyExc_TypeError,
+                 "callsite.tracking.last() takes no keyword arguments (filter is positional: "
+                 "last(filter)), got %R",
+                 PyTuple_GET_ITEM(kwnames, 0));
+    return nullptr;
+  }
   if (nargs > 1) {
-    PyErr_Format(PyExc_TypeError, "last() takes at most 1 argument (%zd given)", nargs);
+    PyErr_Format(PyExc_TypeError, "callsite.tracking.last() takes at most 1 argument (%zd given)",
+                 nargs);
     return nullptr;
   }
   PyObject *filter = nargs == 1 && args[0] != Py_None ? args[0] : nullptr;

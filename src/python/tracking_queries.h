@@ -11,7 +11,7 @@ PyObject *window_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
 
 /// callsite.tracking.last(filter=None) -> Frame | None: the most recent call site (the first
 /// kept by `filter`) as a callsite.Frame. METH_FASTCALL, positional: the cheapest query.
-PyObject *last_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+PyObject *last_py(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 
 /// The callsite.tracking.CallSite type (a struct sequence), created by init_call_site_type().
 extern PyTypeObject *call_site_type;
