@@ -47,7 +47,7 @@ def test_path_options_take_no_command():
 def test_unknown_demo_section_names_the_choices():
     r = cli("demo", "nope")
     assert r.returncode == 2
-    assert "unknown demo section 'nope' (choose from dsl, native, pycde)" in r.stderr
+    assert "unknown demo section 'nope' (choose from switch, dsl, native, pycde)" in r.stderr
 
 
 def test_doctor_dict():

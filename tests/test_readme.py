@@ -60,7 +60,51 @@ def test_readme_opens_with_the_two_commands():
     first_block = re.search(r"```sh\n(.*?)```", text, flags=re.S).group(1)
     assert [line.split()[0] for line in first_block.splitlines()] == ["scripts/demo.sh",
                                                                      "scripts/test.sh"]
-    assert 'pip install "callsite[mlir]"' in text and "pip install callsite" in text
+
+
+@pytest.mark.parametrize("page", [README, README.parent / "docs" / "install.md"])
+def test_install_lines_work_from_a_checkout(page):
+    """callsite is not on PyPI: every pip command of the page's shell blocks installs or builds
+    the checkout, and the page says so rather than promising wheels."""
+    text = page.read_text(encoding="utf-8")
+    commands = [line.split("#")[0].split() for block in re.findall(r"```sh\n(.*?)```", text, re.S)
+                for line in block.splitlines() if line.startswith("pip ")]
+    installs = [c for c in commands if c[1] == "install"]
+    assert installs, f"{page.name} shows no install command"
+    for c in commands:
+        target = c[-1].strip("'\"")
+        assert target == "." or target.startswith(".["), f"{page.name}: {' '.join(c)}"
+    assert "not on PyPI" in text
+    assert not re.search(r"wheels are built\b.*manylinux", text, re.S | re.I)
+
+
+def test_mlir_snippet_comment_names_the_frames_that_print(tmp_path):
+    """The comment above the DSL snippet's kernel() call names, innermost first, every frame of
+    the op's location as the snippet really prints it (the bindings' own arith.py included)."""
+    block = next(p.values[0] for p in snippets() if "auto_locations(dsl" in p.values[0])
+    for module in needs(block):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"the snippet needs {module}, which is not installed here")
+    comment = " ".join(line.strip().lstrip("# ") for line in block.splitlines()
+                       if line.strip().startswith("#"))
+    assert "innermost first" in comment
+    comment = comment.split("innermost first", 1)[1]
+    script = tmp_path / "snippet.py"
+    script.write_text(block + "print(module.body.operations[0].location)\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CALLSITE_BACKEND")}
+    if os.environ.get("PYTHONPATH"):  # a development build under test
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    run = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                         text=True, env=env, timeout=300, check=True)
+    location = run.stdout.splitlines()[-1]
+    names = re.findall(r'"([^"]+)"\(', location)  # NameLoc names; file names are followed by ':'
+    assert len(names) >= 2, location
+    at = 0
+    for name in names:
+        short = name.rsplit(".", 1)[-1]  # co_qualname on 3.11+, co_name on 3.10
+        found = comment.find(short, at)
+        assert found >= 0, f"the comment misses {name!r} (after {comment[:at]!r}); prints {location}"
+        at = found + len(short)
 
 
 def test_readme_is_a_front_page():

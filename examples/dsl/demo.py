@@ -6,7 +6,6 @@ import linecache
 import os
 import re
 import sys
-import time
 
 import callsite
 import callsite.mlir
@@ -64,35 +63,6 @@ def source_map(module: ir.Module, out) -> None:
               file=out)
 
 
-def cost_per_op(filter: callsite.Filter, repeats: int = 100) -> tuple[float, float, int]:
-    """µs per op building the kernels repeatedly without locations, and inside one
-    auto_locations scope (best of three runs each)."""
-    ops = len(_ops(build(None)))
-    best = {}
-    for label in ("plain", "callsite") * 3:
-        with callsite.mlir.auto_locations(filter) if label == "callsite" else _nothing():
-            t = time.perf_counter()
-            for _ in range(repeats):
-                tinydsl.build_module(kernels.KERNELS)
-            dt = (time.perf_counter() - t) / (repeats * ops) * 1e6
-        best[label] = min(best.get(label, dt), dt)
-    return best["plain"], best["callsite"], ops
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-def _ops(module):
-    out = []
-    module.operation.walk(lambda op: out.append(op) or ir.WalkResult.ADVANCE)
-    return out
-
-
 def main(out=sys.stdout) -> int:
     filter = user_filter()
     say = lambda *a: print(*a, file=out)  # noqa: E731
@@ -109,10 +79,9 @@ def main(out=sys.stdout) -> int:
         say(module.operation.get_asm(enable_debug_info=True))
         say("== every op of the optimised module, back to the user's source line:\n")
         source_map(module, out)
-        plain, with_callsite, ops = cost_per_op(filter)
-        say(f"\n== cost, measured now (wall clock, best of 3): {ops} ops per module; "
-            f"{plain:.2f} µs/op without locations, {with_callsite:.2f} µs/op with "
-            f"auto_locations ({(with_callsite / plain - 1) * 100:+.0f}%); see bench/bench_mlir.py")
+        # A single timing on a busy machine is noise: the bench command measures same-run ratios.
+        say("\n== what the locations cost per op: python -m callsite bench (same-run ratios "
+            "against\n   MLIR's own walk, here), and the benchmarks page of the docs")
     return 0
 
 

@@ -20,9 +20,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="print the directory holding the C++ headers (callsite/*.h)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    demo = sub.add_parser("demo", help="run the demos (DSL with MLIR locations, native frames)")
+    demo = sub.add_parser("demo", help="run the demos (MLIR's own traceback switch against "
+                                       "callsite's, a DSL with MLIR locations, native frames)")
     demo.add_argument("sections", nargs="*", metavar="SECTION",
-                      help="which demos (default: all of dsl, native)")
+                      help="which demos (default: all of switch, dsl, native, pycde)")
 
     doctor = sub.add_parser("doctor", help="what this installation can do, and why")
     doctor.add_argument("--json", action="store_true", help="print callsite.doctor() as JSON")

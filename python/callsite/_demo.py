@@ -14,6 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Callable, TextIO
 
+#: With callsite installed, pip installs the extra's dependencies (iree-base-compiler) only.
 MLIR_HINT = 'pip install "callsite[mlir]"'
 #: Top-level packages of MLIR's Python bindings the DSL example can run on.
 MLIR_PROVIDERS = ("iree.compiler", "mlir")
@@ -82,12 +83,38 @@ def mlir_available() -> bool:
     return False
 
 
-def dsl_section(out: TextIO) -> int:
-    """The DSL demo: real MLIR with source locations (examples/dsl)."""
-    if not mlir_available():
-        print("skipped: the DSL demo builds MLIR through MLIR's Python bindings, and none are "
+def _skip_without_mlir(out: TextIO, what: str) -> bool:
+    """True (and says why) when no MLIR bindings the examples can use are installed."""
+    if mlir_available():
+        return False
+    print(f"skipped: {what} builds MLIR through MLIR's Python bindings, and none are "
+          f"installed here.\n  {MLIR_HINT}  (installs iree-base-compiler) and run it again.",
+          file=out)
+    return True
+
+
+def _iree_available() -> bool:
+    try:
+        return importlib.util.find_spec("iree.compiler") is not None
+    except ImportError:  # no iree package at all
+        return False
+
+
+def switch_section(out: TextIO) -> int:
+    """MLIR's own traceback switch and CALLSITE_MLIR=1 on the same program, side by side."""
+    if not _iree_available():
+        print("skipped: this demo runs on iree's MLIR bindings (iree.compiler), which are not "
               f"installed here.\n  {MLIR_HINT}  (installs iree-base-compiler) and run it again.",
               file=out)
+        return 0
+    from . import _demo_switch
+
+    return _demo_switch.main(out, examples_dir())
+
+
+def dsl_section(out: TextIO) -> int:
+    """The DSL demo: real MLIR with source locations (examples/dsl)."""
+    if _skip_without_mlir(out, "the DSL demo"):
         return 0
     load_example("dsl")
     demo = importlib.import_module("callsite_examples_dsl.demo")
@@ -111,7 +138,8 @@ def pycde_section(out: TextIO) -> int:
 
 
 SECTIONS: dict[str, Callable[[TextIO], int]] = {
-    "dsl": dsl_section, "native": native_section, "pycde": pycde_section}
+    "switch": switch_section, "dsl": dsl_section, "native": native_section,
+    "pycde": pycde_section}
 
 
 def run(sections: list[str], out: TextIO) -> int:
