@@ -58,6 +58,16 @@ def test_window_needs_tracking_and_a_valid_source(ir):
         with callsite.mlir.auto_locations(ir=ir, source="stack"):
             pass
     callsite.tracking.disable()
-    with H.context(ir), callsite.mlir.auto_locations(ir=ir, source="window"):
-        with pytest.raises(RuntimeError):
-            ir.Operation.create("test.op")
+    # Refused when the scope is entered, not at the first op: the scope never opens.
+    with H.context(ir):
+        with pytest.raises(RuntimeError, match=r"source='window'\) needs call tracking.*"
+                                               r"callsite\.tracking\.enable\(\)"):
+            with callsite.mlir.auto_locations(ir=ir, source="window"):
+                pytest.fail("the scope opened without tracking")
+        assert callsite.mlir._m.settings.get(None) is None
+        assert not any(b.installed for b in callsite.mlir.bindings(ir))
+        # Tracking switched off inside an open scope: the op itself still says why.
+        with callsite.tracking.enable(), callsite.mlir.auto_locations(ir=ir, source="window"):
+            callsite.tracking.disable()
+            with pytest.raises(RuntimeError, match="needs call tracking"):
+                ir.Operation.create("test.op")

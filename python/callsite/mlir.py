@@ -28,6 +28,7 @@ from . import _mlir_knobs as _knobs
 from ._callsite import Filter
 from ._callsite import boundary as _boundary
 from ._callsite import mlir as _m
+from ._callsite import tracking as _tracking
 from ._callsite.mlir import MlirBindings, MlirSettings
 # The op-builder wrappers' types, importable where their names say (callsite.mlir._MethodInjector).
 from ._callsite.mlir import _FunctionInjector, _MethodInjector  # noqa: F401
@@ -113,7 +114,6 @@ def _on_bindings_imported(module: ModuleType) -> None:
             acquired.append(b)
 
 
-@contextlib.contextmanager
 def auto_locations(
     filter: Filter | None = None,
     *,
@@ -123,7 +123,7 @@ def auto_locations(
     ir: ModuleType | str | None = None,
     source: str = "walk",
     boundary: object = None,
-) -> Iterator[MlirSettings]:
+) -> contextlib.AbstractContextManager[MlirSettings]:
     """Ops built in this scope without ``loc=`` get the caller's stack as their location.
 
     filter: which frames count (default Filter.default(): no generated *_ops_gen.py, no callsite);
@@ -143,7 +143,61 @@ def auto_locations(
     object) at whose innermost frame every location stops, as inside
     ``with callsite.boundary(kernel)``: the kernel's line is kept whatever the filter says and
     nothing below it is walked.
+
+    The scope starts when the result is entered (``with``); each result is one scope, entered
+    once (RuntimeError otherwise: call auto_locations() again for another).
     """
+    return _Scope(_scope, dict(filter=filter, limit=limit, on_explicit=on_explicit,
+                               current_loc=current_loc, ir=ir, source=source, boundary=boundary))
+
+
+class _Scope(contextlib.AbstractContextManager[MlirSettings]):
+    """One auto_locations() scope: the generator's context manager, entered at most once."""
+
+    __slots__ = ("_make", "_arguments", "_entered")
+
+    def __init__(self, make: Any, arguments: dict[str, Any]) -> None:
+        self._make = make
+        self._arguments = arguments
+        self._entered: contextlib.AbstractContextManager[MlirSettings] | None = None
+
+    def __enter__(self) -> MlirSettings:
+        if self._entered is not None:
+            raise RuntimeError("callsite.mlir.auto_locations(): this scope object was already "
+                               "entered; each auto_locations() call makes one scope, so call "
+                               "it again for another (nested or later) scope")
+        self._entered = self._make(**self._arguments)
+        return self._entered.__enter__()
+
+    def __exit__(self, *exc: Any) -> bool | None:
+        if self._entered is None:
+            raise RuntimeError("callsite.mlir.auto_locations(): __exit__ without __enter__")
+        return self._entered.__exit__(*exc)
+
+
+def _window_refusal() -> str | None:
+    """Why source="window" cannot serve the calling thread now, or None."""
+    status = _tracking.status()
+    if not status["enabled"]:
+        return ("callsite.mlir.auto_locations(source='window') needs call tracking, which is "
+                "off: call callsite.tracking.enable() first (or use source='walk')")
+    if not status["this_thread"]:
+        return ("callsite.mlir.auto_locations(source='window'): call tracking does not cover "
+                "this thread (profile mode covers the threads that existed at enable() and "
+                "those started through threading since); use source='walk' here")
+    return None
+
+
+@contextlib.contextmanager
+def _scope(
+    filter: Filter | None,
+    limit: int | None,
+    on_explicit: Any,
+    current_loc: Any,
+    ir: ModuleType | str | None,
+    source: str,
+    boundary: object,
+) -> Iterator[MlirSettings]:
     if source not in ("walk", "window"):
         raise ValueError(f"source must be 'walk' or 'window', not {source!r}")
     kernel_boundary = None
@@ -159,6 +213,10 @@ def auto_locations(
         nameloc_wrap=_KNOBS.flag("current", current_loc, "current_loc"),
         window=source == "window",
     )
+    if source == "window":  # refused here, not at the first op built
+        why = _window_refusal()
+        if why is not None:
+            raise RuntimeError(why)
     acquired: list[MlirBindings] = []
     if ir is None:
         _detect.watch_imports(_on_bindings_imported)

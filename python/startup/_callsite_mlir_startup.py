@@ -2,12 +2,19 @@
 
 Imports nothing heavy: it loads callsite's small import watcher (callsite/_mlir_detect.py,
 standard library only) without importing the callsite package, and waits. The first time MLIR
-Python bindings are imported (any `*.ir` module that is an upstream-style `ir`), it imports
-callsite.mlir and calls accelerate(): MLIR's own traceback switches of those bindings, and of
-every set imported afterwards, then produce callsite-built locations. Nothing in the program
-changes.
+Python bindings are imported (an `ir` module beside a `_mlir_libs` package that is an
+upstream-style `ir`), it imports callsite.mlir and calls accelerate(): MLIR's own traceback
+switches of those bindings, and of every set imported afterwards, then produce callsite-built
+locations. Nothing in the program changes; no other module's loader is touched.
+
+A value of CALLSITE_MLIR that is neither on nor off (_mlir_detect.switch_value) is reported
+once, naming the variable, and leaves the integration off.
 """
 import sys
+
+# A venv's site-packages can be processed twice (seen under two paths), running the .pth twice:
+# this module is imported once, so the second run finds the first one's work done.
+_mlir_done = False
 
 
 def _load_detect(stem):
@@ -47,9 +54,21 @@ def _accelerate(_module):
 
 def install():
     """Watches imports; accelerates the first MLIR bindings imported (and all later ones)."""
+    global _mlir_done
+    if _mlir_done:
+        return
+    _mlir_done = True
     try:
+        import os
+
         detect = _load_detect("_mlir_detect")
         if detect is None:
+            return
+        try:
+            if not detect.switch_value(os.environ):
+                return
+        except ValueError as error:
+            print(f"callsite: {error}; the MLIR integration stays off", file=sys.stderr)
             return
         if detect.loaded_ir_modules():  # imported by an earlier .pth
             _accelerate(None)

@@ -21,28 +21,51 @@ namespace {
 constexpr Py_ssize_t kMaxCachedFilenames = 4096;
 }  // namespace
 
+// Python code runs inside (the rules' regular expressions allocate, so a collection may run
+// finalizers; a str subclass's __hash__/__eq__): it may edit the rules, drop the last reference
+// to the Filter or to the code object. So the Filter and the names are held across, and a
+// decision is cached only under the generation it was made for.
 int keeps_filename(FilterObject *f, PyObject *filename) {
   if (f->rules->empty()) return 1;
-  if (PyObject *hit = PyDict_GetItemWithError(f->filename_cache, filename)) return hit == Py_True;
-  if (PyErr_Occurred()) return -1;
-  const int keep = f->rules->keeps(filename);
-  if (keep < 0) return -1;
-  if (PyDict_GET_SIZE(f->filename_cache) >= kMaxCachedFilenames) PyDict_Clear(f->filename_cache);
-  if (PyDict_SetItem(f->filename_cache, filename, keep ? Py_True : Py_False) < 0) return -1;
+  PyObject *self = reinterpret_cast<PyObject *>(f);
+  Py_INCREF(self);
+  // The cache's keys are exact str: a subclass's __hash__/__eq__ would run user code inside the
+  // dict, and PyDict_Clear of a rule change would run its finalizer.
+  PyObject *name = PyUnicode_CheckExact(filename) ? Py_NewRef(filename) : PyUnicode_FromObject(filename);
+  const std::uint64_t generation = f->generation;
+  int keep = -1;
+  if (name) {
+    if (PyObject *hit = PyDict_GetItemWithError(f->filename_cache, name)) {
+      keep = hit == Py_True;
+    } else if (!PyErr_Occurred()) {
+      keep = f->rules->keeps(name);
+      if (keep >= 0 && f->generation == generation) {
+        if (PyDict_GET_SIZE(f->filename_cache) >= kMaxCachedFilenames) PyDict_Clear(f->filename_cache);
+        if (PyDict_SetItem(f->filename_cache, name, keep ? Py_True : Py_False) < 0) keep = -1;
+      }
+    }
+    Py_DECREF(name);
+  }
+  Py_DECREF(self);
   return keep;
 }
 
 int keeps_code_slow(FilterObject *f, PyCodeObject *code, CodeInfo *info) {
+  // The decision is recorded for the generation it was made under (the rules may change while
+  // they run); the code object, which owns `info`, is held across.
+  const std::uint64_t generation = f->generation;
+  Py_INCREF(code);
   const int keep = keeps_filename(f, code->co_filename);
-  if (keep < 0 || !info) return keep;
-  if (!info->extension) {
-    info->extension.reset(new (std::nothrow) FilterDecisions());
-    if (!info->extension) return keep;
+  if (keep >= 0 && info) {
+    if (!info->extension) info->extension.reset(new (std::nothrow) FilterDecisions());
+    if (info->extension) {
+      auto *d = static_cast<FilterDecisions *>(info->extension.get());
+      auto &slot = d->slots[d->next++ % FilterDecisions::kSlots];
+      slot.generation = generation;
+      slot.keep = keep != 0;
+    }
   }
-  auto *d = static_cast<FilterDecisions *>(info->extension.get());
-  auto &slot = d->slots[d->next++ % FilterDecisions::kSlots];
-  slot.generation = f->generation;
-  slot.keep = keep != 0;
+  Py_DECREF(code);
   return keep;
 }
 
@@ -59,6 +82,9 @@ int keeps_raw(FilterObject *f, const RawFrame &frame) {
 std::size_t keep_frames(PyObject *filter, const RawFrame *frames, std::size_t n, RawFrame *out,
                         std::size_t limit, bool at_boundary) {
   FilterObject *f = as_filter(filter);
+  // Each decision may run Python code (reifiers, the rules), which may drop the caller's
+  // reference to the Filter: held for the whole loop.
+  Py_INCREF(filter);
   std::size_t written = 0;
   // The boundary frame is kept last whatever the rules say: the frames above it share the
   // rest of the limit.
@@ -70,6 +96,7 @@ std::size_t keep_frames(PyObject *filter, const RawFrame *frames, std::size_t n,
         out[written++] = frames[i];
         return true;
       });
+  Py_DECREF(filter);
   if (kept == SIZE_MAX || !keep_last) return kept;
   out[written] = frames[n - 1];
   return kept + 1;

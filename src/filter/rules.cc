@@ -11,31 +11,35 @@ PyObject *re_error = nullptr, *search_name = nullptr;
 const char *kind_name(RuleKind kind) { return kind == RuleKind::include ? "include" : "exclude"; }
 
 void release(std::vector<Rule> &rules) {
-  for (Rule &r : rules) {
+  std::vector<Rule> old;
+  old.swap(rules);  // empty before anything is released (a pattern's weakref callback may run)
+  for (Rule &r : old) {
     Py_DECREF(r.source);
     Py_DECREF(r.pattern);
   }
-  rules.clear();
 }
 
-// Index of the rule whose source equals `source`, or -1 (-2 on a comparison error).
+// `s` (a str) as an exact str, new reference. Rules keep and compare exact str only: comparing
+// a str subclass would run its __eq__, user code that may edit the very vector being searched.
+PyObject *exact_str(PyObject *s) {
+  return PyUnicode_CheckExact(s) ? Py_NewRef(s) : PyUnicode_FromObject(s);
+}
+
+// Index of the rule whose source equals `source` (an exact str), or -1. Runs no Python code.
 Py_ssize_t find(const std::vector<Rule> &rules, PyObject *source) {
-  for (size_t i = 0; i < rules.size(); ++i) {
-    const int eq = PyObject_RichCompareBool(rules[i].source, source, Py_EQ);
-    if (eq < 0) return -2;
-    if (eq) return Py_ssize_t(i);
-  }
+  for (size_t i = 0; i < rules.size(); ++i)
+    if (PyUnicode_Compare(rules[i].source, source) == 0) return Py_ssize_t(i);
   return -1;
 }
 
 bool erase(std::vector<Rule> &rules, PyObject *source, bool *erased) {
   const Py_ssize_t i = find(rules, source);
-  if (i == -2) return false;
   *erased = i >= 0;
   if (i >= 0) {
-    Py_DECREF(rules[size_t(i)].source);
-    Py_DECREF(rules[size_t(i)].pattern);
-    rules.erase(rules.begin() + i);
+    const Rule r = rules[size_t(i)];
+    rules.erase(rules.begin() + i);  // consistent before anything is released
+    Py_DECREF(r.source);
+    Py_DECREF(r.pattern);
   }
   return true;
 }
@@ -54,6 +58,8 @@ bool compile(RuleKind kind, PyObject *rule, Rule *out) {
                    kind_name(kind));
       return false;
     }
+    Py_SETREF(source, exact_str(source));
+    if (!source) return false;
     *out = {source, Py_NewRef(rule)};
     return true;
   }
@@ -64,8 +70,11 @@ bool compile(RuleKind kind, PyObject *rule, Rule *out) {
                  kind_name(kind), Py_TYPE(rule)->tp_name);
     return false;
   }
-  PyObject *pattern = PyObject_CallOneArg(re_compile, rule);
+  PyObject *source = exact_str(rule);  // re.compile would hash a subclass (its __hash__)
+  if (!source) return false;
+  PyObject *pattern = PyObject_CallOneArg(re_compile, source);
   if (!pattern) {
+    Py_DECREF(source);
     if (PyErr_ExceptionMatches(re_error)) {
       PyObject *type, *value, *tb;
       PyErr_Fetch(&type, &value, &tb);
@@ -77,13 +86,17 @@ bool compile(RuleKind kind, PyObject *rule, Rule *out) {
     }
     return false;
   }
-  *out = {Py_NewRef(rule), pattern};
+  *out = {source, pattern};
   return true;
 }
 
+// By index, each pattern held across its search: a search allocates, so a collection may run
+// finalizers that edit these very rules.
 int search_any(const std::vector<Rule> &rules, PyObject *filename) {
-  for (const Rule &r : rules) {
-    PyObject *m = PyObject_CallMethodOneArg(r.pattern, search_name, filename);
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    PyObject *pattern = Py_NewRef(rules[i].pattern);
+    PyObject *m = PyObject_CallMethodOneArg(pattern, search_name, filename);
+    Py_DECREF(pattern);
     if (!m) return -1;
     const bool hit = m != Py_None;
     Py_DECREF(m);
@@ -116,11 +129,7 @@ int Rules::add(RuleKind kind, PyObject *rule) {
   std::vector<Rule> &other = kind == RuleKind::include ? exclude_ : include_;
   bool erased = false;
   const Py_ssize_t existing = find(mine, r.source);
-  if (existing == -2 || !erase(other, r.source, &erased)) {
-    Py_DECREF(r.source);
-    Py_DECREF(r.pattern);
-    return -1;
-  }
+  erase(other, r.source, &erased);
   if (existing >= 0) {
     Py_DECREF(r.source);
     Py_DECREF(r.pattern);
@@ -136,8 +145,12 @@ int Rules::remove(PyObject *source) {
                  Py_TYPE(source)->tp_name);
     return -1;
   }
+  PyObject *exact = exact_str(source);
+  if (!exact) return -1;
   bool a = false, b = false;
-  if (!erase(include_, source, &a) || !erase(exclude_, source, &b)) return -1;
+  erase(include_, exact, &a);
+  erase(exclude_, exact, &b);
+  Py_DECREF(exact);
   return a || b;
 }
 

@@ -19,32 +19,59 @@ inline PyObject *call(PyObject *f, PyObject *const *args, std::size_t n, PyObjec
   return PyObject_Vectorcall(f, args, n, kwnames);
 }
 
+// The positions a native frame's location is built from. A reifier may know only the line:
+// MLIR has no "unknown column" (its builders take unsigned, so CPython's -1 prints as
+// 4294967295), and where MLIR itself has only a line (3.10: FileLineColLoc(file,
+// PyFrame_GetLineNumber, 0)) it uses column 0. So an unknown column is 0, an unknown end is the
+// start: a line-only frame is FileLineColRange(file, 7, 0, 7, 0), which prints as
+// Location.file(file, 7, 0) does, `file:7:0`. Python frames keep CPython's values as MLIR's
+// own walk passes them (-X no_debug_ranges prints 4294967295 there too).
+struct Positions {
+  long line, col, end_line, end_col;
+};
+Positions positions_of(const FrameInfo &info) {
+  if (info.kind != FrameKind::native) return {info.lineno, info.colno, info.end_lineno, info.end_colno};
+  const long line = info.lineno < 0 ? 0 : info.lineno;
+  const long col = info.colno < 0 ? 0 : info.colno;
+  const long end_line = info.end_lineno < 0 ? line : info.end_lineno;
+  const long end_col = info.end_colno >= 0 ? info.end_colno : end_line == line ? col : 0;
+  return {line, col, end_line, end_col};
+}
+
 PyObject *build_frame(ContextCache &cc, const RawFrame &frame) {
   FrameInfo info;
   if (!symbolize(frame, &info)) return nullptr;
-  PyObject *name = compat::mlir_frame_name(info);
+  // The strings are borrowed from caches (the reifier's, the code object's) and the calls below
+  // run Python code, which may clear those caches: hold them.
+  PyObject *name = Py_XNewRef(compat::mlir_frame_name(info));
+  PyObject *filename = Py_XNewRef(info.filename);
+  const Positions p = positions_of(info);
   // 3.11+: PyCode_Addr2Location's values go to mlirLocationFileLineColRangeGet as they are;
   // 3.10: FileLineColLoc(file, PyFrame_GetLineNumber, 0).
   constexpr std::size_t kNums = compat::kHasColumns ? 4 : 2;
-  PyObject *nums[4] = {PyLong_FromLong(info.lineno),
-                       PyLong_FromLong(compat::kHasColumns ? info.colno : 0),
-                       compat::kHasColumns ? PyLong_FromLong(info.end_lineno) : nullptr,
-                       compat::kHasColumns ? PyLong_FromLong(info.end_colno) : nullptr};
+  PyObject *nums[4] = {PyLong_FromLong(p.line),
+                       PyLong_FromLong(compat::kHasColumns ? p.col : 0),
+                       compat::kHasColumns ? PyLong_FromLong(p.end_line) : nullptr,
+                       compat::kHasColumns ? PyLong_FromLong(p.end_col) : nullptr};
   PyObject *file = nullptr;
-  bool ok = true;
+  bool ok = name && filename;
   for (std::size_t i = 0; i < kNums; ++i) ok = ok && nums[i];
   if (ok) {
     PyObject *args[2 + kNums];
-    args[0] = info.filename;
+    args[0] = filename;
     for (std::size_t i = 0; i < kNums; ++i) args[1 + i] = nums[i];
     args[1 + kNums] = cc.context;
     file = call(cc.bindings->loc_file, args, 1 + kNums, kw_context);
   }
   for (PyObject *n : nums) Py_XDECREF(n);
-  if (!file) return nullptr;
-  PyObject *args[3] = {name, file, cc.context};
-  PyObject *loc = call(cc.bindings->loc_name, args, 1, kw_child_context);
-  Py_DECREF(file);
+  Py_XDECREF(filename);
+  PyObject *loc = nullptr;
+  if (file) {
+    PyObject *args[3] = {name, file, cc.context};
+    loc = call(cc.bindings->loc_name, args, 1, kw_child_context);
+    Py_DECREF(file);
+  }
+  Py_XDECREF(name);
   return loc;
 }
 
@@ -65,8 +92,7 @@ bool is_nameloc(BindingsObject *b, PyObject *loc) {
 PyObject *frame_location(ContextCache &cc, const RawFrame &frame) {
   if (PyObject *hit = cc.find_frame(frame)) return hit;
   PyObject *loc = build_frame(cc, frame);
-  if (!loc || !cc.store_frame(frame, loc)) return nullptr;
-  return loc;
+  return loc ? cc.store_frame(frame, loc) : nullptr;
 }
 
 PyObject *unknown_location(ContextCache &cc) {

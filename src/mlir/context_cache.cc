@@ -27,13 +27,14 @@ PyObject *weakref_callback = nullptr;
 using detail::release;
 using detail::retain;
 
-// Unlinks `cc` from the registry, then frees it (which may free its context).
+// Unlinks `cc` from the registry and drops the registry's reference: the cache is freed (which
+// may free its context) now, or by the last lookup still using it.
 void destroy(ContextCache *cc) {
   auto it = std::find(caches.begin(), caches.end(), cc);
   if (it != caches.end()) caches.erase(it);
   if (last == cc) last = nullptr;
   if (ephemeral == cc) ephemeral = nullptr;
-  delete cc;
+  release_cache(cc);
 }
 
 // The context died (weak reference callback): its locations did not keep it alive.
@@ -136,6 +137,17 @@ bool SeqTable::insert(std::uint64_t hash, const RawFrame *f, std::size_t n, std:
   return true;
 }
 
+bool SeqTable::insert(std::uint64_t hash, FrameSeq &&key, std::uint64_t e0, std::uint64_t e1,
+                      PyObject *location) noexcept {
+  try {
+    map_.emplace(hash, Entry{std::move(key), e0, e1, location});
+  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
+    return false;
+  }
+  if (owning_) Py_INCREF(location);
+  return true;
+}
+
 void SeqTable::clear() noexcept {
   if (owning_) {
     std::vector<PyObject *> locs;  // decref after the map is consistent (dealloc may re-enter)
@@ -148,17 +160,21 @@ void SeqTable::clear() noexcept {
   }
 }
 
-bool ContextCache::store_frame(const RawFrame &frame, PyObject *loc) noexcept {
+PyObject *ContextCache::store_frame(const RawFrame &frame, PyObject *loc) noexcept {
   try {
-    frames_.emplace(frame, loc);
+    auto [it, inserted] = frames_.emplace(frame, loc);
+    if (!inserted) {  // built meanwhile by a re-entrant call: keep the first
+      Py_DECREF(loc);
+      return it->second;
+    }
   } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
     Py_DECREF(loc);
     PyErr_NoMemory();
-    return false;
+    return nullptr;
   }
   ++held_;
   retain(frame);  // the key's reference, released with the entry
-  return true;
+  return loc;
 }
 
 void ContextCache::store_unknown(PyObject *loc) noexcept {
@@ -288,11 +304,17 @@ ContextCache *find_cache(PyObject *ctx) noexcept {
   return nullptr;
 }
 
+void release_cache(ContextCache *cc) noexcept {
+  if (--cc->owners_ == 0) delete cc;
+}
+
 ContextCache *cache_for(BindingsObject *b, PyObject *ctx) noexcept {
   if (ContextCache *cc = find_cache(ctx)) return cc;
   if (ephemeral) destroy(ephemeral);
   calibrate(b, ctx);
   sweep();
+  // Both ran Python code (the bindings, finalizers), which may have made this context's cache.
+  if (ContextCache *cc = find_cache(ctx)) return cc;
   auto *cc = new (std::nothrow) ContextCache(b, ctx);
   if (!cc) {
     PyErr_NoMemory();

@@ -42,6 +42,9 @@ class SeqTable {
   /// Stores `location` (a new reference is taken iff owning). False on allocation failure.
   bool insert(std::uint64_t hash, const RawFrame *f, std::size_t n, std::uint64_t e0,
               std::uint64_t e1, PyObject *location) noexcept;
+  /// The same with a key already built (its frames retained).
+  bool insert(std::uint64_t hash, FrameSeq &&key, std::uint64_t e0, std::uint64_t e1,
+              PyObject *location) noexcept;
   void clear() noexcept;
   std::size_t size() const noexcept { return map_.size(); }
 
@@ -61,6 +64,10 @@ struct RawFrameHash {
 /// and is dropped once they are all that keeps the context alive (sweep()). The count is
 /// private: every Location object enters through one of the store_* members below, which take
 /// its reference and count it, and leaves through a clear_* member.
+///
+/// Owned jointly by the registry and by every lookup in progress (CacheHold): a lookup calls
+/// into Python (reifiers, the bindings, finalizers), which may drop the cache from the registry
+/// (clear_caches(), a sweep, another thread); the cache is freed when the last holder lets go.
 class ContextCache {
  public:
   ContextCache(BindingsObject *b, PyObject *ctx) noexcept : bindings(b), context(ctx) {}
@@ -77,8 +84,9 @@ class ContextCache {
     auto it = frames_.find(frame);
     return it != frames_.end() ? it->second : nullptr;
   }
-  /// Takes `loc` (a new reference) for `frame`; false + MemoryError (and `loc` released).
-  bool store_frame(const RawFrame &frame, PyObject *loc) noexcept;
+  /// Takes `loc` (a new reference) for `frame`. Returns the stored location (borrowed: `loc`,
+  /// or the one a re-entrant call stored first, `loc` then released), nullptr + MemoryError.
+  PyObject *store_frame(const RawFrame &frame, PyObject *loc) noexcept;
   std::size_t frame_count() const noexcept { return frames_.size(); }
 
   // --- Location.unknown() -------------------------------------------------------------
@@ -99,10 +107,11 @@ class ContextCache {
     ++(hit ? hits_ : misses_);
     return hit;
   }
-  /// `loc` must be owned by the frame or chain table (or be unknown()): only pointed at.
-  bool store_stack(std::uint64_t hash, const RawFrame *f, std::size_t n, std::uint64_t stamp,
-                   std::uint64_t limit, PyObject *loc) noexcept {
-    return stacks_.insert(hash, f, n, stamp, limit, loc);
+  /// `loc` must be owned by the frame or chain table (or be unknown()): only pointed at. The
+  /// key's frames are taken from `key` (already retained).
+  bool store_stack(std::uint64_t hash, FrameSeq &&key, std::uint64_t stamp, std::uint64_t limit,
+                   PyObject *loc) noexcept {
+    return stacks_.insert(hash, std::move(key), stamp, limit, loc);
   }
   std::size_t stack_count() const noexcept { return stacks_.size(); }
 
@@ -127,8 +136,16 @@ class ContextCache {
   /// {"frames", "chains", "stacks", "wraps", "held", "hits", "misses", "entries"}. New ref.
   PyObject *info() const noexcept;
 
+  /// One more holder (a lookup in progress, or the registry).
+  void add_owner() noexcept { ++owners_; }
+  /// One holder fewer; the last one frees the cache (which may run Python code: the locations
+  /// it releases can free their context).
+  friend void release_cache(ContextCache *cc) noexcept;
+
  private:
   std::size_t wrap_count() const noexcept;
+
+  std::size_t owners_ = 1;  ///< the registry's (dropped by destroy()) + one per CacheHold
 
   std::size_t held_ = 0;
   PyObject *unknown_ = nullptr;                                    ///< owned
@@ -150,7 +167,26 @@ class ContextCache {
   std::uint64_t hits_ = 0, misses_ = 0;
 };
 
+void release_cache(ContextCache *cc) noexcept;
+
+/// Keeps a cache alive while a lookup that calls into Python uses it (see ContextCache).
+class CacheHold {
+ public:
+  explicit CacheHold(ContextCache *cc) noexcept : cc_(cc) {
+    if (cc_) cc_->add_owner();
+  }
+  ~CacheHold() {
+    if (cc_) release_cache(cc_);
+  }
+  CacheHold(const CacheHold &) = delete;
+  CacheHold &operator=(const CacheHold &) = delete;
+
+ private:
+  ContextCache *cc_;
+};
+
 /// The cache of `ctx` (a Context of bindings `b`), created on first use. nullptr + error.
+/// Borrowed from the registry: hold it (CacheHold) before calling into Python.
 ContextCache *cache_for(BindingsObject *b, PyObject *ctx) noexcept;
 
 /// The cache of `ctx` if there is one (no creation).

@@ -138,6 +138,7 @@ PyObject *injector_call(PyObject *op, PyObject *const *args, size_t nargsf, PyOb
     return PyObject_Vectorcall(self->original, args, nargsf, kwnames);
   }
   ContextCache *cc = cache_for(self->bindings, ctx);
+  CacheHold hold(cc);  // building runs Python code, which may drop the cache
   PyObject *loc = nullptr;  // a new reference from here on
   bool ours = false;
   if (cc) {

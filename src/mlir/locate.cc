@@ -1,6 +1,7 @@
 // mlir/locate.cc — stack → location: raw walk, whole-stack cache, filter, chain cache, build.
 #include "mlir/locate.h"
 
+#include <exception>
 #include <vector>
 
 #include "capture/capture.h"
@@ -83,14 +84,25 @@ __attribute__((always_inline)) inline PyObject *raw_frames_location(
   if (PyObject *hit = cc.find_stack(hash, frames, n, generation, limit)) return Py_NewRef(hit);
   if (cc.stack_count() >= kMaxStacks) cc.clear_sequences();
 
-  // The limit counts kept frames; the walk goes on past dropped ones (as MLIR's does).
-  std::vector<RawFrame> kept(n < limit ? n : limit);
-  const std::size_t k = detail::keep_frames(filter, frames, n, kept.data(), limit, at_boundary);
+  // From here on Python code runs (reifiers, the filter's rules, the bindings) and may pop the
+  // native frames of a walk, freeing their executables: the frames are retained first (the
+  // key the whole-stack table keeps).
+  FrameSeq key;
+  std::vector<RawFrame> kept;
+  try {
+    key = FrameSeq(frames, n);
+    // The limit counts kept frames; the walk goes on past dropped ones (as MLIR's does).
+    kept.resize(n < limit ? n : limit);
+  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
+    return PyErr_NoMemory();
+  }
+  const std::size_t k =
+      detail::keep_frames(filter, key.frames.get(), n, kept.data(), limit, at_boundary);
   if (k == SIZE_MAX) return nullptr;
   PyObject *loc = kept_location(cc, kept.data(), k);
   if (!loc) return nullptr;
   // `loc` is owned by the frame or chain table; the whole-stack table only points at it.
-  if (!cc.store_stack(hash, frames, n, generation, limit, loc)) {
+  if (!cc.store_stack(hash, std::move(key), generation, limit, loc)) {
     Py_DECREF(loc);
     return PyErr_NoMemory();
   }
@@ -113,12 +125,25 @@ PyObject *traceback_location(ContextCache &cc, PyObject *filter, std::size_t lim
 }
 
 PyObject *window_location(ContextCache &cc, PyObject *filter, std::size_t limit) {
+  // MLIR's rule, as on the walk path: an explicit limit replaces the filter's (the window query
+  // of callsite.capture() takes the smaller of the two instead, so it is not asked to filter).
   if (limit == SIZE_MAX) limit = detail::limit_of(filter);
-  PyObject *tb = tracking::window_traceback(0, limit, filter);
-  if (!tb) return nullptr;
+  PyObject *window = tracking::window_traceback(0, SIZE_MAX, nullptr);  // owns its entries
+  if (!window) return nullptr;
+  const RawFrame *frames = traceback_frames(window);
+  const std::size_t n = traceback_size(window);
+  PyObject *loc = nullptr;
+  std::vector<RawFrame> kept;
+  try {
+    kept.resize(n < limit ? n : limit);
+  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
+    Py_DECREF(window);
+    return PyErr_NoMemory();
+  }
+  const std::size_t k = detail::keep_frames(filter, frames, n, kept.data(), limit);
   // No whole-stack cache: a window is not a stack; the chain and frame caches still apply.
-  PyObject *loc = kept_location(cc, traceback_frames(tb), traceback_size(tb));
-  Py_DECREF(tb);
+  if (k != SIZE_MAX) loc = kept_location(cc, kept.data(), k);
+  Py_DECREF(window);
   return loc;
 }
 
@@ -127,12 +152,24 @@ namespace {
 constexpr const char *kNames[] = {"filter", "skip", "context", "limit"};
 constexpr Py_ssize_t kAll = 4;
 
+// callsite.mlir.bindings(): registers every set of bindings already imported. False with its
+// error when `report`, else false with no error (the caller reports in its own words).
+bool detect_bindings(bool report = false) {
+  PyObject *module = PyImport_ImportModule("callsite.mlir");
+  PyObject *r = module ? PyObject_CallMethod(module, "bindings", nullptr) : nullptr;
+  Py_XDECREF(module);
+  Py_XDECREF(r);
+  if (!r && !report) PyErr_Clear();
+  return r != nullptr;
+}
+
 // The bindings and current context to use: those of `context`, else the first bindings with
 // a current context (importing callsite.mlir to detect bindings when none are registered yet).
 __attribute__((always_inline)) inline BindingsObject *resolve(PyObject *context,
                                                             PyObject **ctx_out) {
   if (context && context != Py_None) {
     BindingsObject *b = bindings_of_context(context);
+    if (!b && detect_bindings()) b = bindings_of_context(context);
     if (!b) {
       PyErr_Format(PyExc_TypeError,
                    "context must be an ir.Context of MLIR bindings known to callsite.mlir, not "
@@ -143,14 +180,10 @@ __attribute__((always_inline)) inline BindingsObject *resolve(PyObject *context,
     *ctx_out = Py_NewRef(context);
     return b;
   }
-  if (all_bindings().empty()) {
-    PyObject *module = PyImport_ImportModule("callsite.mlir");
-    PyObject *r = module ? PyObject_CallMethod(module, "bindings", nullptr) : nullptr;
-    Py_XDECREF(module);
-    if (!r) return nullptr;
-    Py_DECREF(r);
-  }
-  for (BindingsObject *b : all_bindings()) {
+  if (all_bindings().empty() && !detect_bindings(true)) return nullptr;
+  // By index: Context.current is Python code, which may register more bindings.
+  for (std::size_t i = 0; i < all_bindings().size(); ++i) {
+    BindingsObject *b = all_bindings()[i];
     PyObject *ctx = current_context(b);
     if (ctx) {
       *ctx_out = ctx;
@@ -190,15 +223,19 @@ __attribute__((always_inline)) inline PyObject *locate_with(PyObject *const *slo
   if (current_settings(&active) < 0) return nullptr;
   if (!filter) filter = active ? active->filter : default_filter();
   if (!slots[3] && active) limit = active->limit;
-  Py_XDECREF(active);  // the filter stays alive: a settings object or the default holds it
+  // Held to the end: a reifier or a finalizer may leave the scope whose settings own it.
+  Py_XINCREF(filter);
+  Py_XDECREF(active);
   if (!filter) return nullptr;
 
-  PyObject *ctx = nullptr;
-  BindingsObject *b = resolve(slots[2], &ctx);
-  if (!b) return nullptr;
-  ContextCache *cc = cache_for(b, ctx);
-  PyObject *loc = cc ? locate(*cc, filter, limit) : nullptr;
-  Py_DECREF(ctx);
+  PyObject *ctx = nullptr, *loc = nullptr;
+  if (BindingsObject *b = resolve(slots[2], &ctx)) {
+    ContextCache *cc = cache_for(b, ctx);
+    CacheHold hold(cc);  // the lookup runs Python code, which may drop the cache
+    loc = cc ? locate(*cc, filter, limit) : nullptr;
+    Py_DECREF(ctx);
+  }
+  Py_DECREF(filter);
   return loc;
 }
 
