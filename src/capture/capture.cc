@@ -40,14 +40,16 @@ inline std::size_t walk_layout(const NativeLink *native, PyCodeObject *stop, Raw
 }
 
 // walk_layout from this thread's innermost native frame, ending at the kernel boundary of
-// `chain` (capture/boundary.h): at its innermost kernel, or, when that kernel is not running,
-// at an enclosing one's (found in the entries, *status then CALLSITE_WALK_AT_STOP too).
+// `chain` (capture/boundary.h): at its innermost kernel's code, or else at that kernel as a DSL
+// rewrote it, or, when that kernel is not running, at an enclosing one's (the last two found
+// in the entries, *status then CALLSITE_WALK_AT_STOP too).
 inline std::size_t walk_bounded(PyObject *chain, RawFrame *out, std::size_t capacity,
                                 std::size_t skip, std::size_t limit, int *status) {
   const std::size_t n = walk_layout(native::innermost(), innermost_boundary(chain), out,
                                     capacity, skip, limit, false, status);
-  if (*status == CALLSITE_WALK_COMPLETE && chain) [[unlikely]]
-    if (const std::size_t cut = outer_boundary_cut(chain, out, n)) {
+  if (chain && *status != CALLSITE_WALK_AT_STOP) [[unlikely]]
+    if (const std::size_t cut =
+            boundary_cut(chain, out, n, *status == CALLSITE_WALK_COMPLETE)) {
       *status = CALLSITE_WALK_AT_STOP;
       return cut;
     }
@@ -57,7 +59,7 @@ inline std::size_t walk_bounded(PyObject *chain, RawFrame *out, std::size_t capa
 }  // namespace
 
 StackWalk::StackWalk(std::size_t skip, std::size_t first, std::size_t limit) noexcept
-    : skip_(skip), limit_(limit), chain_(boundary_chain()) {
+    : skip_(skip), limit_(limit), chain_(Py_XNewRef(boundary_chain())) {
   walk(first < kStackBuffer ? first : kStackBuffer);
 }
 
@@ -101,10 +103,25 @@ namespace {
 // one walker, then copied into storage of the exact size (kept out of line: the common path
 // builds no buffer).
 [[gnu::noinline]] PyObject *capture_walked(std::size_t skip, std::size_t limit) noexcept {
-  StackWalk stack(skip, kStackBuffer, limit);
+  // Inside a boundary the limit leaves room for the kernel's frame, kept last as filters keep
+  // it: the walk goes to the kernel (which bounds it) and keeps the limit - 1 innermost
+  // entries and the kernel's.
+  const bool bounded = boundary_chain() != nullptr;
+  StackWalk stack(skip, kStackBuffer, bounded ? SIZE_MAX : limit);
   stack.walk_all();
-  PyObject *tb = new_traceback(stack.data(), stack.size());
-  if (tb && stack.at_boundary()) detail::mark_at_boundary(tb);
+  std::size_t n = stack.size();
+  PyObject *tb = nullptr;
+  if (n > limit && stack.at_boundary() && limit > 0) {
+    std::unique_ptr<RawFrame[]> kept(new (std::nothrow) RawFrame[limit]);
+    if (!kept) return PyErr_NoMemory();
+    std::memcpy(kept.get(), stack.data(), (limit - 1) * sizeof(RawFrame));
+    kept[limit - 1] = stack.data()[n - 1];
+    tb = new_traceback(kept.get(), limit);
+  } else {
+    if (n > limit) n = limit;
+    tb = new_traceback(stack.data(), n);
+  }
+  if (tb && stack.at_boundary() && n == stack.size()) detail::mark_at_boundary(tb);
   return tb;
 }
 

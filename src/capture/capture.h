@@ -45,11 +45,13 @@ bool set_backend(Backend which, const char **why_not = nullptr) noexcept;
 /// many (into the inline buffer while it fits, then the heap), until the stack, the limit or
 /// the boundary ends it. Queries that stop early (the first kept frame) extend while they have
 /// not found what they look for; the others call walk_all(). GIL held; no Python code may run
-/// between a walk and the use of its entries, except code that returns to this same stack.
+/// between a walk and the use of its entries, except code that returns to this same stack
+/// (a reifier deciding a filter's keep): the walk holds the boundary chain it walks to.
 class StackWalk {
  public:
   explicit StackWalk(std::size_t skip, std::size_t first = kStackBuffer,
                      std::size_t limit = SIZE_MAX) noexcept;
+  ~StackWalk() { Py_XDECREF(chain_); }
   StackWalk(const StackWalk &) = delete;
   StackWalk &operator=(const StackWalk &) = delete;
 
@@ -70,13 +72,15 @@ class StackWalk {
   /// Whether the last entry is the kernel boundary's frame: filters keep it whatever their
   /// rules say (filter/decisions.h).
   bool at_boundary() const noexcept { return at_boundary_; }
+  /// Whether a kernel boundary is in force for this walk (it may not be on the stack).
+  bool bounded() const noexcept { return chain_ != nullptr; }
 
  private:
   void walk(std::size_t capacity) noexcept;
 
   std::size_t skip_, limit_, capacity_ = 0, n_ = 0;
   bool complete_ = false, at_boundary_ = false;
-  PyObject *chain_;  // the boundary chain (capture/boundary.h), borrowed, or nullptr
+  PyObject *chain_;  // the boundary chain (capture/boundary.h), held, or nullptr
   const RawFrame *frames_ = inline_;
   std::unique_ptr<RawFrame[]> heap_;
   RawFrame inline_[kStackBuffer];

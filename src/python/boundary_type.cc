@@ -1,46 +1,29 @@
 // python/boundary_type.cc — callsite.boundary(kernel): `with` opens the boundary for the
-// calling thread and asyncio task (a context variable), its exit restores the enclosing one.
+// calling thread and asyncio task (a context variable), its exit removes exactly it (the state
+// and the chain are in capture/boundary.{h,cc}).
 #include "python/boundary_type.h"
 
 #include "capture/boundary.h"
 
 namespace callsite::detail {
 
-PyTypeObject *boundary_type = nullptr;
-
 namespace {
 
-struct BoundaryObject {
-  PyObject_HEAD
-  PyObject *code;   // the kernel's code object
-  PyObject *token;  // the open boundary's contextvars.Token, or nullptr when not entered
-};
-
-inline BoundaryObject *as_boundary(PyObject *o) { return reinterpret_cast<BoundaryObject *>(o); }
-
-PyObject *boundary_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+PyObject *boundary_new(PyTypeObject *, PyObject *args, PyObject *kwargs) {
   static const char *const kNames[] = {"kernel", nullptr};
   PyObject *kernel = nullptr;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:boundary", const_cast<char **>(kNames),
                                    &kernel))
     return nullptr;
-  PyObject *code = kernel_code(kernel, "kernel");
-  if (!code) return nullptr;
-  auto *self = reinterpret_cast<BoundaryObject *>(type->tp_alloc(type, 0));
-  if (!self) {
-    Py_DECREF(code);
-    return nullptr;
-  }
-  self->code = code;
-  self->token = nullptr;
-  return reinterpret_cast<PyObject *>(self);
+  return new_boundary(kernel, "kernel");
 }
 
 void boundary_dealloc(PyObject *self) {
   BoundaryObject *b = as_boundary(self);
-  // Dropped while open (a generator never resumed): the context still holds the boundary,
-  // which is what it says; the count stays, so walks keep reading the context.
-  Py_XDECREF(b->token);
+  // Every context whose chain holds it holds a reference: dropped while entered means those
+  // contexts are gone (a generator never resumed, a finished task); the count stays, which
+  // costs walks a context read, never a wrong stop.
+  Py_XDECREF(b->rewritten);
   Py_XDECREF(b->code);
   PyTypeObject *type = Py_TYPE(self);
   type->tp_free(self);
@@ -48,31 +31,17 @@ void boundary_dealloc(PyObject *self) {
 }
 
 PyObject *boundary_enter(PyObject *self, PyObject *) {
-  BoundaryObject *b = as_boundary(self);
-  if (b->token) {
-    PyErr_SetString(PyExc_RuntimeError,
-                    "this callsite.boundary is already open; nest a new callsite.boundary(...) "
-                    "instead of entering the same one twice");
-    return nullptr;
-  }
-  b->token = open_boundary(b->code);
-  if (!b->token) return nullptr;
+  if (enter_boundary(self) < 0) return nullptr;
   return Py_NewRef(self);
 }
 
 PyObject *boundary_exit(PyObject *self, PyObject *const *, Py_ssize_t) {
-  BoundaryObject *b = as_boundary(self);
-  if (!b->token) {
-    PyErr_SetString(PyExc_RuntimeError, "this callsite.boundary is not open");
-    return nullptr;
-  }
-  if (close_boundary(b->token) < 0) return nullptr;
-  Py_CLEAR(b->token);
+  if (exit_boundary(self) < 0) return nullptr;
   Py_RETURN_FALSE;
 }
 
 PyObject *get_code(PyObject *self, void *) { return Py_NewRef(as_boundary(self)->code); }
-PyObject *get_open(PyObject *self, void *) { return PyBool_FromLong(as_boundary(self)->token != nullptr); }
+PyObject *get_open(PyObject *self, void *) { return PyBool_FromLong(as_boundary(self)->entered); }
 
 PyObject *boundary_repr(PyObject *self) {
   auto *code = reinterpret_cast<PyCodeObject *>(as_boundary(self)->code);
@@ -84,11 +53,12 @@ PyMethodDef boundary_methods[] = {
     {"__enter__", boundary_enter, METH_NOARGS,
      "Opens the boundary for the calling thread and asyncio task; returns the boundary."},
     {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(boundary_exit)),
-     METH_FASTCALL, "Closes it, restoring the enclosing boundary (if any)."},
+     METH_FASTCALL,
+     "Closes it: removes exactly this boundary, wherever it is among the open ones."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef boundary_getset[] = {
-    {"code", get_code, nullptr, "The code object walks stop at.", nullptr},
+    {"code", get_code, nullptr, "The kernel's code object: walks stop at its frames.", nullptr},
     {"open", get_open, nullptr, "Whether the boundary is open (inside its `with`).", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
@@ -97,8 +67,9 @@ PyType_Slot boundary_slots[] = {
      const_cast<char *>(
          "boundary(kernel)\n--\n\n"
          "Inside `with callsite.boundary(kernel):` every capture, Filter.first_user_frame() and\n"
-         "MLIR location stops its chain at the innermost frame running kernel's code, keeps\n"
-         "that frame whatever a filter's rules say, and walks nothing below it. Per thread and\n"
+         "MLIR location stops its chain at the innermost frame running kernel's code (or the\n"
+         "code a DSL compiled from kernel's source: same file, name and lines), keeps that\n"
+         "frame whatever a filter's rules say, and walks nothing below it. Per thread and\n"
          "asyncio task; nestable. kernel: a function, method, code object, or a decorator's\n"
          "result wrapping one through __wrapped__ (TypeError otherwise).")},
     {Py_tp_new, reinterpret_cast<void *>(boundary_new)},
@@ -114,7 +85,8 @@ PyType_Spec boundary_spec = {"callsite.boundary", int(sizeof(BoundaryObject)), 0
 }  // namespace
 
 PyTypeObject *init_boundary_type() noexcept {
-  boundary_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&boundary_spec));
+  if (!boundary_type)
+    boundary_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&boundary_spec));
   return boundary_type;
 }
 

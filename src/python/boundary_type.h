@@ -1,11 +1,11 @@
 // python/boundary_type.h — callsite.boundary: the kernel boundary as a context manager (the
-// state and the walk's stop are in capture/boundary.h).
+// state and the walk's stop are in capture/boundary.h, which holds the type pointer).
 #pragma once
 #include <Python.h>
 
-namespace callsite::detail {
+#include "capture/boundary.h"
 
-extern PyTypeObject *boundary_type;
+namespace callsite::detail {
 
 PyTypeObject *init_boundary_type() noexcept;
 

@@ -6,6 +6,7 @@
 #include "core/args.h"
 #include "filter/decisions.h"
 #include "filter/filter.h"
+#include "filter/scan_kept.h"
 #include "tracking/tracking.h"
 
 namespace callsite::detail {
@@ -46,24 +47,17 @@ PyObject *capture_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
   if (!filter) return callsite::capture(skip, limit);
 
   // Filtered: the limit counts kept frames. With a limit, walk growing prefixes of the stack
-  // and stop at the one holding `wanted` kept frames (limit=1: the first user frame).
+  // and stop at the one holding `wanted` kept frames (limit=1: the first user frame). Inside a
+  // kernel boundary the limit leaves room for the kernel's frame: the walk goes to it (it
+  // bounds the walk).
   const size_t wanted = filter_limit(filter, limit);
   if (wanted == SIZE_MAX && PyErr_Occurred()) return nullptr;
   StackWalk stack(skip, wanted == SIZE_MAX ? kStackBuffer : kFirstPrefix);
-  if (wanted == SIZE_MAX) {
+  if (wanted == SIZE_MAX || stack.bounded()) {
     stack.walk_all();
   } else {
-    FilterObject *f = as_filter(filter);
-    for (size_t scanned = 0, found = 0;;) {
-      const size_t k = keep_first(
-          stack.size() - scanned, SIZE_MAX,
-          [&](size_t i) { return keeps_raw(f, stack.data()[scanned + i]); },
-          [](size_t) { return true; });
-      if (k == SIZE_MAX) return nullptr;
-      found += k;
-      scanned = stack.size();
-      if (found >= wanted || !stack.extend()) break;
-    }
+    size_t kept = 0;
+    if (scan_kept(stack, as_filter(filter), wanted, &kept) == SIZE_MAX) return nullptr;
   }
   return filtered_traceback(filter, stack.data(), stack.size(), wanted, stack.at_boundary());
 }

@@ -10,6 +10,7 @@
 #include "core/args.h"
 #include "filter/filter.h"
 #include "filter/decisions.h"
+#include "filter/scan_kept.h"
 #include "python/frame_type.h"
 
 namespace callsite::detail {
@@ -281,20 +282,13 @@ PyObject *first_user_frame(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return nullptr;
   size_t skip = 0;
   if (skip_arg && !parse_count(skip_arg, "skip", 0, &skip)) return nullptr;
-  FilterObject *f = as_filter(self);
+  // The kernel boundary's frame is the user's whatever the rules say (scan_kept counts it).
   StackWalk stack(skip, kFirstPrefix);
-  size_t scanned = 0;
-  do {
-    for (size_t i = scanned; i < stack.size(); ++i) {
-      // The kernel boundary's frame is the user's whatever the rules say.
-      const bool boundary = stack.at_boundary() && i + 1 == stack.size();
-      const int keep = boundary ? 1 : keeps_raw(f, stack.data()[i]);
-      if (keep < 0) return nullptr;
-      if (keep) return new_frame(stack.data()[i]);
-    }
-    scanned = stack.size();
-  } while (stack.extend());
-  Py_RETURN_NONE;
+  size_t kept = 0;
+  const size_t end = scan_kept(stack, as_filter(self), 1, &kept);
+  if (end == SIZE_MAX) return nullptr;
+  if (!kept) Py_RETURN_NONE;
+  return new_frame(stack.data()[end - 1]);
 }
 
 PyObject *apply_py(PyObject *self, PyObject *tb) {
