@@ -506,7 +506,7 @@ def test_callsite_capture_has_one_entry_per_native_frame(exe, dsl_file):
 
 
 def test_with_form_stays_shadow_only(exe):
-    with exe.frame(1):
+    with pytest.warns(RuntimeWarning, match="decorator form"), exe.frame(1):
         assert sys._getframe(0).f_code.co_name == "test_with_form_stays_shadow_only"
         assert native.stack()[0][0] == "kernel"
 

@@ -63,14 +63,7 @@ def visible_frames_refusal() -> str | None:
     return _n.visible_frames_refusal()
 
 
-class Location(NamedTuple):
-    """What a reifier returns (a plain tuple in this order works too; None: unknown).
-
-    Lines are 1-based, columns 0-based with an exclusive end, as ``code.co_positions()``.
-    ``name``/``qualname`` default to the executable's name. ``code`` is an optional real
-    code object for introspection (never used to build traceback frames).
-    """
-
+class _LocationFields(NamedTuple):
     filename: str
     lineno: int | None
     name: str | None = None
@@ -79,6 +72,58 @@ class Location(NamedTuple):
     colno: int | None = None
     end_colno: int | None = None
     code: CodeType | None = None
+
+
+#: Lines and columns are C ints in CPython's code objects and in callsite's cache.
+_MAX_POSITION = 2**31 - 1
+
+
+def _check_str(field: str, value: object, optional: bool) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, str):
+        raise TypeError(f"Location {field} must be a str{' or None' if optional else ''}, "
+                        f"not {type(value).__name__}")
+
+
+def _check_position(field: str, value: object) -> None:
+    if value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"Location {field} must be an int or None, not {type(value).__name__}")
+    if not 0 <= value <= _MAX_POSITION:
+        raise ValueError(f"Location {field} must be in [0, {_MAX_POSITION}] or None, got {value}")
+
+
+class Location(_LocationFields):
+    """What a reifier returns (a plain tuple in this order works too; None: unknown).
+
+    Lines are 1-based, columns 0-based with an exclusive end, as ``code.co_positions()``.
+    ``name``/``qualname`` default to the executable's name. ``code`` is an optional real
+    code object for introspection (never used to build traceback frames). Checked when
+    built: TypeError or ValueError naming the field.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, filename: str, lineno: int | None, name: str | None = None,
+                qualname: str | None = None, end_lineno: int | None = None,
+                colno: int | None = None, end_colno: int | None = None,
+                code: CodeType | None = None) -> Location:
+        _check_str("filename", filename, optional=False)
+        if "\x00" in filename:
+            raise ValueError(f"Location filename must not contain a NUL character (CPython's "
+                             f"file readers stop there), got {filename!r}")
+        _check_str("name", name, optional=True)
+        _check_str("qualname", qualname, optional=True)
+        for field, value in (("lineno", lineno), ("end_lineno", end_lineno),
+                             ("colno", colno), ("end_colno", end_colno)):
+            _check_position(field, value)
+        if code is not None and not isinstance(code, CodeType):
+            raise TypeError(f"Location code must be a code object or None, "
+                            f"not {type(code).__name__}")
+        return super().__new__(cls, filename, lineno, name, qualname, end_lineno, colno,
+                               end_colno, code)
 
 
 def visible_frames_available() -> bool:

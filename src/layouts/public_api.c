@@ -52,7 +52,8 @@ static size_t walk_public(PyThreadState *tstate, const callsite_walk_request *re
     }
     /* PyFrame_GetCode returns a new reference; the frame keeps the code alive meanwhile. */
     PyCodeObject *code = PyFrame_GetCode(f);
-    if (req->native && (code->co_flags & CALLSITE_CO_VISIBLE_NATIVE)) {
+    if (req->native && (code->co_flags & CALLSITE_CO_VISIBLE_NATIVE) &&
+        callsite_is_synthetic_code(code)) {
       /* a visible native frame: its entry comes from its shadow-stack link above */
       Py_DECREF(code);
       goto next;

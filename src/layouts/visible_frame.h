@@ -19,10 +19,21 @@
 extern "C" {
 #endif
 
-/* co_flags bit marking a synthetic code object, so that callsite's walker skips the Python
- * view of a visible frame (its native entry comes from the shadow stack). Outside PyCF_MASK,
- * so PyEval_MergeCompilerFlags never passes it on, and unused by CPython 3.10-3.15. */
+/* co_flags bit of a synthetic code object: the walker's cheap first test for the Python view
+ * of a visible frame (its native entry comes from the shadow stack). Outside PyCF_MASK, so
+ * PyEval_MergeCompilerFlags never passes it on, and unused by CPython 3.10-3.15. Anyone can
+ * set it (code.replace(co_flags=...)), so the walker confirms by identity:
+ * callsite_is_synthetic_code(). */
 #define CALLSITE_CO_VISIBLE_NATIVE 0x40000000
+
+/* Marks `code` (made by native/visible_code.cc) as callsite's own synthetic code, in a
+ * co_extra slot of callsite's (PyUnstable_Code_SetExtra, 3.12+): code.replace() and a
+ * code object built from its fields start without extras, so only the objects callsite
+ * made carry it, and it goes with the object. 0, or -1 with an error. GIL held. */
+int callsite_mark_synthetic_code(PyObject *code);
+/* Nonzero when `code` carries callsite's mark (and the co_flags bit above, tested first by
+ * callers). Never sets an error. */
+int callsite_is_synthetic_code(PyCodeObject *code);
 
 typedef struct callsite_visible_ops {
   const char *name;         /* "visible-3.12" */
@@ -30,6 +41,7 @@ typedef struct callsite_visible_ops {
   size_t code_units_offset; /* offsetof(PyCodeObject, co_code_adaptive) */
   int resume_opcode, nop_opcode;
   int resume_caches;        /* inline cache units after RESUME, which CPython writes to */
+  int load_const_opcode, return_value_opcode; /* the body run by exec(): return None */
 } callsite_visible_ops;
 
 /* The frame operations of the compiled implementation (visible_frame.inc.h), called directly

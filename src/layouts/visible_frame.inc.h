@@ -260,4 +260,7 @@ const callsite_visible_ops callsite_visible_ops_compiled = {
     RESUME,
     NOP,
     CALLSITE_VF_RESUME_CACHES,
+    /* no inline caches in 3.12-3.15 (INSTR_FMT_IB / INSTR_FMT_IX) */
+    LOAD_CONST,
+    RETURN_VALUE,
 };

@@ -27,8 +27,9 @@
 #include "layouts/visible_frame.h"
 /* A visible native frame (layouts/visible_frame.h) is emitted from its shadow-stack link, so
  * its interpreter frame is skipped. Every visible frame has a link, so only the walk with
- * native frames tests the flag. */
-#define CALLSITE_IS_VISIBLE_NATIVE(code) ((code)->co_flags & CALLSITE_CO_VISIBLE_NATIVE)
+ * native frames tests the flag, and only code carrying the flag is checked by identity. */
+#define CALLSITE_IS_VISIBLE_NATIVE(code) \
+  (((code)->co_flags & CALLSITE_CO_VISIBLE_NATIVE) && callsite_is_synthetic_code(code))
 /* Never equal to a frame address: frames are pointer-aligned. */
 #define CALLSITE_NO_MARKER ((const void *)1)
 

@@ -29,9 +29,10 @@ PyObject *empty_code(PyObject *filename, PyObject *name) {
     Py_DECREF(key);
     return Py_XNewRef(code);
   }
-  const char *file = PyUnicode_AsUTF8(filename), *func = file ? PyUnicode_AsUTF8(name) : nullptr;
-  code = func ? reinterpret_cast<PyObject *>(PyCode_NewEmpty(file, func, 1)) : nullptr;
-  if (compat::kHasColumns && code) {
+  // The names go in as str objects (code.replace below), not as PyCode_NewEmpty's C
+  // strings, which would cut them at an embedded NUL where captures do not.
+  code = reinterpret_cast<PyObject *>(PyCode_NewEmpty("", "", 1));
+  if (code) {
     PyObject *bytecode = PyObject_GetAttrString(code, "co_code");
     Py_ssize_t units = bytecode ? PyBytes_GET_SIZE(bytecode) / 2 : -1;
     Py_XDECREF(bytecode);
@@ -42,7 +43,12 @@ PyObject *empty_code(PyObject *filename, PyObject *name) {
     }
     PyObject *replace = table ? PyObject_GetAttrString(code, "replace") : nullptr;
     PyObject *args = replace ? PyTuple_New(0) : nullptr;
-    PyObject *kwargs = args ? Py_BuildValue("{s:O}", "co_linetable", table) : nullptr;
+    PyObject *kwargs =
+        !args ? nullptr
+        : compat::kHasColumns
+            ? Py_BuildValue("{s:O,s:O,s:O,s:O}", "co_linetable", table, "co_filename",
+                            filename, "co_name", name, "co_qualname", name)
+            : Py_BuildValue("{s:O,s:O}", "co_filename", filename, "co_name", name);
     PyObject *replaced = kwargs ? PyObject_Call(replace, args, kwargs) : nullptr;
     Py_XDECREF(kwargs);
     Py_XDECREF(args);
@@ -59,7 +65,13 @@ PyObject *empty_code(PyObject *filename, PyObject *name) {
 PyObject *new_entry(const Executable *exe, std::uintptr_t state, PyObject *next) {
   const Reified *r = reify(exe, state);
   if (!r) return nullptr;
-  PyObject *code = empty_code(r->filename, r->name);
+  // Copied and held: what follows allocates (a collection may run finalizers, which may
+  // reify other states and release this entry).
+  const int lineno = r->lineno;
+  PyObject *filename = Py_NewRef(r->filename), *name = Py_NewRef(r->name);
+  PyObject *code = empty_code(filename, name);
+  Py_DECREF(filename);
+  Py_DECREF(name);
   if (!code) return nullptr;
   if (!empty_globals && !(empty_globals = PyDict_New())) {
     Py_DECREF(code);
@@ -70,7 +82,7 @@ PyObject *new_entry(const Executable *exe, std::uintptr_t state, PyObject *next)
   Py_DECREF(code);
   if (!frame) return nullptr;
   PyObject *tb = PyObject_CallFunction(reinterpret_cast<PyObject *>(&PyTraceBack_Type), "OOii",
-                                       next ? next : Py_None, frame, 0, r->lineno);
+                                       next ? next : Py_None, frame, 0, lineno);
   Py_DECREF(frame);
   return tb;
 }
@@ -101,20 +113,24 @@ void insert_traceback(PyObject *value, PyObject *tb, const void *marker,
       after = t;
       break;
     }
-  PyObject *next = after ? reinterpret_cast<PyObject *>(after->tb_next) : tb;
+  // Held: new_entry runs the reifier, which may rewrite the traceback chain.
+  PyObject *held = Py_XNewRef(reinterpret_cast<PyObject *>(after));
+  PyObject *next = Py_XNewRef(after ? reinterpret_cast<PyObject *>(after->tb_next) : tb);
   PyObject *entry = new_entry(exe, state, next);
+  Py_XDECREF(next);
   if (!entry) {
     PyErr_WriteUnraisable(value);
+    Py_XDECREF(held);
     return;
   }
-  if (after) {
+  if (held) {
     // tb_next is writable (3.7+); the same traceback object is re-raised after __exit__.
-    if (PyObject_SetAttrString(reinterpret_cast<PyObject *>(after), "tb_next", entry) < 0)
-      PyErr_WriteUnraisable(value);
+    if (PyObject_SetAttrString(held, "tb_next", entry) < 0) PyErr_WriteUnraisable(value);
   } else if (value && PyExceptionInstance_Check(value)) {
     PyException_SetTraceback(value, entry);
   }
   Py_DECREF(entry);
+  Py_XDECREF(held);
 }
 
 }  // namespace callsite::native

@@ -13,12 +13,14 @@ struct ExecutableObject {
   Executable exe;
   PyObject *name, *kind;  ///< str; exe.name / exe.kind point into their UTF-8 buffers
   PyObject *reifier;      ///< the Python reifier (callable), or nullptr for a C++ reifier
+  PyObject *locations;    ///< locations=[...] as a tuple (state k -> item k), or nullptr
   void (*free_user_data)(void *);
   PyObject *weakrefs;
   /// visible=True: states the synthetic code maps (-1: shadow-only); the code itself is built
   /// on the first push (lazily from the reifier) or at construction (locations=[...]).
   Py_ssize_t visible_states;
   const VisibleCode *visible;
+  bool warned_shadow_push;  ///< visible, but a frame was pushed by `with`/push(): warned once
 };
 
 /// The callsite.native.Executable type; created by the Python-facing layer at init.

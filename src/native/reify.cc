@@ -54,6 +54,33 @@ std::size_t hits = 0, misses = 0;
 // recursing (it runs the reifier too; the first result is cached).
 thread_local std::vector<std::pair<const Executable *, std::uintptr_t>> in_progress;
 
+// References reify() gives up between storing an entry and returning it, when releasing them
+// could run Python (a code object's weakref callback may reify, clear the cache, or drop an
+// executable): the pointer reify() returns must not be invalidated by its own clean-up. They
+// are released at the start of the next reify() call. Never destroyed, as `cache`.
+auto &graveyard = *new std::vector<PyObject *>();
+
+// Releases `o` now when that cannot run Python (other references remain), else later.
+void bury(PyObject *o) {
+  if (!o) return;
+  if (Py_REFCNT(o) > 1) {
+    Py_DECREF(o);
+    return;
+  }
+  try {
+    graveyard.push_back(o);
+  } catch (const std::exception &) {  // out of memory: keep it alive rather than run Python
+  }
+}
+
+// Moved out first: a finalizer may call reify() and bury more.
+void flush_graveyard() {
+  if (graveyard.empty()) return;
+  std::vector<PyObject *> dead;
+  dead.swap(graveyard);
+  for (PyObject *o : dead) Py_DECREF(o);
+}
+
 // KeyboardInterrupt, SystemExit, GeneratorExit (a BaseException that is not an Exception):
 // the program is being stopped, not a reifier mistake; it propagates, nothing is cached.
 bool interrupt_pending() { return PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception); }
@@ -63,6 +90,15 @@ void clear(Reified &r) {
   Py_CLEAR(r.name);
   Py_CLEAR(r.qualname);
   Py_CLEAR(r.code);
+}
+
+// clear(), releasing through the graveyard.
+void bury_all(Reified &r) {
+  bury(r.filename);
+  bury(r.name);
+  bury(r.qualname);
+  bury(r.code);
+  r.filename = r.name = r.qualname = r.code = nullptr;
 }
 
 // Moved out of the cache first: releasing a reified code object may run arbitrary
@@ -92,6 +128,23 @@ bool make_placeholder(const Executable *exe, Reified *out) {
   return out->filename != nullptr;
 }
 
+// "ValueError: message" of the pending exception (cleared), for the warning text.
+std::string describe_pending_exception() {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  std::string text = type ? reinterpret_cast<PyTypeObject *>(type)->tp_name : "error";
+  if (PyObject *s = value ? PyObject_Str(value) : nullptr) {
+    if (const char *utf8 = PyUnicode_AsUTF8(s); utf8 && *utf8) text += std::string(": ") + utf8;
+    Py_DECREF(s);
+  }
+  PyErr_Clear();
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
+  return text;
+}
+
 // A line/column field: None → -1; an int >= 0; anything else is the reifier's mistake.
 bool parse_position(PyObject *value, const char *field, int *out, std::string *why) {
   if (value == Py_None) return *out = -1, true;
@@ -113,6 +166,8 @@ bool parse_position(PyObject *value, const char *field, int *out, std::string *w
   return true;
 }
 
+// Stored as an exact str: a subclass's __eq__/__hash__/__del__ would run Python wherever the
+// cache compares or releases it.
 bool parse_str(PyObject *value, const char *field, bool optional, PyObject **out,
                std::string *why) {
   if (optional && value == Py_None) return true;
@@ -121,8 +176,18 @@ bool parse_str(PyObject *value, const char *field, bool optional, PyObject **out
            Py_TYPE(value)->tp_name;
     return false;
   }
-  *out = Py_NewRef(value);
-  return true;
+  *out = PyUnicode_CheckExact(value) ? Py_NewRef(value) : PyUnicode_FromObject(value);
+  if (*out) return true;
+  *why = describe_pending_exception();
+  return false;
+}
+
+// A file name CPython would read differently: code objects built from C strings stop at a
+// NUL, and linecache (3.12) raises on one instead of finding no source.
+bool no_nul(PyObject *filename, std::string *why) {
+  if (PyUnicode_FindChar(filename, 0, 0, PyUnicode_GET_LENGTH(filename), 1) < 0) return true;
+  *why = "filename must not contain a NUL character";
+  return false;
 }
 
 // The reifier's result: a callsite.native.Location, i.e. a tuple (filename, lineno, name=None,
@@ -141,6 +206,7 @@ bool parse_python_result(PyObject *result, Reified *out, std::string *why) {
   }
   auto item = [&](Py_ssize_t i) { return i < n ? PyTuple_GET_ITEM(result, i) : Py_None; };
   if (!parse_str(item(0), "filename", false, &out->filename, why) ||
+      !no_nul(out->filename, why) ||
       !parse_position(item(1), "lineno", &out->lineno, why) ||
       !parse_str(item(2), "name", true, &out->name, why) ||
       !parse_str(item(3), "qualname", true, &out->qualname, why) ||
@@ -182,29 +248,26 @@ bool parse_native_result(const NativeLocation &loc, Reified *out, std::string *w
   return true;
 }
 
-// "ValueError: message" of the pending exception (cleared), for the warning text.
-std::string describe_pending_exception() {
-  PyObject *type, *value, *tb;
-  PyErr_Fetch(&type, &value, &tb);
-  PyErr_NormalizeException(&type, &value, &tb);
-  std::string text = type ? reinterpret_cast<PyTypeObject *>(type)->tp_name : "error";
-  if (PyObject *s = value ? PyObject_Str(value) : nullptr) {
-    if (const char *utf8 = PyUnicode_AsUTF8(s); utf8 && *utf8) text += std::string(": ") + utf8;
-    Py_DECREF(s);
-  }
-  PyErr_Clear();
-  Py_XDECREF(type);
-  Py_XDECREF(value);
-  Py_XDECREF(tb);
-  return text;
-}
-
 // Runs the reifier into `out`; false with the reason in `why` (no Python error left set).
 bool run_reifier(const Executable *exe, std::uintptr_t state, Reified *out, std::string *why) {
   if (exe->reify == &python_reifier) {
     ExecutableObject *owner = python_owned(exe);
-    if (!owner->reifier) return *why = "the reifier was cleared", false;
-    PyObject *result = PyObject_CallFunction(owner->reifier, "K", (unsigned long long)state);
+    PyObject *result;
+    if (PyObject *table = owner->locations) {  // locations=[...]: no call
+      const Py_ssize_t n = PyTuple_GET_SIZE(table);
+      if (state >= std::uintptr_t(n))
+        return *why = "state " + std::to_string(state) + " is past the end of locations= (" +
+                      std::to_string(n) + " location" + (n == 1 ? "" : "s") + ": states 0 to " +
+                      std::to_string(n - 1) + ")",
+               false;
+      result = Py_NewRef(PyTuple_GET_ITEM(table, Py_ssize_t(state)));
+    } else {
+      if (!owner->reifier) return *why = "the reifier was cleared", false;
+      // Held: the reifier may clear the executable's reference to itself.
+      PyObject *reifier = Py_NewRef(owner->reifier);
+      result = PyObject_CallFunction(reifier, "K", (unsigned long long)state);
+      Py_DECREF(reifier);
+    }
     if (!result) {
       if (!interrupt_pending()) *why = "it raised " + describe_pending_exception();
       return false;
@@ -270,7 +333,7 @@ bool in_progress_here(const Executable *exe, std::uintptr_t state) {
 // `dead`, for the caller to release once it no longer uses `slot`. The cached entry.
 Reified *store(PerExecutable &slot, std::uintptr_t state, Reified &r, StateMap *dead) {
   if (Reified *entry = lookup(slot, state)) {
-    clear(r);
+    bury_all(r);
     return entry;
   }
   if (slot.young.size() >= kReifyGeneration) {
@@ -292,28 +355,38 @@ bool warn_failure(const Executable *exe, std::uintptr_t state, const std::string
                           (unsigned long long)state, why.c_str()) == 0;
 }
 
-// reify() for a state not in the cache of `per` (exe's): compute, store, warn once.
+// reify() for a state not in the cache of `per` (exe's): compute, warn once, store. Every
+// call into Python (the reifier, the warning) comes before the store, and nothing released
+// after it runs Python (the graveyard): the entry returned is the one just looked up.
 const Reified *reify_miss(const Executable *exe, std::uintptr_t state, PerExecutable &per) {
   if (in_progress_here(exe, state)) {
     // Not cached per state: the outer call caches the real result.
     if (!per.recursing.filename && !make_placeholder(exe, &per.recursing)) return nullptr;
     return &per.recursing;
   }
+  // The reifier may drop the last other reference to the executable: hold it until the
+  // entry is returned (released through the graveyard, as the cache entries it owns).
+  PyObject *owner = Py_XNewRef(exe->owner);
   Reified r;
   std::string why;
   const Outcome outcome = compute(exe, state, &r, &why);
-  if (outcome == Outcome::error) return nullptr;
-  // The reifier may have run arbitrary code (even destroyed other executables), so look
-  // the slot up again rather than trusting `per`.
-  PerExecutable &slot = cache[exe];
+  if (outcome == Outcome::error) {
+    bury_all(r);
+    bury(owner);
+    return nullptr;
+  }
+  // The reifier and the warning may run arbitrary code (reify other states, destroy other
+  // executables): the slot is looked up again after them rather than trusting `per`.
+  bool warned_ok = true;
+  if (outcome == Outcome::placeholder && !cache[exe].warned) {
+    cache[exe].warned = true;  // before warning: a showwarning hook may reify again
+    warned_ok = warn_failure(exe, state, why);
+  }
   StateMap dead;
-  Reified *entry = store(slot, state, r, &dead);
-  const bool failed = outcome == Outcome::placeholder;
-  const bool warn = failed && !slot.warned;
-  slot.warned = slot.warned || failed;
-  release(std::move(dead));  // may run Python: `slot` is not used afterwards
-  if (warn && !warn_failure(exe, state, why)) return nullptr;
-  return entry;
+  Reified *entry = store(cache[exe], state, r, &dead);
+  for (auto &[k, d] : dead) bury_all(d);
+  bury(owner);
+  return warned_ok ? entry : nullptr;
 }
 
 }  // namespace
@@ -343,6 +416,7 @@ bool init_reify() {
 
 const Reified *reify(const Executable *exe, std::uintptr_t state) {
   try {
+    flush_graveyard();  // may run Python: before anything is looked up
     PerExecutable &per = cache[exe];
     if (Reified *r = lookup(per, state)) {
       ++hits;

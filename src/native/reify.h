@@ -11,7 +11,9 @@ namespace callsite::native {
 /// Entries per generation of an executable's cache. The cache keeps at most two generations,
 /// so it stays bounded for executables whose states never repeat (a JIT's program counters);
 /// an entry is released only after this many further distinct states of the same executable
-/// were reified, which is what a borrower (FrameInfo, a visible-code shard build) relies on.
+/// were reified, which is what a borrower (FrameInfo, for the operation at hand) relies on.
+/// Anything kept across a call into Python (which may reify any number of states) is copied
+/// or referenced first.
 inline constexpr std::size_t kReifyGeneration = std::size_t(1) << 14;
 
 /// One reified native frame. Strong references; lives while its executable lives and fewer
@@ -28,7 +30,10 @@ struct Reified {
 /// gives a placeholder and a ReificationWarning (once per executable). Returns nullptr with
 /// a Python error only when that warning was turned into an error, when the reifier raised a
 /// BaseException that is not an Exception (propagated, nothing cached), or on out of memory.
-/// GIL held; must be called with no exception set.
+/// The reifier runs with the executable held; reify() runs no Python between caching the entry
+/// and returning it (what it releases there waits for the next call). The caller holds the
+/// executable (its owner) while it uses the entry. GIL held; must be called with no exception
+/// set.
 const Reified *reify(const Executable *executable, std::uintptr_t state);
 
 /// The name a frame of `executable` shows (a Python executable's own name; a C++ one's

@@ -1,8 +1,13 @@
 // native/visible_code.cc — builds the synthetic code objects of a visible executable, one per
-// shard of kStatesPerShard states: co_code = RESUME 0 (and its inline cache, 3.15), one NOP
-// per state, one NOP for "no location"; co_linetable (the 3.11+ location table,
-// Objects/locations.md) has one entry per instruction. RESUME first makes _co_firsttraceable
-// 0, so a frame at any later instruction counts as complete.
+// shard of kStatesPerShard states: co_code = RESUME 0 (and its inline cache, 3.15),
+// LOAD_CONST None, RETURN_VALUE, then one NOP per state and one NOP for "no location";
+// co_linetable (the 3.11+ location table, Objects/locations.md) has one entry per
+// instruction. RESUME first makes _co_firsttraceable 0, so a frame at any later instruction
+// counts as complete. The return is what exec()/eval() or a function made from the code runs
+// (any tool walking frames can reach the code object): it returns None instead of running off
+// the end. It also leaves the states' NOPs unreachable, so CPython's f_lineno setter
+// (frame_setlineno's mark_stacks) refuses to move a visible frame ("can't jump from
+// unreachable code"): the line CPython shows stays the one callsite captures.
 #include "native/visible_code.h"
 
 #include <algorithm>
@@ -16,10 +21,6 @@
 #include "native/reify.h"
 
 namespace callsite::native {
-
-// A shard build holds the cache entries of all its states at once; the cache releases an
-// entry only after a whole generation of other states was reified.
-static_assert(kStatesPerShard * 2 <= kReifyGeneration);
 
 namespace {
 
@@ -39,10 +40,18 @@ void put_svarint(std::string &out, int value) {
   put_varint(out, value < 0 ? (unsigned(-value) << 1) | 1 : unsigned(value) << 1);
 }
 
+// What a shard keeps of a state's location: copied out of the reification cache right
+// away, because the next reify() runs a reifier, which may reify other states, clear the
+// cache or let another thread do so (nothing borrowed from the cache outlives the call).
+struct StateLocation {
+  bool located = false;
+  int lineno = -1, end_lineno = -1, colno = -1, end_colno = -1;
+};
+
 // One instruction's entry. `line` tracks the table's running line, which the no-location
 // kind leaves unchanged (as CPython's decoder does).
-void put_entry(std::string &out, int *line, const Reified *r, bool with_columns) {
-  if (!r) {
+void put_entry(std::string &out, int *line, const StateLocation *r, bool with_columns) {
+  if (!r->located) {
     out.push_back(char(0x80 | kNoLocation << 3));
     return;
   }
@@ -60,6 +69,7 @@ void put_entry(std::string &out, int *line, const Reified *r, bool with_columns)
 bool usable(const Reified *r, PyObject *filename) {
   if (!r || r->placeholder || r->lineno < 1) return false;
   if (!filename) return true;
+  // Both exact str (reify.cc stores exact str): the compare runs no Python.
   const int same = PyUnicode_Compare(r->filename, filename);
   if (same == -1 && PyErr_Occurred()) PyErr_Clear();
   return same == 0;
@@ -67,12 +77,12 @@ bool usable(const Reified *r, PyObject *filename) {
 
 // CPython's own constructor path: an empty code object, then code.replace() with our
 // instructions and table, so every field CPython derives (co_framesize,
-// _co_firsttraceable, the quickened copy) is computed by CPython itself.
+// _co_firsttraceable, the quickened copy) is computed by CPython itself. The file and
+// function names go in as str objects, not through PyCode_NewEmpty's C strings, which
+// would cut them at an embedded NUL where callsite's captures do not.
 PyObject *make_code(PyObject *filename, PyObject *name, int firstlineno,
                     const std::string &bytecode, const std::string &table) {
-  const char *file = PyUnicode_AsUTF8(filename), *func = file ? PyUnicode_AsUTF8(name) : nullptr;
-  if (!func) return nullptr;
-  PyObject *empty = reinterpret_cast<PyObject *>(PyCode_NewEmpty(file, func, firstlineno));
+  PyObject *empty = reinterpret_cast<PyObject *>(PyCode_NewEmpty("", "", firstlineno));
   if (!empty) return nullptr;
   PyObject *replace = PyObject_GetAttrString(empty, "replace");
   Py_DECREF(empty);
@@ -82,11 +92,11 @@ PyObject *make_code(PyObject *filename, PyObject *name, int firstlineno,
       co_code ? PyBytes_FromStringAndSize(table.data(), Py_ssize_t(table.size())) : nullptr;
   PyObject *args = co_linetable ? PyTuple_New(0) : nullptr;
   PyObject *kwargs =
-      args ? Py_BuildValue("{s:O,s:O,s:i,s:i,s:O,s:O,s:y}", "co_code", co_code, "co_linetable",
-                           co_linetable, "co_flags",
+      args ? Py_BuildValue("{s:O,s:O,s:i,s:i,s:O,s:O,s:O,s:(O),s:y}", "co_code", co_code,
+                           "co_linetable", co_linetable, "co_flags",
                            CO_OPTIMIZED | CO_NEWLOCALS | CALLSITE_CO_VISIBLE_NATIVE,
-                           "co_stacksize", 1, "co_name", name, "co_qualname", name,
-                           "co_exceptiontable", "")
+                           "co_stacksize", 1, "co_filename", filename, "co_name", name,
+                           "co_qualname", name, "co_consts", Py_None, "co_exceptiontable", "")
            : nullptr;
   Py_XDECREF(co_code);
   Py_XDECREF(co_linetable);
@@ -94,34 +104,43 @@ PyObject *make_code(PyObject *filename, PyObject *name, int firstlineno,
   Py_XDECREF(kwargs);
   Py_XDECREF(args);
   Py_DECREF(replace);
+  if (code && callsite_mark_synthetic_code(code) < 0) Py_CLEAR(code);
   return code;
 }
 
-// The instruction of the shard's first state: the one after RESUME and its cache.
+// Code units before the first state's NOP: RESUME, its cache, LOAD_CONST, RETURN_VALUE.
+inline int body_units(const callsite_visible_ops *ops) { return 1 + ops->resume_caches + 2; }
+
+// The instruction of the shard's first state: the one after the body.
 const std::uint16_t *first_state_of(PyObject *code, const callsite_visible_ops *ops) {
   return reinterpret_cast<const std::uint16_t *>(reinterpret_cast<const char *>(code) +
                                                  ops->code_units_offset) +
-         1 + ops->resume_caches;
+         body_units(ops);
 }
 
-// RESUME and its cache, then one entry per located state (nullptr: no location) and the "no
-// location" slot.
-void encode(const std::vector<const Reified *> &located, int firstlineno, bool columns,
+// The body (RESUME and its cache, LOAD_CONST 0 = None, RETURN_VALUE), then one entry per
+// state (not located: no location) and the "no location" slot.
+void encode(const std::vector<StateLocation> &located, int firstlineno, bool columns,
             const callsite_visible_ops *ops, std::string *bytecode, std::string *table) {
+  static const StateLocation nowhere;
   bytecode->clear();
   table->clear();
-  bytecode->reserve(2 * (located.size() + 2 + ops->resume_caches));
+  bytecode->reserve(2 * (located.size() + 1 + std::size_t(body_units(ops))));
   bytecode->push_back(char(ops->resume_opcode));
   bytecode->push_back(0);
   bytecode->append(2 * std::size_t(ops->resume_caches), '\0');  // CACHE entries
+  bytecode->push_back(char(ops->load_const_opcode));
+  bytecode->push_back(0);
+  bytecode->push_back(char(ops->return_value_opcode));
+  bytecode->push_back(0);
   int line = firstlineno;
-  // RESUME and its cache: the first line, delta 0.
-  table->push_back(char(0x80 | kNoColumns << 3 | ops->resume_caches));
+  // The body: the first line, delta 0, one entry of body_units code units (at most 8).
+  table->push_back(char(0x80 | kNoColumns << 3 | (body_units(ops) - 1)));
   put_svarint(*table, 0);
   for (std::size_t k = 0; k <= located.size(); ++k) {  // k == size: the "no location" slot
     bytecode->push_back(char(ops->nop_opcode));
     bytecode->push_back(0);
-    put_entry(*table, &line, k < located.size() ? located[k] : nullptr, columns);
+    put_entry(*table, &line, k < located.size() ? &located[k] : &nowhere, columns);
   }
 }
 
@@ -129,7 +148,7 @@ void encode(const std::vector<const Reified *> &located, int firstlineno, bool c
 // no state was located) is the executable's file: the first located state's, in state order.
 PyObject *build_shard(const Executable *exe, std::size_t first, std::size_t count,
                       PyObject **filename, const callsite_visible_ops *ops) {
-  std::vector<const Reified *> located(count, nullptr);
+  std::vector<StateLocation> located(count);
   int firstlineno = 0;
   for (std::size_t k = 0; k < count; ++k) {
     const Reified *r = reify(exe, first + k);
@@ -137,7 +156,7 @@ PyObject *build_shard(const Executable *exe, std::size_t first, std::size_t coun
     if (!usable(r, *filename)) continue;
     if (!*filename) *filename = Py_NewRef(r->filename);
     if (!firstlineno || r->lineno < firstlineno) firstlineno = r->lineno;
-    located[k] = r;
+    located[k] = StateLocation{true, r->lineno, r->end_lineno, r->colno, r->end_colno};
   }
   PyObject *file = *filename;
   PyObject *placeholder = nullptr;  // nothing located yet: "<kind:name>"

@@ -165,13 +165,28 @@ const VisibleCode *visible_code(const Executable *exe, std::size_t states) {
     return nullptr;  // with the warning's error if it was turned into one
   }
   if (auto it = codes.find(exe); it != codes.end()) return it->second;
+  // The build runs reifiers, which may drop the last other reference to the executable.
+  // Callers hold one (the code returned lives as long as the executable); one that does
+  // not gets an error instead of code registered for a destroyed executable.
+  PyObject *owner = Py_XNewRef(exe->owner);
   VisibleCode *code = build_visible_code(exe, states);
+  if (owner && Py_REFCNT(owner) == 1) {
+    free_visible_code(code);
+    Py_DECREF(owner);  // destroys the executable
+    if (!PyErr_Occurred())
+      PyErr_SetString(PyExc_RuntimeError,
+                      "callsite: the executable was destroyed while its visible code was "
+                      "built (hold a reference to it)");
+    return nullptr;
+  }
+  Py_XDECREF(owner);
   if (!code) return nullptr;
   // A reifier that pushed a visible frame of the same executable built it meanwhile: one
   // code per executable, the first.
   if (auto it = codes.find(exe); it != codes.end()) {
-    free_visible_code(code);
-    return it->second;
+    const VisibleCode *first = it->second;
+    free_visible_code(code);  // no Python: nothing else references this code yet
+    return first;
   }
   try {
     codes.emplace(exe, code);
@@ -193,8 +208,11 @@ const VisibleCode *visible_code_of(ExecutableObject *exe) {
 void forget_visible(const Executable *exe) noexcept {
   auto it = codes.find(exe);
   if (it == codes.end()) return;
-  free_visible_code(it->second);
+  // Erased first: releasing a code object may run Python (a weakref callback), which may
+  // build or forget other executables' code.
+  VisibleCode *code = it->second;
   codes.erase(it);
+  free_visible_code(code);
 }
 
 #if CALLSITE_HAVE_VISIBLE

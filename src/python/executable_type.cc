@@ -19,11 +19,13 @@ namespace {
 
 inline ExecutableObject *as_exe(PyObject *o) { return reinterpret_cast<ExecutableObject *>(o); }
 
-// The reifier a new Executable calls: `reifier`, or for locations=[...] the __getitem__ of
-// their tuple, with the table's size in *table_size (-1 without locations). New reference,
-// or nullptr with an error.
-PyObject *reifier_of(PyObject *reifier, PyObject *locations, Py_ssize_t *table_size) {
+// The reifier a new Executable shows: `reifier`, or for locations=[...] the __getitem__ of
+// their tuple (*table: the tuple, which reify.cc indexes itself), with the table's size in
+// *table_size (-1 without locations). New references, or nullptr with an error.
+PyObject *reifier_of(PyObject *reifier, PyObject *locations, Py_ssize_t *table_size,
+                     PyObject **table_out) {
   *table_size = -1;
+  *table_out = nullptr;
   if (!locations || locations == Py_None) {
     if (reifier != Py_None) return Py_NewRef(reifier);
     PyErr_SetString(PyExc_TypeError,
@@ -50,9 +52,13 @@ PyObject *reifier_of(PyObject *reifier, PyObject *locations, Py_ssize_t *table_s
     Py_DECREF(table);
     return nullptr;
   }
-  PyObject *getitem = PyObject_GetAttrString(table, "__getitem__");  // keeps the tuple
-  Py_DECREF(table);
-  if (getitem) *table_size = n;
+  PyObject *getitem = PyObject_GetAttrString(table, "__getitem__");
+  if (!getitem) {
+    Py_DECREF(table);
+    return nullptr;
+  }
+  *table_size = n;
+  *table_out = table;
   return getitem;
 }
 
@@ -103,13 +109,14 @@ PyObject *exe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     return PyErr_Format(PyExc_TypeError, "Executable name must be a str, not %.200s",
                         Py_TYPE(name)->tp_name);
   Py_ssize_t table_size, state_count, visible_states;
-  reifier = reifier_of(reifier, locations, &table_size);
+  PyObject *table;
+  reifier = reifier_of(reifier, locations, &table_size, &table);
   if (!reifier) return nullptr;
-  PyObject *owned_reifier = reifier;  // a new reference from here on
+  PyObject *owned_reifier = reifier;  // new references from here on
   struct Drop {
     PyObject *&ref;
     ~Drop() { Py_XDECREF(ref); }
-  } drop{owned_reifier};
+  } drop{owned_reifier}, drop_table{table};
   if (!parse_states(states, &state_count) ||
       !visible_states_of(visible, table_size, state_count, &visible_states))
     return nullptr;
@@ -126,6 +133,7 @@ PyObject *exe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   Py_XDECREF(default_kind);
   if (!self) return nullptr;
   self->reifier = Py_NewRef(reifier);
+  self->locations = Py_XNewRef(table);
   self->exe.reify = &python_reifier;
   self->visible_states = visible_states;
   // locations=[...] are known now: build the code eagerly, so errors surface here. Where
@@ -140,12 +148,14 @@ PyObject *exe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
 
 int exe_traverse(PyObject *self, visitproc visit, void *arg) {
   Py_VISIT(as_exe(self)->reifier);
+  Py_VISIT(as_exe(self)->locations);
   Py_VISIT(Py_TYPE(self));
   return 0;
 }
 
 int exe_clear(PyObject *self) {
   Py_CLEAR(as_exe(self)->reifier);  // later reifications give a placeholder
+  Py_CLEAR(as_exe(self)->locations);
   return 0;
 }
 
@@ -157,6 +167,7 @@ void exe_dealloc(PyObject *self) {
   forget(&e->exe);  // nothing can hold a frame of it any more: its cache goes
   if (e->free_user_data) e->free_user_data(e->exe.user_data);
   Py_CLEAR(e->reifier);
+  Py_CLEAR(e->locations);
   Py_CLEAR(e->name);
   Py_CLEAR(e->kind);
   PyTypeObject *type = Py_TYPE(self);

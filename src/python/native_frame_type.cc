@@ -6,6 +6,7 @@
 
 #include <exception>
 #include <unordered_set>
+#include <vector>
 
 #include "native/exception_entry.h"
 #include "native/greenlets.h"
@@ -38,11 +39,34 @@ PyNativeFrame *from_link(const NativeLink *link) {
 // yield, so it is parked under that frame's marker instead of going on the thread's stack
 // (see shadow_stack.h). `nested`: the caller pops it before returning (the decorator), so it
 // can never outlive the activation and goes on the stack even from a generator.
+// A visible executable's frame pushed by `with` or push() cannot be an interpreter frame
+// (one is linked only around a call made from C, strictly LIFO with the interpreter's own):
+// say so once per executable, naming the form that is. False if the warning became an error.
+[[gnu::noinline]] bool warn_shadow_push(ExecutableObject *exe) {
+  exe->warned_shadow_push = true;
+  return PyErr_WarnFormat(PyExc_RuntimeWarning, 1,  // the `with` line: no frame of ours
+                          "callsite.native: executable %R has visible=True, but a frame "
+                          "pushed by `with` or push() stays on callsite's shadow stack only; "
+                          "the decorator form, native.frame(exe, state)(function)(...), makes "
+                          "the frame a real interpreter frame around that call (reported once "
+                          "per executable)",
+                          exe->name) == 0;
+}
+
 bool push_frame(PyNativeFrame *f, bool nested) {
   if (active(f)) {
     PyErr_Format(PyExc_RuntimeError, "native frame of %R is already active",
                  f->executable->name);
     return false;
+  }
+  // Before anything is pushed: the warning may run any code (a showwarning hook).
+  if (!nested && f->executable->visible_states >= 0 && !f->executable->warned_shadow_push) {
+    if (!warn_shadow_push(f->executable)) return false;
+    if (active(f)) {  // the hook pushed this very frame
+      PyErr_Format(PyExc_RuntimeError, "native frame of %R is already active",
+                   f->executable->name);
+      return false;
+    }
   }
   try {
     python_links.insert(&f->link);
@@ -269,18 +293,16 @@ PyObject *ff_vectorcall(PyObject *self, PyObject *const *args, std::size_t nargs
     PyErr_SetString(PyExc_RuntimeError, "the wrapped function was cleared");
     return nullptr;
   }
+  // visible=True: also a real interpreter frame, linked only around this nested call. Its
+  // code is built on the first call, running reifiers, which may run any code: before
+  // anything is pushed (w, held by our caller, keeps w->executable).
+  const VisibleCode *visible =
+      w->executable->visible_states >= 0 ? visible_code_of(w->executable) : nullptr;
+  if (!visible && PyErr_Occurred()) return nullptr;
   PyObject *frame = new_native_frame(w->executable, w->state);
   if (!frame) return nullptr;
   PyNativeFrame *f = as_nf(frame);
   if (!push_frame(f, true)) {
-    Py_DECREF(frame);
-    return nullptr;
-  }
-  // visible=True: also a real interpreter frame, linked only around this nested call.
-  const VisibleCode *visible =
-      w->executable->visible_states >= 0 ? visible_code_of(w->executable) : nullptr;
-  if (!visible && PyErr_Occurred()) {
-    pop_frame(f, false);
     Py_DECREF(frame);
     return nullptr;
   }
@@ -421,13 +443,34 @@ PyObject *current_native_frame() noexcept {
 }
 
 PyObject *native_stack() noexcept {
+  // Copied before any object is made: an allocation may collect garbage, whose finalizers
+  // may push and pop frames (or rebuild the spliced list) while we would be walking it.
+  // The executables made at run time are held too (a popped frame may release its own).
+  std::vector<NativeLink> links;
+  std::vector<PyObject *> owners;
+  try {
+    for (const NativeLink *seen = innermost(); seen; seen = seen->previous) {
+      links.push_back(*seen);
+      owners.reserve(links.size());
+      owners.push_back(Py_XNewRef(seen->executable->owner));
+    }
+  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
+    for (PyObject *o : owners) Py_XDECREF(o);
+    return PyErr_NoMemory();
+  }
+  struct Release {
+    std::vector<PyObject *> &owners;
+    ~Release() {
+      for (PyObject *o : owners) Py_XDECREF(o);
+    }
+  } release{owners};
   PyObject *list = PyList_New(0);
   if (!list) return nullptr;
-  for (const NativeLink *seen = innermost(); seen; seen = seen->previous) {
-    const Executable *exe = seen->executable;
+  for (const NativeLink &seen : links) {
+    const Executable *exe = seen.executable;
     PyObject *item = Py_BuildValue("(ssK)", exe->name ? exe->name : "?",
                                    exe->kind ? exe->kind : "native",
-                                   (unsigned long long)seen->state);
+                                   (unsigned long long)seen.state);
     if (!item || PyList_Append(list, item) < 0) {
       Py_XDECREF(item);
       Py_DECREF(list);
