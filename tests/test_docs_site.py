@@ -145,6 +145,16 @@ def test_the_cpp_reference_documents_every_declaration(site):
         assert "warning:" not in undocumented.read_text(encoding="utf-8")
 
 
+def test_the_cpp_reference_includes_the_installed_paths(site):
+    """Every `#include` the C++ page shows for a declaration names the header as a consumer
+    writes it (<callsite/native_frame.h>: the headers install under include/callsite/)."""
+    text = html.unescape(re.sub(r"<[^>]+>", "", (site / "api" / "cpp.html").read_text(encoding="utf-8")))
+    shown = set(re.findall(r"#include\s*<([^>]+)>", text))
+    headers = {p.name for p in (REPO / "include" / "callsite").glob("*.h")}
+    assert "callsite/native_frame.h" in shown, sorted(shown)
+    assert not shown & headers, f"shown without their callsite/ directory: {sorted(shown & headers)}"
+
+
 # --- in a real browser ------------------------------------------------------------------------
 
 # Appended to a copy of a page: after load, writes what the browser made of it into the DOM.
@@ -222,6 +232,72 @@ def test_chromium_renders_the_page_styled(site, page, name):
         assert any(i["src"].endswith("pipeline.svg") for i in report["images"])
     pytest.importorskip("PIL")
     assert _png_colours(SCREENSHOTS / f"{name}.png") > 50, "the screenshot is (nearly) blank"
+
+
+# Appended to a copy of a page: where its tables and code blocks end against the text column.
+_LAYOUT_PROBE = """<script>
+window.addEventListener("load", () => {
+  const column = document.querySelector("article").getBoundingClientRect().right;
+  const scroller = el => {
+    for (let a = el.parentElement; a && a.tagName !== "ARTICLE"; a = a.parentElement) {
+      const o = getComputedStyle(a).overflowX;
+      if (o === "auto" || o === "scroll") return a.getBoundingClientRect().right;
+    }
+    return null;
+  };
+  const tables = [...document.querySelectorAll("article table")].map(t => ({
+    columns: t.rows.length ? t.rows[0].cells.length : 0, right: t.getBoundingClientRect().right,
+    scroller: scroller(t), head: t.rows.length ? t.rows[0].innerText.replace(/\\s+/g, " ").slice(0, 60) : ""}));
+  const blocks = [...document.querySelectorAll("article pre")].map(p => ({
+    wide: p.scrollWidth > p.clientWidth + 1, overflow: getComputedStyle(p).overflowX,
+    right: p.getBoundingClientRect().right, head: p.innerText.slice(0, 60)}));
+  const probe = document.createElement("pre");
+  probe.id = "callsite-layout";
+  probe.textContent = JSON.stringify({column, tables, blocks});
+  document.body.appendChild(probe);
+});
+</script>"""
+#: Pixels a box may pass the column by: furo's table wrapper pads its table.
+_SLACK = 8
+#: A table with this many columns or more is a grid of figures: it may scroll in its wrapper.
+_WIDE_GRID = 7
+
+
+def layout(page: pathlib.Path) -> dict:
+    probe_page = page.with_name(f"_layout_{page.name}")
+    probe_page.write_text(page.read_text(encoding="utf-8").replace("</body>", _LAYOUT_PROBE + "</body>"),
+                          encoding="utf-8")
+    try:
+        dom = _run_chromium("--dump-dom", probe_page.as_uri())
+    finally:
+        probe_page.unlink()
+    m = re.search(r'<pre id="callsite-layout">(.*?)</pre>', dom.stdout, re.S)
+    assert m, f"the layout probe did not run in chromium on {page.name}:\n{dom.stderr[-3000:]}"
+    return json.loads(html.unescape(m.group(1)))
+
+
+def test_tables_and_code_blocks_fit_the_column_at_1280_px(site):
+    """At 1280 px nothing is cut: a table fits the text column (a long name in a cell wraps),
+    or, a grid of figures, scrolls inside its wrapper; a code block keeps its lines and scrolls."""
+    pages = [p for p in sorted(site.rglob("*.html")) if not p.name.startswith("_")
+             and ("<table" in (text := p.read_text(encoding="utf-8")) or "<pre" in text)]
+    assert len(pages) >= 15
+    cut = []
+    for page in pages:
+        found = layout(page)
+        edge = found["column"] + _SLACK
+        for t in found["tables"]:
+            if t["right"] <= edge:
+                continue
+            if t["columns"] >= _WIDE_GRID and t["scroller"] is not None and t["scroller"] <= edge:
+                continue
+            cut.append(f"{page.relative_to(site)}: table [{t['head']}] ends at {t['right']:.0f} px, "
+                       f"the column at {found['column']:.0f}")
+        for b in found["blocks"]:
+            if b["right"] > edge or (b["wide"] and b["overflow"] not in ("auto", "scroll")):
+                cut.append(f"{page.relative_to(site)}: code block [{b['head']}] is cut "
+                           f"(overflow-x {b['overflow']}, ends at {b['right']:.0f} px)")
+    assert cut == []
 
 
 def test_chromium_reports_a_missing_stylesheet_and_image(site, tmp_path):
