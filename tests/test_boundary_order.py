@@ -343,7 +343,7 @@ def test_the_rewritten_kernel_in_auto_locations_boundary(dsl_program):
                 dsl_program.framework(1, 30)
     inside, outside = locations
     assert '"kernel"' in inside and '"op"' in inside
-    assert '"framework"(' not in inside and '"<lambda>"(' in inside
+    assert '"framework"(' not in inside and '<lambda>"(' in inside
     assert '"framework"(' in outside
 
 

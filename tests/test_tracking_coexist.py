@@ -203,3 +203,46 @@ class TestToolIds:
                 assert sys.monitoring.get_tool(4) is None
             assert sys.monitoring.get_tool(4) == "callsite.tracking"
         assert sys.monitoring.get_tool(4) is None
+
+
+@pytest.mark.skipif("monitoring" not in MODES, reason="sys.monitoring mode unavailable")
+@pytest.mark.parametrize("how", ["callback", "callback None", "events"])
+def test_another_tool_using_our_id_makes_queries_raise_not_go_stale(how):
+    """A tool that replaces the CALL callback (or turns the CALL events off) of callsite's own
+    tool id stops the window from recording: queries say so instead of answering with the
+    calls made before."""
+    import callsite
+    mon = sys.monitoring
+    theirs = []
+
+    def other(code, offset, callable_, arg0):
+        theirs.append(code)
+
+    def before():
+        pass
+
+    def after():
+        pass
+
+    tracking.enable(mode="monitoring", tool_id=4)
+    before()
+    assert any(e.callee is before.__code__ for e in tracking.window())
+    if how == "events":
+        mon.set_events(4, 0)
+    else:
+        mon.register_callback(4, mon.events.CALL, None if how == "callback None" else other)
+    after()
+    for query in (tracking.window, lambda: tracking.last(None),
+                  lambda: callsite.capture(source="window")):
+        with pytest.raises(RuntimeError, match=r"tool id 4 (was replaced|were turned off) by "
+                                               r"another tool.*disable\(\), then enable\(\)"):
+            query()
+    # What the message says brings it back.
+    tracking.disable()
+    assert mon.get_tool(4) is None
+    tracking.enable(mode="monitoring", tool_id=4)
+    after()
+    assert any(e.callee is after.__code__ for e in tracking.window())
+    tracking.disable()
+    if how == "callback":
+        assert theirs  # their callback ran while it was registered

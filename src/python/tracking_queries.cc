@@ -111,18 +111,28 @@ PyObject *last_py(PyObject *, PyObject *const *args, Py_ssize_t nargs, PyObject 
   PyObject *filter = nargs == 1 && args[0] != Py_None ? args[0] : nullptr;
   Window *r = window_for_query("callsite.tracking.last()");
   if (!r) return nullptr;
-  for (std::uint32_t i = 0; i < r->count; ++i) {
+  // A filter's decision may allocate, and so run code (a GC's finalizers) that records calls,
+  // resizes or clears the window, or disables tracking (which drops it): hold the window, copy
+  // the entry and hold its code object while deciding and building the Frame.
+  Py_INCREF(r);
+  PyObject *found = nullptr;
+  bool failed = false;
+  for (std::uint32_t i = 0; i < r->count && !found && !failed; ++i) {
     const OwnedCallSite &e = r->entries[(r->head + r->capacity - 1 - i) % r->capacity];
     PyCodeObject *code = e.code;
-    if (filter) {
-      Py_INCREF(code);  // deciding may allocate, and so run code that records calls
-      const int k = filter_keeps(filter, code);
-      Py_DECREF(code);
-      if (k < 0) return nullptr;
-      if (!k) continue;
-    }
-    return callsite::detail::new_frame(callsite::detail::python_raw_frame(code, e.offset));
+    const std::intptr_t offset = e.offset;
+    Py_INCREF(code);
+    const int keep = filter ? filter_keeps(filter, code) : 1;
+    if (keep < 0)
+      failed = true;
+    else if (keep)
+      found = callsite::detail::new_frame(callsite::detail::python_raw_frame(code, offset));
+    failed = failed || (keep && !found);
+    Py_DECREF(code);
   }
+  Py_DECREF(r);
+  if (failed) return nullptr;
+  if (found) return found;
   if (filter && filter_limit(filter) == SIZE_MAX && PyErr_Occurred()) return nullptr;
   Py_RETURN_NONE;
 }

@@ -18,6 +18,7 @@ PyObject *disable_obj = nullptr;  // sys.monitoring.DISABLE
 PyObject *dict_key = nullptr;   // key of the window in each thread-state dict
 long call_event = 0;            // sys.monitoring.events.CALL
 PyObject *get_tool = nullptr;   // sys.monitoring.get_tool: every query checks the id is ours
+PyObject *get_events = nullptr; // sys.monitoring.get_events: ... and that CALL events are on
 PyObject *tool_name = nullptr;  // kToolName, the object use_tool_id() stores (get_tool returns it)
 std::uint64_t disabled_generation = 0;  // the recording filter's generation when sites were switched off
 
@@ -97,6 +98,7 @@ bool init_objects(PyObject *mon) {
   if (!dict_key && !(dict_key = PyUnicode_InternFromString("callsite.tracking.window"))) return false;
   if (!disable_obj && !(disable_obj = PyObject_GetAttrString(mon, "DISABLE"))) return false;
   if (!get_tool && !(get_tool = PyObject_GetAttrString(mon, "get_tool"))) return false;
+  if (!get_events && !(get_events = PyObject_GetAttrString(mon, "get_events"))) return false;
   if (!tool_name && !(tool_name = PyUnicode_InternFromString(kToolName))) return false;
   if (!call_event) {
     PyObject *events = PyObject_GetAttrString(mon, "events");
@@ -155,6 +157,25 @@ int still_owned(PyObject **name_out) {
   return ours;
 }
 
+// Whether sys.monitoring still calls callsite's callback: the interpreter's table of callbacks
+// (PyInterpreterState.monitoring_callables, 3.12+) holds a reference to the one registered for
+// each (tool, event), and nothing else keeps one to callsite's but `callback` itself. Another
+// tool that registers its own callback (or None) for callsite's id drops that reference. A tool
+// that keeps the one it replaced (to chain to it) leaves the count as it was: not caught here.
+inline bool callback_registered() noexcept { return Py_REFCNT(callback) >= 2; }
+
+// 1: CALL events are on for `tool`; 0: another tool turned them off; -1: error.
+int call_events_on() {
+  PyObject *id = PyLong_FromLong(tool);  // a small int: no allocation
+  PyObject *events = id ? PyObject_CallOneArg(get_events, id) : nullptr;
+  Py_XDECREF(id);
+  if (!events) return -1;
+  const long set = PyLong_AsLong(events);
+  Py_DECREF(events);
+  if (set == -1 && PyErr_Occurred()) return -1;
+  return (set & call_event) != 0;
+}
+
 }  // namespace
 
 bool available(const char **) noexcept { return true; }
@@ -169,7 +190,25 @@ bool check_owned() noexcept {
                  "it is now held by %R): call callsite.tracking.enable() again",
                  tool, name);
   Py_XDECREF(name);
-  return owned == 1;
+  if (owned != 1) return false;
+  // The id is still callsite's, but another tool may have used it: the window then holds
+  // the calls made before, which would be answered as the most recent ones.
+  if (!callback_registered()) {
+    PyErr_Format(PyExc_RuntimeError,
+                 "callsite.tracking's sys.monitoring CALL callback for tool id %d was replaced "
+                 "by another tool (sys.monitoring.register_callback): the window no longer "
+                 "records calls; call callsite.tracking.disable(), then enable()",
+                 tool);
+    return false;
+  }
+  const int on = call_events_on();
+  if (on == 0)
+    PyErr_Format(PyExc_RuntimeError,
+                 "callsite.tracking's sys.monitoring CALL events for tool id %d were turned off "
+                 "by another tool (sys.monitoring.set_events): the window no longer records "
+                 "calls; call callsite.tracking.disable(), then enable()",
+                 tool);
+  return on == 1;
 }
 int tool_id() noexcept { return tool; }
 
