@@ -14,6 +14,7 @@ import pytest
 import callsite
 import callsite.mlir
 import mlir_support as H
+from hardening_support import assert_clean, run_python
 
 
 @pytest.fixture(params=H.CANDIDATES)
@@ -364,6 +365,78 @@ def test_location_function_errors(ir):
             callsite.mlir.location(skip=-1)
         with pytest.raises(TypeError, match="unexpected keyword"):
             callsite.mlir.location(bogus=1)
+
+
+def test_location_of_a_context_whose_bindings_are_not_detected_yet(ir):
+    """context= names its bindings: the first call finds them, as a call without context=
+    does (no callsite.mlir.bindings() or use() first)."""
+    proc = run_python(f'''
+        import callsite, callsite.mlir
+        import {ir.__name__} as ir
+        ctx = ir.Context()
+        first = str(callsite.mlir.location(context=ctx))
+        print(first.startswith('loc("<module>"(') and "<string>" in first)
+        try:
+            callsite.mlir.location(context=object())
+        except TypeError as e:
+            print("context must be an ir.Context" in str(e))
+    ''')
+    assert_clean(proc, "True\nTrue\n")
+
+
+def test_location_finds_the_current_context_of_bindings_imported_later():
+    """Bindings registered already, then another distribution imported: location() without
+    context= finds that one's current context too."""
+    if len(H.CANDIDATES) < 2:
+        pytest.skip("needs two distributions of the bindings")
+    first, second = H.CANDIDATES[:2]
+    proc = run_python(f'''
+        import callsite, callsite.mlir
+        import {first} as first
+        callsite.mlir.bindings()
+        import {second} as second
+        with second.Context() as ctx:
+            print(callsite.mlir.location().context == ctx)
+    ''')
+    assert_clean(proc, "True\n")
+
+
+def test_native_frame_with_only_a_line_is_what_the_bindings_build(ir):
+    """A reifier that knows only the line: the location the bindings' own
+    Location.file(name, line, 0) gives (MLIR's own choice where it has only a line), not
+    MLIR's unsigned -1 for the columns and end."""
+    from callsite import native
+
+    exe = native.Executable("jit", lambda state: native.Location("dsl.py", state))
+    cols = native.Executable("jit2", lambda state: native.Location("dsl.py", state, colno=3))
+    ends = native.Executable("jit3", lambda state: native.Location("dsl.py", 4, end_lineno=6))
+    with H.context(ir):
+        expected = [str(ir.Location.name("jit", childLoc=ir.Location.file("dsl.py", 7, 0))),
+                    str(ir.Location.name("jit2", childLoc=ir.Location.file("dsl.py", 8, 3)))]
+        seen = []
+        for e, state in ((exe, 7), (cols, 8)):
+            with e.frame(state):
+                seen.append(str(callsite.mlir.location(limit=1)))
+        assert seen == expected
+        assert "4294967295" not in seen[0]
+        with ends.frame(1):
+            assert ':4:0 to 6:0' in str(callsite.mlir.location(limit=1))
+
+
+def test_one_auto_locations_object_is_one_scope(ir):
+    scope = callsite.mlir.auto_locations(ir=ir)
+    with scope as settings:
+        with pytest.raises(RuntimeError, match="already entered.*call it again"):
+            with scope:
+                pass
+        assert callsite.mlir._m.settings.get(None) is settings  # the open scope is intact
+        assert callsite.mlir.use(ir).installed
+    assert callsite.mlir._m.settings.get(None) is None
+    with pytest.raises(RuntimeError, match="already entered"):
+        scope.__enter__()
+    assert not callsite.mlir.use(ir).installed
+    with callsite.mlir.auto_locations(ir=ir) as a, callsite.mlir.auto_locations(ir=ir) as b:
+        assert callsite.mlir._m.settings.get(None) is b and a is not b
 
 
 def test_auto_locations_errors(ir):

@@ -71,3 +71,30 @@ def test_window_needs_tracking_and_a_valid_source(ir):
             callsite.tracking.disable()
             with pytest.raises(RuntimeError, match="needs call tracking"):
                 ir.Operation.create("test.op")
+
+
+DEEP = '''
+def down(k, ir, lib):
+    if k == 0:
+        return str(lib.make(ir).location)
+    return down(k - 1, ir, lib)
+'''
+
+
+def test_an_explicit_limit_replaces_the_filters_on_both_sources(ir, tmp_path):
+    """MLIR's rule: an explicit limit replaces the filter's (it is not capped by it), whether
+    the frames come from a walk or from the window."""
+    prog = H.write_program(tmp_path, "deep", DEEP)
+    lib = H.write_program(tmp_path, "framework", LIBRARY)
+    f = H.support_filter()
+    f.exclude_file(lib.__file__)
+    f.limit = 10
+    counts = {}
+    with H.context(ir), callsite.tracking.enable(window=64):
+        for source in ("walk", "window"):
+            for limit in (None, 20, 4):
+                with callsite.mlir.auto_locations(f, limit=limit, ir=ir, source=source):
+                    counts[source, limit] = prog.down(30, ir, lib).count("deep.py")
+    assert counts["walk", None] == counts["window", None] == 10
+    assert counts["walk", 20] == counts["window", 20] == 20
+    assert counts["walk", 4] == counts["window", 4] == 4

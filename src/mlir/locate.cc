@@ -181,15 +181,20 @@ __attribute__((always_inline)) inline BindingsObject *resolve(PyObject *context,
     return b;
   }
   if (all_bindings().empty() && !detect_bindings(true)) return nullptr;
-  // By index: Context.current is Python code, which may register more bindings.
-  for (std::size_t i = 0; i < all_bindings().size(); ++i) {
-    BindingsObject *b = all_bindings()[i];
-    PyObject *ctx = current_context(b);
-    if (ctx) {
-      *ctx_out = ctx;
-      return b;
+  // A second round after detecting again: the current context may be of bindings imported
+  // since the first were registered.
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1 && !detect_bindings()) break;
+    // By index: Context.current is Python code, which may register more bindings.
+    for (std::size_t i = 0; i < all_bindings().size(); ++i) {
+      BindingsObject *b = all_bindings()[i];
+      PyObject *ctx = current_context(b);
+      if (ctx) {
+        *ctx_out = ctx;
+        return b;
+      }
+      if (PyErr_Occurred()) return nullptr;
     }
-    if (PyErr_Occurred()) return nullptr;
   }
   PyErr_SetString(PyExc_ValueError,
                   "callsite.mlir.location(): no current MLIR context (enter `with ir.Context():` "
