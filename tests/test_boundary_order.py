@@ -109,6 +109,21 @@ def test_first_user_frame_counts_the_kernel_as_kept(tmp_path, backend):
     assert frame.name == "test_first_user_frame_counts_the_kernel_as_kept"
 
 
+def test_an_enclosing_kernel_found_once_the_walk_is_complete_counts_as_kept(tmp_path, backend):
+    """The innermost boundary's kernel is not running, so an enclosing one's cuts the chain: it
+    is found only once the walk of the whole stack is complete, among frames a shorter prefix
+    had already scanned (and its filter had dropped)."""
+    ns = write_module(tmp_path, "enclosing", CHAIN + "    def unrelated(): pass\n")
+    everything_out = callsite.Filter(exclude=["enclosing"])
+    with callsite.boundary(ns["deep_kernel"]), callsite.boundary(ns["unrelated"]):
+        frame = ns["deep_framework"](lambda: everything_out.first_user_frame(1), 30)
+        tb = ns["deep_framework"](lambda: callsite.capture(1, 2, filter=everything_out), 30)
+        plain = ns["deep_framework"](lambda: callsite.capture(1, 3), 30)
+    assert frame.name == "deep_kernel"
+    assert names(tb) == ["deep_kernel"]
+    assert names(plain) == ["deep", "deep", "deep_kernel"]
+
+
 # --- closing out of order --------------------------------------------------------------------
 
 def k1():

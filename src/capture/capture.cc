@@ -82,6 +82,11 @@ void StackWalk::walk(std::size_t capacity) noexcept {
   at_boundary_ = status == CALLSITE_WALK_AT_STOP;
 }
 
+bool StackWalk::enclosing_kernel_within(std::size_t n) const noexcept {
+  if (!chain_ || PyTuple_GET_ITEM(chain_, 1) == Py_None) return false;
+  return boundary_cut(chain_, frames_, n < n_ ? n : n_, true) != 0;
+}
+
 bool StackWalk::extend() noexcept {
   if (complete_) return false;
   walk(capacity_ * 4);

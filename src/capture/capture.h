@@ -74,6 +74,11 @@ class StackWalk {
   bool at_boundary() const noexcept { return at_boundary_; }
   /// Whether a kernel boundary is in force for this walk (it may not be on the stack).
   bool bounded() const noexcept { return chain_ != nullptr; }
+  /// Whether one of the first `n` entries runs the kernel of a boundary enclosing the
+  /// innermost one: until the walk is complete, that frame may or may not end the chain (it
+  /// does unless the innermost boundary's kernel runs deeper), so a query that found what it
+  /// looked for above it walks the rest first.
+  bool enclosing_kernel_within(std::size_t n) const noexcept;
 
  private:
   void walk(std::size_t capacity) noexcept;

@@ -14,9 +14,17 @@ std::size_t scan_kept(StackWalk &stack, FilterObject *f, std::size_t wanted,
       const int keep = boundary || !f ? 1 : keeps_raw(f, stack.data()[i]);
       if (keep < 0) return SIZE_MAX;
       if (keep && ++found == wanted) {
+        if (!stack.complete() && stack.enclosing_kernel_within(i + 1)) break;  // see below
         *kept = found;
         return i + 1;
       }
+    }
+    if (found == wanted) {
+      // Found above an enclosing boundary's kernel before the walk was complete: whether that
+      // frame ends the chain is known once it is. Walk the rest and count again.
+      stack.walk_all();
+      found = i = 0;
+      continue;
     }
     const std::size_t scanned = stack.size();
     if (!stack.extend()) break;
