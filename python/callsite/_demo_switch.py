@@ -84,11 +84,12 @@ def main(out: TextIO, examples: Path) -> int:
 
     extension = reports["0"]["extension"]
     abi3 = ".abi3." in extension
-    print(f"Python {sys.version_info[0]}.{sys.version_info[1]}, MLIR's extension {extension}"
+    print(f"Python {sys.version_info[0]}.{sys.version_info[1]}; MLIR's extension: {extension}"
           + (" (stable ABI)" if abi3 else "") + ".\n"
-          f"One program, run twice: the kernels of {prefix}kernels.py built inside\n"
-          "MLIR's own ir.loc_tracebacks(max_depth=2), its file rules dropping the bindings',\n"
-          "the DSL's and the driver's files; then the same with CALLSITE_MLIR=1.\n", file=out)
+          "One program, run twice: the DSL example's kernels built inside MLIR's own\n"
+          "ir.loc_tracebacks(max_depth=2), its file rules dropping the bindings', the DSL's and\n"
+          "the driver's files; then the same with CALLSITE_MLIR=1. kernels.py is\n"
+          f"  {prefix}kernels.py\n", file=out)
     name_width = max(len(name) for name, _ in theirs)
     left = max(len(short(loc)) for _, loc in theirs)
     print(f"  {'op':<{name_width}}  {MODES[0][1]:<{left}}  {MODES[1][1]}", file=out)
