@@ -4,6 +4,8 @@ code while reifiers (or other threads) reify other states, names with NUL, and t
 that marks synthetic code. CPython (f_lineno, co_filename, traceback) is the oracle."""
 from __future__ import annotations
 
+import gc
+import random
 import subprocess
 import sys
 import textwrap
@@ -272,3 +274,23 @@ def test_with_form_warning_turned_into_an_error_pushes_nothing():
             with exe.frame(0):
                 pass
     assert native.stack() == []
+
+
+@visible_only
+def test_synthetic_code_stays_recognised_as_executables_come_and_go():
+    """The walker recognises each live executable's code by identity while many others are
+    made and destroyed: one native entry per visible frame, no Python entry of its code."""
+    rng = random.Random(5)
+    exes = [native.Executable(f"e{i}", locations=[native.Location("m.dsl", i + 1)], visible=True)
+            for i in range(300)]
+    for i in rng.sample(range(300), 150):
+        exes[i] = None
+    gc.collect()
+    exes += [native.Executable(f"f{i}", locations=[native.Location("m.dsl", i + 1)],
+                               visible=True) for i in range(200)]
+    me = sys._getframe().f_code.co_name
+    for exe in exes:
+        if exe is None:
+            continue
+        names = native.frame(exe, 0)(lambda: [f.name for f in callsite.capture(limit=3)])()
+        assert names == ["<lambda>", exe.name, me]

@@ -14,6 +14,7 @@
 
 #include <Python.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,14 +27,38 @@ extern "C" {
  * callsite_is_synthetic_code(). */
 #define CALLSITE_CO_VISIBLE_NATIVE 0x40000000
 
-/* Marks `code` (made by native/visible_code.cc) as callsite's own synthetic code, in a
- * co_extra slot of callsite's (PyUnstable_Code_SetExtra, 3.12+): code.replace() and a
- * code object built from its fields start without extras, so only the objects callsite
- * made carry it, and it goes with the object. 0, or -1 with an error. GIL held. */
-int callsite_mark_synthetic_code(PyObject *code);
-/* Nonzero when `code` carries callsite's mark (and the co_flags bit above, tested first by
- * callers). Never sets an error. */
-int callsite_is_synthetic_code(PyCodeObject *code);
+/* The synthetic code objects alive: an open-addressing set of their addresses (linear
+ * probing, capacity a power of two, at most half full), kept by native/visible_code.cc while
+ * the VisibleCode owning them lives. A code object is registered only while callsite holds it,
+ * so its address cannot be reused by another object meanwhile; a frame can run it only while
+ * its executable (which owns it) lives. GIL held. */
+typedef struct callsite_code_set {
+  const void **slots; /* NULL until the first registration */
+  size_t mask;        /* capacity - 1 */
+  size_t count;
+} callsite_code_set;
+extern callsite_code_set callsite_synthetic_codes;
+/* 0, or -1 with MemoryError. */
+int callsite_register_synthetic_code(const void *code);
+void callsite_unregister_synthetic_code(const void *code);
+
+static inline size_t callsite_code_slot(const void *code, size_t mask) {
+  /* Objects are 16-byte aligned: the low bits carry nothing; Fibonacci hashing spreads the
+   * rest. */
+  return (size_t)((((uintptr_t)code >> 4) * (uintptr_t)0x9E3779B97F4A7C15ull) >> 20) & mask;
+}
+
+/* Nonzero when `code` is one of callsite's synthetic code objects (tested after the co_flags
+ * bit, so only code carrying it pays the lookup). */
+static inline int callsite_is_synthetic_code(const PyCodeObject *code) {
+  const callsite_code_set *set = &callsite_synthetic_codes;
+  if (!set->slots) return 0;
+  for (size_t i = callsite_code_slot(code, set->mask);; i = (i + 1) & set->mask) {
+    const void *slot = set->slots[i];
+    if (slot == (const void *)code) return 1;
+    if (!slot) return 0;
+  }
+}
 
 typedef struct callsite_visible_ops {
   const char *name;         /* "visible-3.12" */

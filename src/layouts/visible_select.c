@@ -26,41 +26,57 @@ const callsite_visible_ops *callsite_visible_frames(void) {
 #endif
 }
 
-/* The co_extra slot marking callsite's synthetic code objects: -1 until the first one is
- * made. The mark is the address of a private static, which no other user of the slot (there
- * is none: the index is callsite's) could store by accident. */
-static Py_ssize_t synthetic_index = -1;
-static const char synthetic_mark = 0;
+callsite_code_set callsite_synthetic_codes = {NULL, 0, 0};
 
-int callsite_mark_synthetic_code(PyObject *code) {
-#if PY_VERSION_HEX >= 0x030C0000
-  if (synthetic_index < 0) {
-    synthetic_index = PyUnstable_Eval_RequestCodeExtraIndex(NULL);
-    if (synthetic_index < 0) {
-      if (!PyErr_Occurred())
-        PyErr_SetString(PyExc_RuntimeError, "callsite: no code-object extra slot is left");
-      return -1;
-    }
+static int code_set_insert(callsite_code_set *set, const void *code) {
+  size_t i = callsite_code_slot(code, set->mask);
+  while (set->slots[i]) {
+    if (set->slots[i] == code) return 0;
+    i = (i + 1) & set->mask;
   }
-  return PyUnstable_Code_SetExtra(code, synthetic_index, (void *)&synthetic_mark);
-#else
-  (void)code;
-  PyErr_SetString(PyExc_RuntimeError, "callsite: visible native frames need CPython 3.12+");
-  return -1;
-#endif
+  set->slots[i] = code;
+  set->count++;
+  return 1;
 }
 
-int callsite_is_synthetic_code(PyCodeObject *code) {
-#if PY_VERSION_HEX >= 0x030C0000
-  void *extra = NULL;
-  if (synthetic_index < 0) return 0;
-  if (PyUnstable_Code_GetExtra((PyObject *)code, synthetic_index, &extra) < 0) {
-    PyErr_Clear();
-    return 0;
+int callsite_register_synthetic_code(const void *code) {
+  callsite_code_set *set = &callsite_synthetic_codes;
+  if (!set->slots || 2 * (set->count + 1) > set->mask + 1) {
+    const size_t capacity = set->slots ? 2 * (set->mask + 1) : 64;
+    const void **slots = (const void **)PyMem_RawCalloc(capacity, sizeof(void *));
+    if (!slots) {
+      PyErr_NoMemory();
+      return -1;
+    }
+    callsite_code_set grown = {slots, capacity - 1, 0};
+    for (size_t i = 0; set->slots && i <= set->mask; ++i)
+      if (set->slots[i]) code_set_insert(&grown, set->slots[i]);
+    PyMem_RawFree((void *)set->slots);
+    *set = grown;
   }
-  return extra == (void *)&synthetic_mark;
-#else
-  (void)code;
+  code_set_insert(set, code);
   return 0;
-#endif
+}
+
+/* Linear probing's deletion: later members of the same run move back into the hole. */
+void callsite_unregister_synthetic_code(const void *code) {
+  callsite_code_set *set = &callsite_synthetic_codes;
+  if (!set->slots) return;
+  size_t i = callsite_code_slot(code, set->mask);
+  while (set->slots[i] != code) {
+    if (!set->slots[i]) return;
+    i = (i + 1) & set->mask;
+  }
+  set->slots[i] = NULL;
+  set->count--;
+  for (size_t j = (i + 1) & set->mask; set->slots[j]; j = (j + 1) & set->mask) {
+    const size_t home = callsite_code_slot(set->slots[j], set->mask);
+    /* Move j into the hole at i unless its home lies cyclically in (i, j]. */
+    const int stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+    if (!stays) {
+      set->slots[i] = set->slots[j];
+      set->slots[j] = NULL;
+      i = j;
+    }
+  }
 }

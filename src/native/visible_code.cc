@@ -104,7 +104,6 @@ PyObject *make_code(PyObject *filename, PyObject *name, int firstlineno,
   Py_XDECREF(kwargs);
   Py_XDECREF(args);
   Py_DECREF(replace);
-  if (code && callsite_mark_synthetic_code(code) < 0) Py_CLEAR(code);
   return code;
 }
 
@@ -203,6 +202,11 @@ VisibleCode *build_visible_code(const Executable *exe, std::size_t states) {
       const std::size_t n = std::min(kStatesPerShard, states - std::min(states, first));
       PyObject *code = build_shard(exe, first, n, &filename, ops);
       if (!code) break;
+      // What callsite's walker recognises by identity (layouts/visible_frame.h).
+      if (callsite_register_synthetic_code(code) < 0) {
+        Py_DECREF(code);
+        break;
+      }
       shards[built] = VisibleShard{code, first_state_of(code, ops), first, n};
     }
     if (built == count) {
@@ -214,14 +218,20 @@ VisibleCode *build_visible_code(const Executable *exe, std::size_t states) {
   } catch (const std::exception &) {  // out of memory; never the forced unwind
     PyErr_NoMemory();
   }
-  for (std::size_t s = 0; s < built; ++s) Py_DECREF(shards[s].code);
+  for (std::size_t s = 0; s < built; ++s) {
+    callsite_unregister_synthetic_code(shards[s].code);
+    Py_DECREF(shards[s].code);
+  }
   Py_XDECREF(filename);
   return nullptr;
 }
 
 void free_visible_code(VisibleCode *code) noexcept {
   if (!code) return;
-  for (std::size_t s = 0; s < code->shard_count; ++s) Py_XDECREF(code->shards[s].code);
+  for (std::size_t s = 0; s < code->shard_count; ++s) {
+    callsite_unregister_synthetic_code(code->shards[s].code);
+    Py_XDECREF(code->shards[s].code);
+  }
   delete[] code->shards;
   delete code;
 }
