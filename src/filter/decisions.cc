@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "capture/traceback_storage.h"
+#include "core/frame_refs.h"
 #include "filter/filter.h"
 #include "filter/decisions.h"
 #include "symbolize/symbolize.h"
@@ -135,9 +136,36 @@ std::size_t filter_frames(PyObject *filter, const RawFrame *frames, std::size_t 
 
 namespace callsite {
 
+namespace {
+
+// The native entries of frames[0..n) retained for a scope. Deciding on a native frame runs its
+// reifier, which may pop the native frames of a walk and free their executables: the entries
+// must stay valid until the Traceback holds its own references. Python entries need nothing
+// (their code objects belong to running frames, a Traceback or a window copy).
+class NativeEntriesHeld {
+ public:
+  NativeEntriesHeld(const RawFrame *frames, std::size_t n) noexcept : frames_(frames), n_(n) {
+    for (std::size_t i = 0; i < n_; ++i)
+      if (!frames_[i].is_python()) detail::retain(frames_[i]);
+  }
+  ~NativeEntriesHeld() {
+    for (std::size_t i = 0; i < n_; ++i)
+      if (!frames_[i].is_python()) detail::release(frames_[i]);
+  }
+  NativeEntriesHeld(const NativeEntriesHeld &) = delete;
+  NativeEntriesHeld &operator=(const NativeEntriesHeld &) = delete;
+
+ private:
+  const RawFrame *frames_;
+  std::size_t n_;
+};
+
+}  // namespace
+
 PyObject *filtered_traceback(PyObject *filter, const RawFrame *frames, std::size_t n,
                              std::size_t limit, bool at_boundary) {
   std::vector<RawFrame> kept(n < limit ? n : limit);
+  NativeEntriesHeld held(frames, n);
   const std::size_t k = filter_frames(filter, frames, n, kept.data(), limit, at_boundary);
   if (k == SIZE_MAX) return nullptr;
   PyObject *tb = new_traceback(kept.data(), k);

@@ -10,6 +10,18 @@ namespace {
 PyObject *thread_hook = nullptr;           // our threading.setprofile() hook (a builtin)
 PyObject *previous_thread_hook = nullptr;  // what threading.getprofile() returned before
 bool hook_installed = false;               // threading.setprofile(thread_hook) done
+// The windows the last stop() took off the thread states, released by the next stop(). CPython
+// reads a thread's profile object, then may allocate the frame object it passes (3.11
+// call_trace), where a collection can run a finalizer that disables tracking, and still calls
+// on_event with the window it read. Holding them one round longer also keeps the release of
+// their code objects (which may run any finalizer) out of the walk over the thread states.
+PyObject *retired = nullptr;
+
+// Whether the window may take an entry now: reading the frames and the recording filter may
+// run Python code (see on_event), which may switch tracking off, emptying the window.
+inline bool still_recording(const Window *r) noexcept {
+  return active_mode == Mode::profile && r->entries;
+}
 
 // The profile function. Its object is the thread's Window (so no lookup on the event path);
 // `call` events record (caller's code, caller's offset, callee code), `c_call` events record
@@ -17,24 +29,34 @@ bool hook_installed = false;               // threading.setprofile(thread_hook) 
 int on_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg) {
   Window *r = reinterpret_cast<Window *>(obj);
   ++callbacks;
-  if (active_mode == Mode::profile && r->entries) {
+  if (r->retired) return 0;  // see `retired`: the chained profiler is back in its place
+  // The interpreter passes its reference to the window borrowed. Reading the caller's frame
+  // may allocate its frame object (a collection, finalizers) and the recording filter's rules
+  // run Python code: either may disable tracking, which releases the window. Held meanwhile.
+  Py_INCREF(obj);
+  if (still_recording(r)) {
     if (what == PyTrace_CALL) {
       // The callee's frame; the call site is in its caller (absent for a thread's first frame).
       if (PyFrameObject *back = compat::running_frame_back(frame)) {
         PyCodeObject *code = compat::running_frame_code(back);
-        if (record_keeps(code)) {
+        if (record_keeps(code) && still_recording(r)) {
           push(r, code, compat::frame_lasti_bytes(back), compat::running_frame_code(frame));
           ++recorded;
         }
       }
     } else if (what == PyTrace_C_CALL) {
       PyCodeObject *code = compat::running_frame_code(frame);
-      if (record_keeps(code)) {
+      if (record_keeps(code) && still_recording(r)) {
         push(r, code, compat::frame_lasti_bytes(frame), nullptr);
         ++recorded;
       }
     }
   }
+  if (Py_REFCNT(obj) == 1) {  // tracking let go of it meanwhile (and restored the chained one)
+    Py_DECREF(obj);
+    return 0;
+  }
+  Py_DECREF(obj);
   if (!r->chained_func) return 0;
   // The chained profiler may remove us (sys.setprofile(None) from inside it), which frees the
   // window and with it the reference to its own object: hold that object across the call.
@@ -192,6 +214,8 @@ bool stop() {
     }
     Py_CLEAR(previous_thread_hook);
   }
+  PyObject *now_retired = PyList_New(0);  // nullptr: the windows are released at once
+  if (!now_retired) PyErr_Clear();
   PyThreadState *self = compat::current_tstate();
   for (PyThreadState *ts = PyInterpreterState_ThreadHead(PyThreadState_GetInterpreter(self)); ts;
        ts = PyThreadState_Next(ts)) {
@@ -207,13 +231,21 @@ bool stop() {
     Window *r = reinterpret_cast<Window *>(ts->c_profileobj);
     Py_tracefunc func = r->chained_func;
     PyObject *obj = Py_XNewRef(r->chained_obj);
-    // Releases the window (the thread state's reference), restoring the previous profiler.
+    if (now_retired && PyList_Append(now_retired, ts->c_profileobj) == 0) retire(r);
+    PyErr_Clear();
+    // Drops the thread state's reference to the window, restoring the previous profiler.
     if (_PyEval_SetProfile(ts, func, obj) < 0) ok = false;
     Py_XDECREF(obj);
   }
   // Windows still referenced by a profiler that chained to us: empty them; on_event no longer
   // records (active_mode is off) and only forwards.
-  for (Window *r = first_window(); r; r = r->next) clear(r);
+  for_each_window([](Window *r) {
+    clear(r);
+    return true;
+  });
+  for (Py_ssize_t i = 0; now_retired && i < PyList_GET_SIZE(now_retired); ++i)
+    clear(reinterpret_cast<Window *>(PyList_GET_ITEM(now_retired, i)));
+  Py_XSETREF(retired, now_retired);  // the previous round's windows go now
   if (!ok && !PyErr_Occurred())
     PyErr_SetString(PyExc_RuntimeError, "callsite.tracking: could not restore a profile function");
   return ok;

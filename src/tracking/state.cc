@@ -61,9 +61,12 @@ bool validate(const Settings &s) {
 }
 
 bool resize_all(std::uint32_t capacity) {
-  for (Window *r = first_window(); r; r = r->next)
-    if (!resize(r, capacity)) return false;
-  return true;
+  bool failed = false;
+  for_each_window([&](Window *r) {
+    if (!failed && !resize(r, capacity)) failed = true;
+    return true;
+  });
+  return !failed;
 }
 
 }  // namespace
@@ -124,7 +127,10 @@ bool disable() {
   bool ok = true;
   if (was == Mode::profile) ok = profile::stop();
   if (was == Mode::monitoring) ok = monitoring::stop();
-  for (Window *r = first_window(); r; r = r->next) detail::clear(r);
+  for_each_window([](Window *r) {
+    detail::clear(r);
+    return true;
+  });
   Py_CLEAR(record_filter);
   return ok;
 }

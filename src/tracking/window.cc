@@ -27,6 +27,14 @@ void release_all(OwnedCallSite *entries, std::uint32_t n) {
   }
 }
 
+void unlink(Window *r) {
+  if (r->prev) r->prev->next = r->next;
+  else if (registry == r) registry = r->next;
+  if (r->next) r->next->prev = r->prev;
+  r->prev = r->next = nullptr;
+  --registered;
+}
+
 void window_dealloc(PyObject *self) {
   Window *r = reinterpret_cast<Window *>(self);
   if (cache_window == r) cache_tstate = nullptr, cache_window = nullptr;
@@ -34,10 +42,7 @@ void window_dealloc(PyObject *self) {
     dead_tstate = r->tstate;
     dead_tstate_id = r->tstate_id;
   }
-  if (r->prev) r->prev->next = r->next;
-  else if (registry == r) registry = r->next;
-  if (r->next) r->next->prev = r->prev;
-  --registered;
+  if (!r->retired) unlink(r);
   OwnedCallSite *entries = r->entries;
   const std::uint32_t n = r->capacity;
   r->entries = nullptr;
@@ -93,6 +98,7 @@ Window *new_window(PyThreadState *tstate, std::uint32_t capacity) noexcept {
   r->chained_func = nullptr;
   r->chained_obj = nullptr;
   r->in_dict = false;
+  r->retired = false;
   r->prev = nullptr;
   r->next = registry;
   if (registry) registry->prev = r;
@@ -150,6 +156,13 @@ bool resize(Window *r, std::uint32_t capacity) noexcept {
   release_all(old, old_capacity);
   PyMem_Free(old);
   return true;
+}
+
+void retire(Window *r) noexcept {
+  if (r->retired) return;
+  if (cache_window == r) cache_tstate = nullptr, cache_window = nullptr;
+  unlink(r);
+  r->retired = true;
 }
 
 Window *first_window() noexcept { return registry; }

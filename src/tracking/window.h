@@ -30,6 +30,7 @@ struct Window {
   std::uint64_t tstate_id;  ///< PyThreadState_GetID of the owner: tells a reused address apart
   Window *prev, *next;        ///< registry of live windows (GIL-protected)
   bool in_dict;             ///< owned by the thread-state dict (monitoring mode)
+  bool retired;             ///< out of the registry, unused, kept a while (retire(), profile.cc)
   // Profile mode: the profile function this window's thread had before ours, called after ours
   // on every event so a profiler installed earlier keeps working (chained_obj is owned).
   Py_tracefunc chained_func;
@@ -55,9 +56,37 @@ bool resize(Window *window, std::uint32_t capacity) noexcept;
 std::size_t copy_recent(const Window *window, std::size_t skip, OwnedCallSite *out, std::size_t cap) noexcept;
 void release_copies(OwnedCallSite *entries, std::size_t n) noexcept;
 
+/// Takes `window` out of the registry for good (its thread no longer uses it; it only waits
+/// for its last reference: see profile.cc), emptied first by the caller.
+void retire(Window *window) noexcept;
+
 /// The first live window in the registry (iterate with ->next), and how many there are.
 Window *first_window() noexcept;
 std::size_t window_count() noexcept;
+
+/// Calls `fn(window)` for every live window, each held by a reference for the whole walk:
+/// what `fn` releases (code objects) may run Python code that frees windows or adds some (a
+/// registry walk through ->next would then read freed memory). False on allocation failure
+/// (no Python error is set: callers of teardown paths go on).
+template <class Fn>
+inline bool for_each_window(Fn &&fn) noexcept {
+  PyObject *held = PyList_New(0);
+  if (!held) {
+    PyErr_Clear();
+    return false;
+  }
+  for (Window *r = first_window(); r; r = r->next)
+    if (PyList_Append(held, reinterpret_cast<PyObject *>(r)) < 0) {
+      PyErr_Clear();
+      Py_DECREF(held);
+      return false;
+    }
+  bool ok = true;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(held); ++i)
+    ok = fn(reinterpret_cast<Window *>(PyList_GET_ITEM(held, i))) && ok;
+  Py_DECREF(held);
+  return ok;
+}
 
 /// The window owned by `tstate` (the one-entry cache, else a registry scan), or nullptr.
 Window *find_window(PyThreadState *tstate) noexcept;
