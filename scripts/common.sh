@@ -108,13 +108,3 @@ callsite_peer_minor() {
 
 callsite_venv() { echo "$CALLSITE_ROOT/.venv/py$1"; }
 
-# Prints the Python minor the demo uses: the default one when it has an interpreter, else the
-# first supported one that has.
-callsite_demo_minor() {
-  if ! callsite_skip_reason "$CALLSITE_DEFAULT_MINOR" >/dev/null; then
-    echo "$CALLSITE_DEFAULT_MINOR"; return 0
-  fi
-  local first; first="$(callsite_available_minors | head -n 1)"
-  [ -n "$first" ] || die "no usable Python interpreter among: ${CALLSITE_SUPPORTED_MINORS[*]}"
-  echo "$first"
-}
