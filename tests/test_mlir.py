@@ -421,6 +421,10 @@ def test_native_frame_with_only_a_line_is_what_the_bindings_build(ir):
         assert "4294967295" not in seen[0]
         with ends.frame(1):
             assert ':4:0 to 6:0' in str(callsite.mlir.location(limit=1))
+        for e in (exe, cols, ends):  # Traceback.to_mlir() prints the same text
+            with e.frame(7):
+                tb = callsite.capture()
+            assert tb.to_mlir() == str(callsite.mlir.location(tb, limit=len(tb)))
 
 
 def test_one_auto_locations_object_is_one_scope(ir):

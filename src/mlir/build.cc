@@ -6,6 +6,7 @@
 
 #include "core/compat.h"
 #include "mlir/bindings.h"
+#include "render/mlir_text.h"
 #include "symbolize/symbolize.h"
 
 namespace callsite::mlir {
@@ -19,25 +20,6 @@ inline PyObject *call(PyObject *f, PyObject *const *args, std::size_t n, PyObjec
   return PyObject_Vectorcall(f, args, n, kwnames);
 }
 
-// The positions a native frame's location is built from. A reifier may know only the line:
-// MLIR has no "unknown column" (its builders take unsigned, so CPython's -1 prints as
-// 4294967295), and where MLIR itself has only a line (3.10: FileLineColLoc(file,
-// PyFrame_GetLineNumber, 0)) it uses column 0. So an unknown column is 0, an unknown end is the
-// start: a line-only frame is FileLineColRange(file, 7, 0, 7, 0), which prints as
-// Location.file(file, 7, 0) does, `file:7:0`. Python frames keep CPython's values as MLIR's
-// own walk passes them (-X no_debug_ranges prints 4294967295 there too).
-struct Positions {
-  long line, col, end_line, end_col;
-};
-Positions positions_of(const FrameInfo &info) {
-  if (info.kind != FrameKind::native) return {info.lineno, info.colno, info.end_lineno, info.end_colno};
-  const long line = info.lineno < 0 ? 0 : info.lineno;
-  const long col = info.colno < 0 ? 0 : info.colno;
-  const long end_line = info.end_lineno < 0 ? line : info.end_lineno;
-  const long end_col = info.end_colno >= 0 ? info.end_colno : end_line == line ? col : 0;
-  return {line, col, end_line, end_col};
-}
-
 PyObject *build_frame(ContextCache &cc, const RawFrame &frame) {
   FrameInfo info;
   if (!symbolize(frame, &info)) return nullptr;
@@ -45,9 +27,10 @@ PyObject *build_frame(ContextCache &cc, const RawFrame &frame) {
   // run Python code, which may clear those caches: hold them.
   PyObject *name = Py_XNewRef(compat::mlir_frame_name(info));
   PyObject *filename = Py_XNewRef(info.filename);
-  const Positions p = positions_of(info);
-  // 3.11+: PyCode_Addr2Location's values go to mlirLocationFileLineColRangeGet as they are;
-  // 3.10: FileLineColLoc(file, PyFrame_GetLineNumber, 0).
+  // 3.11+: PyCode_Addr2Location's values go to mlirLocationFileLineColRangeGet as they are
+  // (a native frame's unknown positions as render/mlir_text.h says); 3.10: FileLineColLoc(file,
+  // PyFrame_GetLineNumber, 0). The same values as Traceback.to_mlir() prints.
+  const MlirPositions p = mlir_positions(info);
   constexpr std::size_t kNums = compat::kHasColumns ? 4 : 2;
   PyObject *nums[4] = {PyLong_FromLong(p.line),
                        PyLong_FromLong(compat::kHasColumns ? p.col : 0),

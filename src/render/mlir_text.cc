@@ -67,8 +67,9 @@ bool append_mlir_frame(std::string &out, const FrameInfo &info) noexcept {
     out += "\"-\"";
   else if (!append_quoted(out, info.filename))
     return false;
+  const MlirPositions p = mlir_positions(info);
   out += ':';
-  append_unsigned(out, info.lineno);
+  append_unsigned(out, p.line);
   out += ':';
   if constexpr (!compat::kHasColumns) {
     out += '0';  // mlirLocationFileLineColGet(ctx, file, PyFrame_GetLineNumber(frame), 0)
@@ -76,15 +77,15 @@ bool append_mlir_frame(std::string &out, const FrameInfo &info) noexcept {
     return true;
   }
   // FileLineColRange printing: empty range → l:c, same line → l:c to :ec, else l:c to l2:c2.
-  append_unsigned(out, info.colno);
-  if (unsigned(info.end_lineno) != unsigned(info.lineno)) {
+  append_unsigned(out, p.col);
+  if (unsigned(p.end_line) != unsigned(p.line)) {
     out += " to ";
-    append_unsigned(out, info.end_lineno);
+    append_unsigned(out, p.end_line);
     out += ':';
-    append_unsigned(out, info.end_colno);
-  } else if (unsigned(info.end_colno) != unsigned(info.colno)) {
+    append_unsigned(out, p.end_col);
+  } else if (unsigned(p.end_col) != unsigned(p.col)) {
     out += " to :";
-    append_unsigned(out, info.end_colno);
+    append_unsigned(out, p.end_col);
   }
   out += ')';
   return true;
