@@ -23,7 +23,7 @@ def set_backend(name: "Literal['internal', 'public']") -> None:
                         f"not {type(name).__name__}")
     if name not in BACKENDS:
         raise ValueError(f"set_backend(): name must be 'internal' or 'public', not {name!r}")
-    _callsite.set_backend(str.__str__(name))  # the text itself, whatever a subclass's __eq__ said
+    _callsite.set_backend(name)
 
 
 def internal_backend_refusal() -> "str | None":
