@@ -135,11 +135,12 @@ def auto_locations(
     (and asyncio task's) only and win over the process-wide ones; scopes nest. ir: the
     bindings (default: every set already imported, and any imported while the scope is open).
     source: "walk" (default) walks the stack at each op; "window" takes the most recent call
-    sites the filter keeps from callsite.tracking's window instead (tracking must be enabled:
-    RuntimeError otherwise). The window wins when tracking is on anyway and stacks are deep
-    (no walk, no whole-stack key); it is a record of recent calls, not the stack: with limit=1
-    it is the user's line that made the innermost kept call, which is where the op was built;
-    deeper entries are earlier calls, not callers. boundary: a kernel (function, method or code
+    sites the filter keeps from callsite.tracking's window instead (tracking must be enabled
+    and cover this thread when the scope is entered: RuntimeError there otherwise; an explicit
+    limit replaces the filter's, as on the walk). The window wins when tracking is on anyway
+    and stacks are deep (no walk, no whole-stack key); it is a record of recent calls, not the
+    stack: with limit=1 it is the user's line that made the innermost kept call, which is where
+    the op was built; deeper entries are earlier calls, not callers. boundary: a kernel (function, method or code
     object) at whose innermost frame every location stops, as inside
     ``with callsite.boundary(kernel)``: the kernel's line is kept whatever the filter says and
     nothing below it is walked.
