@@ -247,3 +247,38 @@ def test_str_subclass_results_are_stored_as_str():
     assert type(frame.filename) is str and type(frame.name) is str
     assert (frame.filename, frame.lineno, frame.name) == ("n.dsl", 3, "fn")
     assert "eq" not in calls
+
+
+@pytest.mark.parametrize("backend", ["internal", "public"])
+def test_captures_from_gc_callbacks_while_frames_are_parked(backend):
+    """A frame pushed from a generator is parked, so every capture splices a list of the
+    thread's frames; collections (run by the capture's own allocations, threshold 1) capture
+    again from a gc callback, rebuilding that list while the outer capture uses it."""
+    exe = native.Executable("parked", lambda s: native.Location("parked.dsl", s + 1))
+    nested = []
+
+    def on_gc(phase, info):
+        if phase == "start" and len(nested) < 2000:
+            nested.append([f.name for f in callsite.capture(limit=6)])
+
+    def gen():
+        with exe.frame(3):
+            yield [f.name for f in callsite.capture(limit=6)]
+            yield [f.name for f in callsite.capture(limit=6)]
+
+    before, threshold = callsite.get_backend(), gc.get_threshold()
+    callsite.set_backend(backend)
+    gc.callbacks.append(on_gc)
+    gc.set_threshold(1)
+    try:
+        seen = []
+        for _ in range(100):
+            g = gen()
+            seen.extend(g)
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(on_gc)
+        callsite.set_backend(before)
+    for names in seen:
+        assert names[:2] == ["parked", "gen"], names
+    assert nested and all(names.count("parked") <= 1 for names in nested)

@@ -14,7 +14,6 @@
 
 #include <Python.h>
 #include <stddef.h>
-#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,37 +26,16 @@ extern "C" {
  * callsite_is_synthetic_code(). */
 #define CALLSITE_CO_VISIBLE_NATIVE 0x40000000
 
-/* The synthetic code objects alive: an open-addressing set of their addresses (linear
- * probing, capacity a power of two, at most half full), kept by native/visible_code.cc while
- * the VisibleCode owning them lives. A code object is registered only while callsite holds it,
- * so its address cannot be reused by another object meanwhile; a frame can run it only while
- * its executable (which owns it) lives. GIL held. */
-typedef struct callsite_code_set {
-  const void **slots; /* NULL until the first registration */
-  size_t mask;        /* capacity - 1 */
-  size_t count;
-} callsite_code_set;
-extern callsite_code_set callsite_synthetic_codes;
-/* 0, or -1 with MemoryError. */
-int callsite_register_synthetic_code(const void *code);
-void callsite_unregister_synthetic_code(const void *code);
-
-static inline size_t callsite_code_slot(const void *code, size_t mask) {
-  /* Objects are 16-byte aligned: the low bits carry nothing; Fibonacci hashing spreads the
-   * rest. */
-  return (size_t)((((uintptr_t)code >> 4) * (uintptr_t)0x9E3779B97F4A7C15ull) >> 20) & mask;
-}
+/* The co_consts tuple of every synthetic code object, made once by native/visible_code.cc
+ * (NULL before): its identity is the mark, a pointer compare. No code object compiled or
+ * built by anyone else holds that very tuple (code.replace() keeps it only in copies of
+ * callsite's own code, which run their `return None` body, never a call). */
+extern const void *callsite_synthetic_consts;
 
 /* Nonzero when `code` is one of callsite's synthetic code objects (tested after the co_flags
- * bit, so only code carrying it pays the lookup). */
+ * bit, so only code carrying it pays the load). */
 static inline int callsite_is_synthetic_code(const PyCodeObject *code) {
-  const callsite_code_set *set = &callsite_synthetic_codes;
-  if (!set->slots) return 0;
-  for (size_t i = callsite_code_slot(code, set->mask);; i = (i + 1) & set->mask) {
-    const void *slot = set->slots[i];
-    if (slot == (const void *)code) return 1;
-    if (!slot) return 0;
-  }
+  return (const void *)code->co_consts == callsite_synthetic_consts;
 }
 
 typedef struct callsite_visible_ops {

@@ -34,9 +34,15 @@ constinit thread_local ThreadState t_state [[gnu::tls_model("initial-exec")]] = 
 auto &parked = *new std::unordered_map<const void *, std::vector<NativeLink *>>();
 std::size_t parked_count = 0;
 
-// The spliced copy a capture walks when frames are parked; rebuilt on every capture.
-thread_local std::vector<NativeLink> t_spliced;
-thread_local std::vector<const NativeLink *> t_spliced_origin;
+// The spliced copy a capture walks when frames are parked; rebuilt on every capture. A
+// capture may allocate after taking it (a collection then runs finalizers, which may capture
+// and splice again on this thread), so a rebuild goes into other storage and the list it
+// replaces stays valid until the rebuild after it.
+struct Spliced {
+  std::vector<NativeLink> links;
+  std::vector<const NativeLink *> origin;
+};
+thread_local Spliced t_spliced, t_retired;
 
 const char *name_of(const NativeLink *link) {
   return link && link->executable && link->executable->name ? link->executable->name
@@ -55,8 +61,10 @@ bool on_stack(const ThreadStack *stack, const NativeLink *link) {
 // its place), so rebuild a consistent list: for each running Python frame, innermost first,
 // the thread's own frames with its marker, then the frames parked under it (innermost first).
 const NativeLink *splice() noexcept {
-  std::vector<NativeLink> &out = t_spliced;
-  std::vector<const NativeLink *> &origin = t_spliced_origin;
+  Spliced fresh = std::move(t_retired);  // its storage, if any: no walk uses it any more
+  t_retired = Spliced();
+  std::vector<NativeLink> &out = fresh.links;
+  std::vector<const NativeLink *> &origin = fresh.origin;
   out.clear();
   origin.clear();
   const NativeLink *own = t_stack.head;
@@ -87,13 +95,14 @@ const NativeLink *splice() noexcept {
   } catch (const std::exception &) {  // out of memory: show the thread's own frames as they are
     // (not `...`: a daemon thread's forced unwind at finalization must pass through)
     Py_XDECREF(f);
-    out.clear();
-    origin.clear();
     return t_stack.head;
   }
   for (std::size_t i = 0; i < out.size(); ++i)
     out[i].previous = i + 1 < out.size() ? &out[i + 1] : nullptr;
-  return out.empty() ? nullptr : &out[0];
+  t_retired = std::move(t_spliced);
+  t_spliced = std::move(fresh);
+  const std::vector<NativeLink> &links = t_spliced.links;
+  return links.empty() ? nullptr : &links[0];
 }
 
 }  // namespace
@@ -237,9 +246,9 @@ const std::vector<NativeLink *> *parked_under(const void *marker) noexcept {
 }
 
 const NativeLink *origin_of(const NativeLink *seen) noexcept {
-  const std::vector<NativeLink> &out = t_spliced;
+  const std::vector<NativeLink> &out = t_spliced.links;
   if (!out.empty() && seen >= &out.front() && seen <= &out.back())
-    return t_spliced_origin[std::size_t(seen - &out.front())];
+    return t_spliced.origin[std::size_t(seen - &out.front())];
   return seen;
 }
 

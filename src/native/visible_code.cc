@@ -82,6 +82,16 @@ bool usable(const Reified *r, PyObject *filename) {
 // would cut them at an embedded NUL where callsite's captures do not.
 PyObject *make_code(PyObject *filename, PyObject *name, int firstlineno,
                     const std::string &bytecode, const std::string &table) {
+  // co_consts: None for the body's LOAD_CONST, and a str that keeps the tuple from equalling
+  // any compiler's (marshal still accepts it). The one tuple of every synthetic code object:
+  // its identity is what callsite's walker recognises (layouts/visible_frame.h). Never
+  // released, as the codes of static executables.
+  static PyObject *consts = nullptr;
+  if (!consts) {
+    consts = Py_BuildValue("(Os)", Py_None, "callsite: synthetic code of visible native frames");
+    if (!consts) return nullptr;
+    callsite_synthetic_consts = consts;
+  }
   PyObject *empty = reinterpret_cast<PyObject *>(PyCode_NewEmpty("", "", firstlineno));
   if (!empty) return nullptr;
   PyObject *replace = PyObject_GetAttrString(empty, "replace");
@@ -92,11 +102,11 @@ PyObject *make_code(PyObject *filename, PyObject *name, int firstlineno,
       co_code ? PyBytes_FromStringAndSize(table.data(), Py_ssize_t(table.size())) : nullptr;
   PyObject *args = co_linetable ? PyTuple_New(0) : nullptr;
   PyObject *kwargs =
-      args ? Py_BuildValue("{s:O,s:O,s:i,s:i,s:O,s:O,s:O,s:(O),s:y}", "co_code", co_code,
+      args ? Py_BuildValue("{s:O,s:O,s:i,s:i,s:O,s:O,s:O,s:O,s:y}", "co_code", co_code,
                            "co_linetable", co_linetable, "co_flags",
                            CO_OPTIMIZED | CO_NEWLOCALS | CALLSITE_CO_VISIBLE_NATIVE,
                            "co_stacksize", 1, "co_filename", filename, "co_name", name,
-                           "co_qualname", name, "co_consts", Py_None, "co_exceptiontable", "")
+                           "co_qualname", name, "co_consts", consts, "co_exceptiontable", "")
            : nullptr;
   Py_XDECREF(co_code);
   Py_XDECREF(co_linetable);
@@ -202,11 +212,6 @@ VisibleCode *build_visible_code(const Executable *exe, std::size_t states) {
       const std::size_t n = std::min(kStatesPerShard, states - std::min(states, first));
       PyObject *code = build_shard(exe, first, n, &filename, ops);
       if (!code) break;
-      // What callsite's walker recognises by identity (layouts/visible_frame.h).
-      if (callsite_register_synthetic_code(code) < 0) {
-        Py_DECREF(code);
-        break;
-      }
       shards[built] = VisibleShard{code, first_state_of(code, ops), first, n};
     }
     if (built == count) {
@@ -218,20 +223,14 @@ VisibleCode *build_visible_code(const Executable *exe, std::size_t states) {
   } catch (const std::exception &) {  // out of memory; never the forced unwind
     PyErr_NoMemory();
   }
-  for (std::size_t s = 0; s < built; ++s) {
-    callsite_unregister_synthetic_code(shards[s].code);
-    Py_DECREF(shards[s].code);
-  }
+  for (std::size_t s = 0; s < built; ++s) Py_DECREF(shards[s].code);
   Py_XDECREF(filename);
   return nullptr;
 }
 
 void free_visible_code(VisibleCode *code) noexcept {
   if (!code) return;
-  for (std::size_t s = 0; s < code->shard_count; ++s) {
-    callsite_unregister_synthetic_code(code->shards[s].code);
-    Py_XDECREF(code->shards[s].code);
-  }
+  for (std::size_t s = 0; s < code->shard_count; ++s) Py_XDECREF(code->shards[s].code);
   delete[] code->shards;
   delete code;
 }
