@@ -488,7 +488,222 @@ def callgrind_table(binding, mlir_why, small=2_000, large=12_000):
     return {CG_MODES[mode]: v for mode, v in per_op.items()}
 
 
+# --- scenario 5: the cold path, a new Context per kernel against one Context ----------------
+
+COLD_LIMIT = 10  # MLIR's default frame limit, passed explicitly (iree 3.9 needs max_depth)
+COLD_LEVELS = 6  # nested helper functions of the kernel (each calls the next twice)
+COLD_MODES = {"a": "(a) Location.unknown()", "b": "(b) MLIR loc_tracebacks()",
+              "c": "(c) MLIR's switch served by callsite (accelerate)"}
+
+
+def cold_kernel_source(ops: int) -> str:
+    """A kernel of `ops` ops (rounded to a multiple of the helpers' calls): COLD_LEVELS nested
+    helpers, each emitting its own arith ops on lines of its own and calling the next one
+    twice, so that every op has a stack of its own (the deepest op 6 helpers down) and the ops
+    of one helper share their outer frames."""
+    calls = 2 ** COLD_LEVELS - 1  # helper invocations
+    per = max(1, round(ops / calls))
+    lines = []
+    for level in range(COLD_LEVELS):
+        lines.append(f"def level{level}(arith, x):")
+        for i in range(per):
+            op = ("addi", "muli", "subi", "andi", "ori", "xori")[i % 6]
+            lines.append(f"    x = arith.{op}(x, x)")
+            if i == per // 2 and level + 1 < COLD_LEVELS:
+                lines.append(f"    x = level{level + 1}(arith, x)")
+                lines.append(f"    x = level{level + 1}(arith, x)")
+        lines.append("    return x")
+    lines += ["def kernel(arith, i32):", "    return level0(arith, arith.constant(i32, 1))"]
+    return "\n".join(lines) + "\n"
+
+
+def cold_kernel_ops(ops: int) -> int:
+    """The ops a kernel of `ops` requested ops builds (the constant included)."""
+    return max(1, round(ops / (2 ** COLD_LEVELS - 1))) * (2 ** COLD_LEVELS - 1) + 1
+
+
+def cold_kernel(ops: int):
+    namespace: dict = {}
+    exec(compile(cold_kernel_source(ops), f"<bench cold kernel {ops}>", "exec"), namespace)
+    return namespace["kernel"]
+
+
+@contextlib.contextmanager
+def cold_mode(ir, mode: str):
+    """(a) no switch, (b) MLIR's own switch, (c) the same switch with the bindings accelerated."""
+    if mode == "a":
+        yield
+        return
+    if mode == "c":
+        callsite.mlir.accelerate(ir)
+    try:
+        with ir.loc_tracebacks(max_depth=COLD_LIMIT):
+            yield
+    finally:
+        if mode == "c":
+            callsite.mlir.decelerate(ir)
+
+
+def cold_build(ir, arith, kernel, context) -> "object":
+    """One kernel built in `context` (a new one when None), under the driver's frames."""
+    ctx = context if context is not None else ir.Context()
+    with ctx, ir.Location.unknown():
+        i32 = ir.IntegerType.get_signless(32)
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            deep(DEPTH, kernel, arith, i32)
+        return module
+
+
+def cold_locations(module) -> list[str]:
+    return [str(op.location) for op in module.body.operations]
+
+
+def scenario_contexts(name, ir, arith, sizes, builds, repeats, mlir_why):
+    """Builds per (mode, one Context or a new one per build), interleaved, process CPU time."""
+    if name != "iree.compiler.ir":
+        return None  # the cold path is measured on iree's bindings (their own Context class)
+    print(f"\n## scenario 5: a kernel built in a new Context each time against one Context "
+          f"({name}, MLIR's limit {COLD_LIMIT}, {builds} builds per sample, process CPU time, "
+          f"min / median of {repeats})")
+    modes = [m for m in COLD_MODES if not (m != "a" and mlir_why)]
+    out: dict = {"limit": COLD_LIMIT, "builds": builds, "repeats": repeats, "sizes": {}}
+    for ops in sizes:
+        kernel = cold_kernel(ops)
+        texts = {}
+        one = {}
+        for mode in modes:  # the warm-up builds; the locations compared
+            one[mode] = ir.Context()
+            with cold_mode(ir, mode):
+                module = cold_build(ir, arith, kernel, one[mode])
+                texts[mode] = cold_locations(module)
+                cold_build(ir, arith, kernel, None)
+        n_ops = len(texts["a"])
+        assert n_ops == cold_kernel_ops(ops), (n_ops, ops)
+        identical = None if "b" not in texts else texts["b"] == texts["c"]
+        if identical is False:
+            raise SystemExit(f"scenario 5, {ops} ops: callsite's locations differ from MLIR's")
+        samples: dict = {}
+        for r in range(repeats):
+            for mode in modes[r % len(modes):] + modes[:r % len(modes)]:
+                for kind in ("one", "new"):
+                    context = one[mode] if kind == "one" else None
+                    with cold_mode(ir, mode):
+                        gc.collect()
+                        gc.disable()
+                        t = time.process_time()
+                        for _ in range(builds):
+                            cold_build(ir, arith, kernel, context)
+                        dt = (time.process_time() - t) / builds
+                        gc.enable()
+                    samples.setdefault(f"{mode}/{kind}", []).append(dt)
+        entry = {"ops": n_ops, "identical_to_mlir": identical, "samples_s": samples}
+        for stat, pick in (("min", min), ("median", _median)):
+            entry[stat] = {key: pick(v) for key, v in samples.items()}
+        out["sizes"][str(n_ops)] = entry
+        print(f"\n{n_ops} ops, locations identical to MLIR's: {identical}")
+        print(f"{'mode':52} {'one Context':>12} {'new Context':>12}   (µs per build, min / median)")
+        for mode in modes:
+            cells = [f"{entry['min'][f'{mode}/{k}'] * 1e6:7.0f}/{entry['median'][f'{mode}/{k}'] * 1e6:.0f}"
+                     for k in ("one", "new")]
+            print(f"{COLD_MODES[mode]:52} {cells[0]:>12} {cells[1]:>12}")
+        if "b" in modes:
+            for kind in ("one", "new"):
+                m = entry["median"]
+                added_b = m[f"b/{kind}"] - m[f"a/{kind}"]
+                added_c = m[f"c/{kind}"] - m[f"a/{kind}"]
+                r = added_b / added_c if added_c > 0 else None
+                print(f"{kind} Context: MLIR adds {added_b * 1e6:.0f} µs, callsite "
+                      f"{added_c * 1e6:.0f} µs per build (medians): "
+                      f"{'—' if r is None else f'{r:.1f}x'} less")
+    return out
+
+
+def _median(values):
+    s = sorted(values)
+    return s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
+
+
+def cold_child(binding, mode, kind, ops, builds):
+    """Under valgrind: two warm-up builds, then `builds` more (one Context or a new one each)
+    inside sys.call_tracing, the one function callgrind collects in (--toggle-collect)."""
+    name, ir, arith, _ = next(b for b in installed_bindings() if b[0] == binding)
+    kernel = cold_kernel(ops)
+    context = ir.Context() if kind == "one" else None
+
+    def measured():
+        for _ in range(builds):
+            cold_build(ir, arith, kernel, context)
+
+    with cold_mode(ir, mode):
+        cold_build(ir, arith, kernel, context)  # warm: the process's first build
+        cold_build(ir, arith, kernel, ir.Context() if kind == "new" else context)
+        gc.collect()
+        gc.disable()
+        sys.call_tracing(measured, ())
+        gc.enable()
+
+
+#: callgrind collects only inside this CPython function (sysmodule.c), which runs the measured
+#: builds: start-up, imports and warm-up are not counted, with no second run to subtract.
+TOGGLE = "sys_call_tracing"
+
+
+def cold_instructions(binding, mlir_why, sizes, builds=10, keep=None):
+    """Instructions per build, per mode, Context kind and size, each in its own process under
+    callgrind collecting only the measured builds."""
+    import shutil
+    import subprocess
+    if not shutil.which("valgrind"):
+        print("\n(instruction counts skipped: valgrind not installed)")
+        return {}
+    print(f"\n## scenario 5 in instructions (valgrind --tool=callgrind, only {builds} builds "
+          f"after two warm-up builds collected: --toggle-collect={TOGGLE}), {binding}, gc off")
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "PYTHONHASHSEED": "0"}
+    env.pop("CALLSITE_MLIR", None)
+
+    def count(mode, kind, ops):
+        out_file = "/dev/null"
+        if keep:
+            out_file = os.path.join(keep, f"mlir-{mode}-{kind}-{cold_kernel_ops(ops)}.out")
+        r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}",
+                            "--collect-atstart=no", f"--toggle-collect={TOGGLE}",
+                            sys.executable, os.path.abspath(__file__), "--cold-child", binding,
+                            mode, kind, str(ops), str(builds)],
+                           capture_output=True, text=True, env=env)
+        line = [x for x in r.stderr.splitlines() if "Collected" in x]
+        if r.returncode or not line:
+            raise SystemExit(f"callgrind run failed: {r.stderr.strip().splitlines()[-3:]}")
+        return int(line[0].split()[-1].replace(",", ""))
+
+    modes = [m for m in COLD_MODES if not (m != "a" and mlir_why)]
+    out: dict = {"builds": builds, "sizes": {}}
+    for ops in sizes:
+        per_build = {}
+        for kind in ("one", "new"):
+            for mode in modes:
+                per_build[f"{mode}/{kind}"] = count(mode, kind, ops) / builds
+                print(f"  {ops} ops, {kind} Context, {COLD_MODES[mode]}: "
+                      f"{per_build[f'{mode}/{kind}']:,.0f} Ir per build", file=sys.stderr)
+        out["sizes"][str(cold_kernel_ops(ops))] = per_build
+        print(f"\n{cold_kernel_ops(ops)} ops: Ir per build")
+        print(f"{'mode':52} {'one Context':>14} {'new Context':>14}")
+        for mode in modes:
+            print(f"{COLD_MODES[mode]:52} " + " ".join(
+                f"{per_build[f'{mode}/{k}']:14,.0f}" for k in ("one", "new")))
+        if "b" in modes:
+            for kind in ("one", "new"):
+                a, b, c = (per_build[f"{m}/{kind}"] for m in "abc")
+                print(f"{kind} Context: MLIR adds {b - a:,.0f} Ir, callsite {c - a:,.0f} Ir per "
+                      f"build: {(b - a) / max(c - a, 1):.1f}x fewer")
+    return out
+
+
 def main():
+    if len(sys.argv) == 7 and sys.argv[1] == "--cold-child":
+        cold_child(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]))
+        return 0
     if len(sys.argv) == 5 and sys.argv[1] == "--child":
         child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
         return 0
@@ -499,6 +714,15 @@ def main():
     parser.add_argument("--quick", action="store_true", help="10x fewer ops, 3 repeats")
     parser.add_argument("--no-callgrind", action="store_true", help="skip instruction counts")
     parser.add_argument("--callgrind-only", action="store_true", help="instruction counts only")
+    parser.add_argument("--contexts", action="store_true",
+                        help="scenario 5 only: a new Context per kernel against one Context "
+                             "(wall and, unless --no-callgrind, instructions)")
+    parser.add_argument("--kernel-ops", default="60,400",
+                        help="scenario 5's kernel sizes (ops, comma-separated)")
+    parser.add_argument("--builds", type=int, default=10,
+                        help="scenario 5's builds per sample")
+    parser.add_argument("--keep-callgrind", metavar="DIR",
+                        help="scenario 5: keep the callgrind files of the counted runs here")
     parser.add_argument("--json", type=result_path, metavar="PATH",
                         help="write the results here, with the run's metadata")
     args = parser.parse_args()
@@ -507,6 +731,10 @@ def main():
                      f"{args.long}, {args.repeats}")
     if args.quick:
         args.ops, args.repeats = args.ops // 10, 3
+    sizes = [int(x) for x in args.kernel_ops.split(",") if x]
+    if not sizes or min(sizes) < 1 or args.builds < 1:
+        parser.error(f"--kernel-ops must list sizes >= 1 and --builds be >= 1, got "
+                     f"{args.kernel_ops!r}, {args.builds}")
     print(f"callsite {callsite.__version__}, backend {callsite.get_backend()} ({callsite.layout_name}), "
           f"Python {sys.version.split()[0]}")
     found = installed_bindings()
@@ -519,6 +747,17 @@ def main():
         if why:
             print(f"\nMLIR's own loc_tracebacks() skipped for {name}: {why}")
         measured = results["bindings"][name] = {"mlir_walk_skipped": why}
+        contexts = None
+        if args.contexts or not args.callgrind_only:
+            contexts = scenario_contexts(name, ir, arith, sizes, args.builds,
+                                         max(args.repeats, 6), why)
+            if contexts is not None:
+                measured["contexts_s_per_build"] = contexts
+        if contexts is not None and not args.no_callgrind:
+            measured["contexts_ir_per_build"] = cold_instructions(
+                name, why, sizes, args.builds, args.keep_callgrind)
+        if args.contexts:
+            continue
         if not args.callgrind_only:
             measured["ops_ns"] = scenario_ops(name, ir, arith, make_context, args.ops,
                                               args.repeats, why)

@@ -10,6 +10,18 @@ one process, interleaved round-robin, minimum of several repeats.
 One throw-away build per mode comes first, so imports torch does on its first stack trace
 (``uninteresting_files()`` imports several torch modules) are not counted in any row.
 
+The first trace in a process (path ``first``): ``deep_models.py``'s models, as deep as a model
+library's (30–50 frames at each node: nested modules, decorated ``forward``s, a tracer subclass),
+traced by that tracer in a fresh process per repeat and mode, twice: *first* (the process's first
+trace: no source line read, every cache empty; the ten modules torch's filter imports on its
+first use, ``uninteresting_files()``, are imported before it in every mode and their time is
+reported on its own) and *again* (the
+same model traced a second time in that process). Each repeat runs the three modes in turn, each in
+its own process (the order rotates from repeat to repeat); CPU time of the process
+(``time.process_time``, so time the process waits for a core is not counted; wall time is in the
+result file too); min and median of the repeats. ``--profile`` prints cProfile's view of
+callsite's first trace instead.
+
 Paths: ``fx`` (``torch.fx.Tracer``, the three models), ``make_fx``
 (``make_fx(record_stack_traces=True)``), ``export`` (``torch.export.export``; without stack
 traces is ``torch.fx.config.do_not_emit_stack_traces``), and ``compile``
@@ -17,17 +29,22 @@ traces is ``torch.fx.config.do_not_emit_stack_traces``), and ``compile``
 frames, which no capture of the interpreter's stack sees; measured, not served: the row says
 how long dynamo's stack-trace block takes, by A/B with the block skipped).
 
-    python bench/bench_torch.py [--repeats 7] [--paths fx,make_fx,export,compile] [--json PATH]
+    python bench/bench_torch.py [--repeats 7] [--paths first,fx,make_fx,export,compile] [--json PATH]
+    python bench/bench_torch.py --paths first --repeats 8 --json PATH   # the cold path only
+    python bench/bench_torch.py --profile [--models NAME]                # where callsite's time goes
 """
 from __future__ import annotations
 
 import argparse
 import datetime
 import gc
+import hashlib
 import json
 import linecache
 import os
 import platform
+import statistics
+import subprocess
 import sys
 import time
 
@@ -38,6 +55,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import callsite.torch as ct
+import deep_models  # this script's folder: models with a model library's depth
 
 clock = time.perf_counter_ns
 
@@ -211,6 +229,278 @@ def _spread(values: list[float]) -> float:
     return (s[len(s) // 2] - s[0]) / s[0]
 
 
+# --- the first trace in a fresh process, and again -------------------------------------------
+
+def fresh_child(name: str, mode: str) -> dict:
+    """Runs in a fresh process: the model `name` traced twice by the library's tracer in `mode`;
+    each trace's CPU and wall time, and what the parent compares across modes."""
+    torch.manual_seed(0)
+    make_model, _ = deep_models.MODELS[name]
+    model = make_model()
+    if mode == "callsite":
+        set_mode(mode)
+    out: dict = {"mode": mode, "imports_s": _torch_imports()}
+    for run in ("first", "again"):
+        gc.collect()
+        gc.disable()
+        try:
+            wall, cpu = time.perf_counter(), time.process_time()
+            graph = deep_models.trace(model, mode != "none")
+            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        finally:
+            gc.enable()
+        out[run] = {"cpu_s": cpu, "wall_s": wall}
+        texts = [(n.name, n.stack_trace) for n in graph.nodes]
+        if run == "first":
+            out["nodes"] = len(texts)
+            out["recorded"] = sum(1 for _, text in texts if text)
+            out["digest"] = hashlib.sha256(repr(texts).encode()).hexdigest()
+            if mode == "callsite":
+                sizes = [len(tb) for tb in map(ct.traceback_of, graph.nodes) if tb is not None]
+                out["frames"] = {"mean": statistics.mean(sizes), "max": max(sizes)}
+        elif hashlib.sha256(repr(texts).encode()).hexdigest() != out["digest"]:
+            raise SystemExit(f"{name} {mode}: the second trace's stack traces differ")
+    return out
+
+
+def _torch_imports() -> float:
+    """torch's filter imports ten of torch's modules the first time it runs
+    (symbolic_shapes.uninteresting_files(), cached): done before the first trace in every mode,
+    so that the first trace's figures are the recording's and not torch's imports (the same in
+    every mode); returns the CPU seconds they took."""
+    from torch.fx.experimental import symbolic_shapes
+    cpu = time.process_time()
+    symbolic_shapes.uninteresting_files()
+    return time.process_time() - cpu
+
+
+def _child_env() -> dict:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    env.pop("CALLSITE_TORCH", None)  # the parent chooses each process's mode
+    return env
+
+
+def run_child(name: str, mode: str) -> dict:
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--fresh-child", name, mode],
+                       capture_output=True, text=True, env=_child_env())
+    if r.returncode:
+        raise SystemExit(f"the fresh process for {name!r} in mode {mode} failed:\n{r.stderr}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def measure_first(name: str, repeats: int) -> dict:
+    """first/again x none/torch/callsite, one fresh process per (repeat, mode)."""
+    results: dict[str, list[dict]] = {m: [] for m in MODES}
+    for i in range(repeats):
+        for mode in MODES[i % 3:] + MODES[:i % 3]:  # rotated: no mode always runs first
+            results[mode].append(run_child(name, mode))
+            print(f"  first {name}: repeat {i + 1}/{repeats} {mode}", file=sys.stderr)
+    digests = {m: {r["digest"] for r in results[m]} for m in MODES}
+    if len(digests["torch"]) != 1 or digests["torch"] != digests["callsite"]:
+        raise SystemExit(f"first {name}: callsite's stack traces differ from torch's")
+    some = results["callsite"][0]
+    row: dict = {"path": "first", "model": name, "nodes": some["nodes"],
+                 "recorded": some["recorded"], "frames": some["frames"], "identical": True,
+                 "repeats": repeats, "clock": "process CPU time",
+                 "torch_imports_s": statistics.median(r["imports_s"] for m in MODES
+                                                      for r in results[m])}
+    for run in ("first", "again"):
+        cpu = {m: [r[run]["cpu_s"] for r in results[m]] for m in MODES}
+        wall = {m: [r[run]["wall_s"] for r in results[m]] for m in MODES}
+        entry: dict = {"samples_cpu_s": cpu, "samples_wall_s": wall}
+        for stat, pick in (("min", min), ("median", statistics.median)):
+            none, theirs, ours = (pick(cpu[m]) for m in MODES)
+            entry[stat] = {
+                "none_s": none, "torch_s": theirs, "callsite_s": ours,
+                "torch_added_s": theirs - none, "callsite_added_s": ours - none,
+                "added_ratio": (theirs - none) / (ours - none) if ours > none else None,
+                "callsite_vs_none": ours / none, "torch_vs_none": theirs / none,
+                "torch_added_us_per_node": (theirs - none) / row["nodes"] * 1e6,
+                "callsite_added_us_per_node": (ours - none) / row["nodes"] * 1e6,
+            }
+        entry["noise"] = {m: _spread(cpu[m]) for m in MODES}
+        row[run] = entry
+    return row
+
+
+def first_table(rows: list[dict]) -> str:
+    header = ["model", "nodes", "frames (mean/max)", "trace", "stat", "no stack traces",
+              "torch's", "callsite's", "torch adds /node", "callsite adds /node",
+              "torch's added / callsite's", "callsite / none", "torch / none", "noise (max)"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for row in rows:
+        if row["path"] != "first":
+            continue
+        for run in ("first", "again"):
+            for stat in ("min", "median"):
+                r = row[run][stat]
+                lines.append("| " + " | ".join([
+                    row["model"], str(row["nodes"]),
+                    f"{row['frames']['mean']:.1f}/{row['frames']['max']}", run, stat,
+                    ms(r["none_s"]), ms(r["torch_s"]), ms(r["callsite_s"]),
+                    f"{r['torch_added_us_per_node']:.1f} µs",
+                    f"{r['callsite_added_us_per_node']:.1f} µs", ratio(r["added_ratio"]),
+                    ratio(r["callsite_vs_none"]), ratio(r["torch_vs_none"]),
+                    f"{max(row[run]['noise'].values()):.0%}"]) + " |")
+    return "\n".join(lines)
+
+
+# --- instruction counts of the first trace and again (callgrind) ------------------------------
+
+#: callgrind collects only inside this CPython function (sysmodule.c): the measured trace runs
+#: inside sys.call_tracing, so imports, the model's construction and the other trace are not
+#: counted.
+TOGGLE = "sys_call_tracing"
+
+
+def callgrind_child(name: str, mode: str, run: str) -> dict:
+    """Under valgrind: the model traced twice in `mode`; only the `run` trace is collected."""
+    torch.manual_seed(0)
+    model = deep_models.MODELS[name][0]()
+    if mode == "callsite":
+        set_mode(mode)
+    _torch_imports()
+    gc.collect()
+    gc.disable()
+    for which in ("first", "again"):
+        if which == run:
+            sys.call_tracing(deep_models.trace, (model, mode != "none"))
+        else:
+            deep_models.trace(model, mode != "none")
+    gc.enable()
+    return {"mode": mode, "run": run, "nodes": len(deep_models.trace(model, False).nodes)}
+
+
+def measure_instructions(name: str, keep: str | None) -> dict:
+    """Ir of the first trace and of the second, per mode, each in its own process."""
+    import shutil
+    if not shutil.which("valgrind"):
+        return {"skipped": "valgrind not installed"}
+    counts: dict[str, dict[str, int]] = {}
+    for run in ("first", "again"):
+        for mode in MODES:
+            out = "/dev/null"
+            if keep:
+                tag = name.split()[0]
+                out = os.path.join(keep, f"torch-{tag}-{mode}-{run}.out")
+            r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                                "--collect-atstart=no", f"--toggle-collect={TOGGLE}",
+                                sys.executable, os.path.abspath(__file__), "--callgrind-child",
+                                name, mode, run], capture_output=True, text=True,
+                               env={**_child_env(), "PYTHONHASHSEED": "0"})
+            line = [x for x in r.stderr.splitlines() if "Collected" in x]
+            if r.returncode or not line:
+                raise SystemExit(f"callgrind run failed: {r.stderr.strip().splitlines()[-3:]}")
+            counts.setdefault(run, {})[mode] = int(line[0].split()[-1].replace(",", ""))
+            nodes = json.loads(r.stdout.strip().splitlines()[-1])["nodes"]
+            print(f"  callgrind {name}: {run} {mode} {counts[run][mode]:,} Ir", file=sys.stderr)
+    out_rows: dict = {"nodes": nodes}
+    for run, c in counts.items():
+        added_t, added_c = c["torch"] - c["none"], c["callsite"] - c["none"]
+        out_rows[run] = {"ir": c, "torch_added_ir": added_t, "callsite_added_ir": added_c,
+                         "added_ratio": added_t / added_c if added_c > 0 else None,
+                         "callsite_vs_none": c["callsite"] / c["none"],
+                         "torch_vs_none": c["torch"] / c["none"]}
+    return out_rows
+
+
+def instructions_table(rows: list[dict]) -> str:
+    lines = ["| model | nodes | trace | no stack traces | torch's | callsite's | torch adds /node "
+             "| callsite adds /node | torch's added / callsite's | callsite / none |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        ins = row.get("instructions")
+        if row["path"] != "first" or not ins or "skipped" in ins:
+            continue
+        n = row["nodes"]
+        for run in ("first", "again"):
+            r = ins[run]
+            lines.append(f"| {row['model']} | {n} | {run} | {r['ir']['none']:,} | "
+                         f"{r['ir']['torch']:,} | {r['ir']['callsite']:,} | "
+                         f"{r['torch_added_ir'] / n:,.0f} | {r['callsite_added_ir'] / n:,.0f} | "
+                         f"{ratio(r['added_ratio'])} | {ratio(r['callsite_vs_none'])} |")
+    return "\n".join(lines)
+
+
+# --- cProfile of callsite's first trace: where its time goes ---------------------------------
+
+#: stage -> the functions whose inclusive time is that stage (file suffix, function name); a
+#: builtin's "file" is "~" and its name ends with the given text.
+PROFILE_STAGES = {
+    "capture (callsite.capture)": [("~", "capture>")],
+    "frames: symbolize (Traceback.frames) and tuples": [("callsite/torch.py", "_frames")],
+    "filter decisions (_kept, _decision)": [("callsite/torch.py", "_kept")],
+    "torch's rules (uninteresting_files, anchors)": [("callsite/torch.py", "_refresh_rules")],
+    "new tracer (weakref, finalize)": [("callsite/torch.py", "_note_tracer")],
+    "text: StackSummary.format, source lines included": [("traceback.py", "format")],
+}
+
+
+def _matches(key: tuple[str, int, str], suffix: str, wanted: str) -> bool:
+    filename, _, function = key
+    return filename.endswith(suffix) and (
+        function == wanted or suffix == "~" and function.endswith(wanted))
+
+
+def profile_first(name: str, mode: str) -> dict:
+    """cProfile of the first trace in this (fresh) process: inclusive seconds per stage of
+    callsite's recording (cProfile's own cost per call inflates stages of many small calls)."""
+    import cProfile
+    import pstats
+
+    torch.manual_seed(0)
+    model = deep_models.MODELS[name][0]()
+    set_mode(mode)
+    _torch_imports()
+    profiler = cProfile.Profile(time.process_time)  # CPU time: waits for a core not counted
+    gc.disable()
+    profiler.enable()
+    deep_models.trace(model, mode != "none")
+    profiler.disable()
+    gc.enable()
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    total = sum(tt for (_, _, tt, _, _) in stats.values())
+
+    def inclusive(suffix: str, wanted: str) -> float:
+        return sum(v[3] for k, v in stats.items() if _matches(k, suffix, wanted))
+
+    stages = {stage: sum(inclusive(*f) for f in functions)
+              for stage, functions in PROFILE_STAGES.items()}
+    # Source lines: linecache's functions as called from traceback.py (FrameSummary.line, under
+    # StackSummary.format), not from elsewhere in the trace.
+    lines = 0.0
+    for key, (_, _, _, _, callers) in stats.items():
+        if key[0].endswith("linecache.py"):
+            lines += sum(edge[3] for caller, edge in callers.items()
+                         if caller[0].endswith("traceback.py"))
+    stages["source lines (linecache, from FrameSummary.line)"] = lines
+    stages["formatting alone (format minus source lines)"] = \
+        stages["text: StackSummary.format, source lines included"] - lines
+    record = inclusive("callsite/torch.py", "_record_stack_trace")
+    stages["the rest of _record_stack_trace (keys, dict lookups, meta write)"] = record - sum(
+        v for k, v in stages.items() if k not in (
+            "source lines (linecache, from FrameSummary.line)",
+            "formatting alone (format minus source lines)"))
+    return {"mode": mode, "model": name, "trace_s": total, "record_stack_trace_s": record,
+            "stages_s": stages}
+
+
+def print_profile(name: str) -> None:
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--profile-child", name,
+                        "callsite"], capture_output=True, text=True, env=_child_env())
+    if r.returncode:
+        raise SystemExit(r.stderr)
+    p = json.loads(r.stdout.strip().splitlines()[-1])
+    record = p["record_stack_trace_s"]
+    print(f"\ncProfile, first trace of {name} with callsite (profiler overhead included): trace "
+          f"{ms(p['trace_s'])}, callsite's recording (_record_stack_trace, inclusive) {ms(record)}")
+    print("| stage | inclusive | share of the recording |\n|---|---|---|")
+    for stage, seconds in p["stages_s"].items():
+        if stage.startswith("text:"):
+            continue  # shown as its two parts
+        print(f"| {stage} | {ms(seconds)} | {seconds / record:.1%} |")
+
+
 # --- torch.compile: dynamo's own stack traces ------------------------------------------------
 
 def measure_compile(name: str, repeats: int) -> dict:
@@ -278,7 +568,7 @@ def table(rows: list[dict]) -> str:
               "noise (max)"]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for row in rows:
-        if row["path"] == "compile":
+        if row["path"] in ("compile", "first"):
             continue
         for temperature in ("cold", "warm"):
             r = row[temperature]
@@ -304,23 +594,56 @@ def compile_table(rows: list[dict]) -> str:
 
 
 def main() -> None:
+    if len(sys.argv) == 5 and sys.argv[1] == "--callgrind-child":
+        print(json.dumps(callgrind_child(sys.argv[2], sys.argv[3], sys.argv[4])))
+        return
+    if len(sys.argv) == 4 and sys.argv[1] in ("--fresh-child", "--profile-child"):
+        child = fresh_child if sys.argv[1] == "--fresh-child" else profile_first
+        print(json.dumps(child(sys.argv[2], sys.argv[3])))
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--paths", default="fx,make_fx,export,compile")
+    parser.add_argument("--paths", default="first,fx,make_fx,export,compile")
+    parser.add_argument("--callgrind", action="store_true",
+                        help="the first-trace path also counts instructions (valgrind)")
+    parser.add_argument("--callgrind-only", action="store_true",
+                        help="the first-trace path's instruction counts alone (no timing)")
+    parser.add_argument("--keep-callgrind", metavar="DIR",
+                        help="keep the callgrind files of --callgrind here")
+    parser.add_argument("--profile", action="store_true",
+                        help="cProfile of callsite's first trace of each deep model, then exit")
     parser.add_argument("--models", default=None,
                         help="comma-separated subset of: " + ", ".join(MODELS))
-    parser.add_argument("--json", metavar="PATH")
+    parser.add_argument("--json", metavar="PATH", type=_timing.result_path)
     args = parser.parse_args()
     paths = [p for p in args.paths.split(",") if p]
-    unknown = set(paths) - set(BUILDS) - {"compile"}
+    unknown = set(paths) - set(BUILDS) - {"compile", "first"}
     if unknown:
-        parser.error(f"--paths: unknown {sorted(unknown)}; known: {[*BUILDS, 'compile']}")
+        parser.error(f"--paths: unknown {sorted(unknown)}; known: "
+                     f"{['first', *BUILDS, 'compile']}")
+    if "first" in paths and args.repeats < 2:
+        parser.error(f"--repeats: at least 2 for the first-trace path, got {args.repeats}")
     models = list(MODELS) if args.models is None else args.models.split(",")
+    deep = list(deep_models.MODELS) if args.models is None else \
+        [m for m in args.models.split(",") if m in deep_models.MODELS]
+    if args.profile:
+        for name in deep:
+            print_profile(name)
+        return
     print(f"Python {platform.python_version()}, torch {torch.__version__}, "
           f"{platform.machine()} ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}); "
           f"min of {args.repeats} interleaved repeats")
     rows = []
     for path in paths:
+        if path == "first":
+            for name in deep:
+                row = {"path": "first", "model": name} if args.callgrind_only else \
+                    measure_first(name, args.repeats)
+                if args.callgrind or args.callgrind_only:
+                    row["instructions"] = measure_instructions(name, args.keep_callgrind)
+                    row.setdefault("nodes", row["instructions"].get("nodes"))
+                rows.append(row)
+            continue
         # make_fx and export on the attention model only: they run fx's tracer underneath, and
         # their decompositions take most of the build.
         for name in (models if path == "fx" else models[:1]):
@@ -328,7 +651,16 @@ def main() -> None:
                 else measure(path, name, args.repeats)
             rows.append(row)
             print(f"  {path} {name}: {row['nodes']} nodes done", file=sys.stderr)
-    print(table(rows))
+    if any(r["path"] == "first" for r in rows):
+        print("\nThe first trace in a fresh process, and again (deep models, the library's "
+              "tracer; process CPU time)")
+        if not args.callgrind_only:
+            print(first_table(rows))
+        if args.callgrind or args.callgrind_only:
+            print("\nInstructions (callgrind, only the measured trace collected)")
+            print(instructions_table(rows))
+    if any(r["path"] not in ("first", "compile") for r in rows):
+        print(table(rows))
     if any(r["path"] == "compile" for r in rows):
         print("\ntorch.compile: dynamo's own stack traces (not served by callsite)")
         print(compile_table(rows))
