@@ -1,6 +1,7 @@
-"""Python code that runs while callsite's C++ is in the middle of a query: a collection that
-the query's own allocations start may run finalizers that change what the query was reading.
-Each query holds what it uses; the oracle is a clean run and the answer a plain query gives."""
+"""Python code that runs while callsite's C++ is in the middle of a query — a native frame's
+reifier, or the finalizers of a collection the query's own allocations start — and changes
+what the query was reading. Each query holds what it uses; the oracle is a clean run (freed
+memory is overwritten) and the answer a plain query gives."""
 import os
 import subprocess
 import sys
@@ -8,7 +9,7 @@ import textwrap
 
 import pytest
 
-pytestmark = pytest.mark.skipif(
+COLLECTION_INSIDE_C = pytest.mark.skipif(
     sys.version_info >= (3, 12),
     reason="from 3.12 a collection starts at the next bytecode boundary, never inside C code")
 
@@ -21,13 +22,19 @@ def run_clean(source):
     return r.stdout.splitlines()
 
 
+@COLLECTION_INSIDE_C
 def test_filter_keeps_a_function_whose_code_is_replaced_while_deciding():
+    """The decision records itself in the code object's cache after the rules ran: a build
+    with ASan reports the write if the code object is not held across."""
     out = run_clean("""
         import gc, callsite
 
-        ns = {}
-        exec(compile("def victim():\\n    pass\\n", "<victim file>", "exec"), ns)
-        victim = ns.pop("victim")
+        import types
+        module = compile("def victim():\\n    pass\\n", "<victim file>", "exec")
+        template = next(c for c in module.co_consts if isinstance(c, types.CodeType))
+        # A fresh code object whose one reference is the function's.
+        victim = types.FunctionType(template.replace(co_name="victim"), {})
+        del module, template
         def other():
             pass
 
@@ -36,6 +43,7 @@ def test_filter_keeps_a_function_whose_code_is_replaced_while_deciding():
                 self.me = self
             def __del__(self):
                 victim.__code__ = other.__code__   # the old code's last reference goes
+                bytearray(1 << 16)                 # reuse what it freed
 
         flt = callsite.Filter(exclude=["victim file"], default_exclusions=False)
         keeps = flt.keeps                          # bound before: the call itself allocates nothing
@@ -49,3 +57,42 @@ def test_filter_keeps_a_function_whose_code_is_replaced_while_deciding():
         print(victim.__code__ is other.__code__)
     """)
     assert out == ["False", "True"]
+
+
+CHAIN_CLOSED_BY_A_REIFIER = """
+    import callsite
+    from callsite import native
+
+    def k_outer(): pass
+    def k_inner(): pass
+
+    def bounded(kernel):
+        with callsite.boundary(kernel):
+            yield
+
+    outer, inner = bounded(k_outer), bounded(k_inner)
+    next(outer)
+    next(inner)
+
+    def reify(state):
+        # Closing the outer boundary builds a new chain: the context drops the one the walk
+        # in progress stops at.
+        outer.close()
+        return native.Location("<closed by a reifier>", 1)
+
+    exe = native.Executable("closer", reify)
+    drop_all = callsite.Filter(exclude=[".*"], default_exclusions=False)
+
+    def deep(n):
+        if n:
+            return deep(n - 1)
+        with exe.frame(7):
+            return drop_all.first_user_frame()   # scans the native frame, then walks further
+
+    print(deep(40))
+    print(k_inner is not None)
+"""
+
+
+def test_a_reifier_closing_a_boundary_while_a_walk_stops_at_it():
+    assert run_clean(CHAIN_CLOSED_BY_A_REIFIER) == ["None", "True"]

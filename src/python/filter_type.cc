@@ -251,11 +251,11 @@ PyObject *keeps_py(PyObject *self, PyObject *x) {
   } else if (PyUnicode_Check(x)) {
     r = keeps_filename(f, x);
   } else if (PyFunction_Check(x)) {
-    // Held: deciding may run code (a collection's finalizers) that assigns x.__code__.
-    PyObject *code = Py_NewRef(PyFunction_GetCode(x));
+    // Borrowed: keeps_code holds the code object across the decision, which may run code
+    // (a collection's finalizers) that assigns x.__code__.
+    PyObject *code = PyFunction_GetCode(x);
     r = keeps_code(f, reinterpret_cast<PyCodeObject *>(code),
                    code_info(reinterpret_cast<PyCodeObject *>(code)));
-    Py_DECREF(code);
   } else if (PyFrame_Check(x)) {
     PyCodeObject *code = PyFrame_GetCode(reinterpret_cast<PyFrameObject *>(x));
     r = keeps_code(f, code, code_info(code));
