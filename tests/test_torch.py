@@ -15,11 +15,14 @@ SCENARIOS = ["transformer", "transformer_forward_only", "conv", "own_filter",
              "anchor_forward_only", "make_fx", "make_fx_conv", "export"]
 
 
-def run(code, **env):
-    environment = {**os.environ, "PYTHONPATH": HERE, **env}
+def run(code, timeout=600, **env):
+    """Runs `code` in a child Python with this folder (torch_models) importable; the caller's
+    PYTHONPATH (a development build's package) comes after it."""
+    path = os.pathsep.join(p for p in (HERE, os.environ.get("PYTHONPATH")) if p)
+    environment = {**os.environ, "PYTHONPATH": path, **env}
     environment.pop("CALLSITE_TORCH", None) if "CALLSITE_TORCH" not in env else None
     result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=environment,
-                            capture_output=True, text=True, timeout=600)
+                            capture_output=True, text=True, timeout=timeout)
     assert result.returncode == 0, result.stdout + result.stderr
     return result
 
@@ -235,6 +238,28 @@ def test_switch_bad_value_names_the_variable():
     result = run("import sys; print('ran')", CALLSITE_TORCH="yes")
     assert "ran" in result.stdout
     assert "CALLSITE_TORCH" in result.stderr and "'yes'" in result.stderr
+
+
+def test_switch_bad_value_reported_once_when_the_hook_runs_twice(tmp_path):
+    """A venv's site-packages can be processed twice (seen under two paths, lib and a lib64
+    link to it), which runs callsite's .pth twice: the bad value is reported once."""
+    startup = os.path.join(os.path.dirname(HERE), "python", "startup")
+    site_dir = tmp_path / "site-packages"
+    site_dir.mkdir()
+    for name in ("callsite-mlir.pth", "_callsite_mlir_startup.py"):
+        (site_dir / name).write_text(open(os.path.join(startup, name)).read())
+    alias = tmp_path / "lib64"
+    alias.symlink_to(site_dir)
+    result = run(f"""
+        import site
+        site.addsitedir({str(site_dir)!r})
+        site.addsitedir({str(alias)!r})
+        print("ran")
+    """, CALLSITE_TORCH="yes")
+    assert "ran" in result.stdout
+    reports = [line for line in result.stderr.splitlines() if "CALLSITE_TORCH" in line]
+    assert len(reports) == 1, result.stderr
+    assert "'yes'" in result.stderr
 
 
 def test_unrecognised_torch_warns_and_keeps_torch():

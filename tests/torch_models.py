@@ -170,3 +170,98 @@ def built_node_traces(steps=60):
     tracer.record_stack_traces = True
     nodes = NodeBuilder().forward(tracer, steps)
     return [node.stack_trace for node in nodes]
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.eps = eps
+
+    def forward(self, x):
+        variance = x.pow(2).mean(-1, keepdim=True)
+        return self.weight * (x * torch.rsqrt(variance + self.eps))
+
+
+class Rotary(nn.Module):
+    """Llama's rotary embedding: computed without gradients and with autocast off, which makes
+    export run its set-grad and autocast passes over the graph."""
+
+    def __init__(self, head_dim):
+        super().__init__()
+        inv_freq = 1.0 / (10000 ** (torch.arange(0, head_dim, 2).float() / head_dim))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    @torch.no_grad()
+    def forward(self, x, positions):
+        freqs = positions[:, :, None].float() * self.inv_freq[None, None, :]
+        with torch.autocast(device_type="cpu", enabled=False):
+            emb = torch.cat((freqs, freqs), dim=-1)
+            return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+
+
+def rotate_half(x):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class LlamaAttention(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads, self.head_dim = heads, d // heads
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d, bias=False) for _ in range(4))
+
+    def forward(self, x, cos, sin):
+        b, t, _ = x.shape
+        q = self.q(x).view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k(x).view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        v = self.v(x).view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        cos, sin = cos[:, None], sin[:, None]
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.o(out.transpose(1, 2).reshape(b, t, -1))
+
+
+class SwiGLU(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.gate = nn.Linear(d, 2 * d, bias=False)
+        self.up = nn.Linear(d, 2 * d, bias=False)
+        self.down = nn.Linear(2 * d, d, bias=False)
+
+    def forward(self, x):
+        return self.down(F.silu(self.gate(x)) * self.up(x))
+
+
+class LlamaLayer(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.attn_norm, self.attn = RMSNorm(d), LlamaAttention(d, heads)
+        self.mlp_norm, self.mlp = RMSNorm(d), SwiGLU(d)
+
+    def forward(self, x, cos, sin):
+        x = x + self.attn(self.attn_norm(x), cos, sin)
+        return x + self.mlp(self.mlp_norm(x))
+
+
+class Llama(nn.Module):
+    """A Llama-style decoder (embedding, rotary positions, RMSNorm, attention, SwiGLU)."""
+
+    def __init__(self, layers=4, d=32, heads=4, vocab=64):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.rotary = Rotary(d // heads)
+        self.layers = nn.ModuleList(LlamaLayer(d, heads) for _ in range(layers))
+        self.norm, self.head = RMSNorm(d), nn.Linear(d, vocab, bias=False)
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        positions = torch.arange(tokens.shape[1])[None].expand(tokens.shape[0], -1)
+        cos, sin = self.rotary(x, positions)
+        for layer in self.layers:
+            x = layer(x, cos, sin)
+        return self.head(self.norm(x))
+
+
+def llama_tokens():
+    return torch.randint(0, 64, (2, 8))

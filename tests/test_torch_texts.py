@@ -1,0 +1,80 @@
+"""callsite.torch's texts against torch's own where callsite caches them: code objects that
+compare equal but come from different files, and a source file edited while a tracer that
+recorded it is alive. Each scenario in a child process."""
+import pytest
+
+pytest.importorskip("torch", reason="torch is not installed in this venv (torch==2.13.0, 3.11)")
+
+from test_torch import run  # noqa: E402
+
+
+def test_equal_code_from_another_file(tmp_path):
+    """CPython's code objects compare equal whatever their file: the same source run as
+    "<string>" (a file torch's filter drops) and under a real file name, both tracers alive,
+    gives torch's texts for each (the real file's forward frame is kept)."""
+    run(f"""
+        import os, torch.fx as fx, callsite.torch as ct
+        source = ("import torch\\n"
+                  "class M(torch.nn.Module):\\n"
+                  "    def forward(self, x):\\n"
+                  "        return torch.relu(x) + 1\\n")
+        path = os.path.join({str(tmp_path)!r}, "real_model.py")
+        with open(path, "w") as f:
+            f.write(source)
+        alive = []
+        def traced(filename):
+            namespace = {{}}
+            exec(compile(source, filename, "exec"), namespace)
+            tracer = fx.Tracer(); tracer.record_stack_traces = True
+            alive.append(tracer)
+            return [(n.name, n.stack_trace) for n in tracer.trace(namespace["M"]()).nodes]
+        def both():
+            return traced("<string>"), traced(path)
+        theirs = both()
+        assert any(path in (text or "") for _, text in theirs[1]), theirs
+        assert ct.accelerate()
+        assert both() == theirs
+        assert both() == theirs
+    """)
+
+
+def test_edit_while_a_tracer_is_alive(tmp_path):
+    """A model's file changed on disk and read again by linecache (checkcache) while a tracer
+    that recorded its old lines is alive: that tracer, and a new one, give torch's text of the
+    new line."""
+    run(f"""
+        import linecache, os, sys, time, torch.fx as fx, callsite.torch as ct
+        sys.path.insert(0, {str(tmp_path)!r})
+        path = os.path.join({str(tmp_path)!r}, "edited_alive.py")
+        stamp = [time.time() - 1000]
+        def write(expression):
+            with open(path, "w") as f:
+                f.write("import torch\\n"
+                        "class Mod(torch.nn.Module):\\n"
+                        "    def forward(self, x):\\n"
+                        f"        return {{expression}}\\n")
+            stamp[0] += 10  # same size: linecache tells the copies apart by time
+            os.utime(path, (stamp[0], stamp[0]))
+            linecache.checkcache(path)
+        def traces(tracer=None):
+            if tracer is None:
+                tracer = fx.Tracer(); tracer.record_stack_traces = True
+            return tracer, [n.stack_trace for n in tracer.trace(module.Mod()).nodes]
+        write("torch.relu(x) + 1")
+        import edited_alive as module
+        _, old = traces()
+        write("torch.relu(x) + 2")
+        _, new = traces()
+        assert old != new and any("torch.relu(x) + 2" in (t or "") for t in new), new
+        assert ct.accelerate()
+        # Each trace from one call site, so that the raw stacks repeat from edit to edit.
+        alive = []
+        for expression, theirs in (("+ 1", old), ("+ 2", new), ("+ 1", old)):
+            write("torch.relu(x) " + expression)
+            tracer, ours = traces()  # a new tracer, the earlier ones alive
+            alive.append(tracer)
+            assert ours == theirs, (expression, ours)
+        for expression, theirs in (("+ 2", new), ("+ 1", old)):
+            write("torch.relu(x) " + expression)
+            assert traces(alive[0])[1] == theirs, expression  # the first tracer again
+    """)
