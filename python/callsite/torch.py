@@ -328,9 +328,9 @@ def _fingerprint(name: str) -> Any:
     return fingerprint
 
 
-def _checks(names: Any) -> tuple[tuple[str, Any], ...]:
-    """(file, fingerprint) for each distinct file of `names`."""
-    return tuple((name, _fingerprint(name)) for name in dict.fromkeys(names))
+def _checks(frames: list[tuple[str, int | None, str]]) -> tuple[tuple[str, Any], ...]:
+    """(file, fingerprint) for each distinct file of `frames`."""
+    return tuple([(name, _fingerprint(name)) for name in dict.fromkeys([f[0] for f in frames])])
 
 
 def _unchanged(checks: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...] | None:
@@ -404,7 +404,11 @@ if sys.version_info >= (3, 11):
             key = (frame_summary.filename, frame_summary.lineno, frame_summary.name,
                    *kwargs.items())
             # Taken before the format reads the file: a copy changed in between is not trusted.
-            fingerprint = _fingerprint(frame_summary.filename)
+            known = _files.get(frame_summary.filename)
+            if known is not None and known[0] is linecache.cache.get(frame_summary.filename):
+                fingerprint = known[1]
+            else:
+                fingerprint = _fingerprint(frame_summary.filename)
             found = _frame_texts.entries.get(key)
             if found is not None and found[1] == fingerprint:
                 cached: str = found[0]
@@ -441,7 +445,7 @@ def _stack_text(tb: Traceback, forward_only: bool,
     if checks is None:
         kept = _kept(rules, frames, forward_only)
         # Taken before the format reads the files: a copy changed in between is not trusted.
-        checks = _checks(frame[0] for frame in kept)
+        checks = _checks(kept)
         text = "".join(_summary(kept, _FormattedOnce).format()).strip() if kept else None
         rules.stack_texts.put(key, (text, checks),
                               len(text or "") + _FRAME_KEY_BYTES * len(key))
