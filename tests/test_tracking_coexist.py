@@ -235,14 +235,39 @@ def test_another_tool_using_our_id_makes_queries_raise_not_go_stale(how):
     for query in (tracking.window, lambda: tracking.last(None),
                   lambda: callsite.capture(source="window")):
         with pytest.raises(RuntimeError, match=r"tool id 4 (was replaced|were turned off) by "
-                                               r"another tool.*disable\(\), then enable\(\)"):
+                                               r"another tool.*enable\(\) again"):
             query()
     # What the message says brings it back.
-    tracking.disable()
-    assert mon.get_tool(4) is None
     tracking.enable(mode="monitoring", tool_id=4)
     after()
     assert any(e.callee is after.__code__ for e in tracking.window())
     tracking.disable()
+    assert mon.get_tool(4) is None
     if how == "callback":
         assert theirs  # their callback ran while it was registered
+
+
+@pytest.mark.skipif("monitoring" not in MODES, reason="sys.monitoring mode unavailable")
+def test_enable_again_after_another_tool_freed_our_id():
+    """The query's error says to call enable() again: that claims an id anew, even with the
+    same settings."""
+    mon = sys.monitoring
+
+    def after():
+        pass
+
+    tracking.enable(mode="monitoring")
+    tool = tracking.status()["tool_id"]
+    mon.free_tool_id(tool)
+    mon.use_tool_id(tool, "another tool")
+    try:
+        with pytest.raises(RuntimeError, match=r"lost its sys.monitoring tool id .*enable\(\) again"):
+            tracking.last(None)
+        mon.free_tool_id(tool)
+        tracking.enable(mode="monitoring")
+        after()
+        assert any(e.callee is after.__code__ for e in tracking.window())
+    finally:
+        tracking.disable()
+        if mon.get_tool(tool) == "another tool":
+            mon.free_tool_id(tool)

@@ -173,6 +173,7 @@ NOTES: dict[str, dict] = {
     },
     "callsite.set_backend": {
         "raises": [
+            ("TypeError", "``name`` is not a ``str``", "callsite.set_backend(42)"),
             ("ValueError", "``name`` is not ``'internal'`` or ``'public'``", 'callsite.set_backend("fast")'),
             ("RuntimeError", "``'internal'`` where the internal walk is refused "
              "(:func:`callsite.internal_backend_refusal` says why)", None),

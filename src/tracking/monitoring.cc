@@ -197,7 +197,7 @@ bool check_owned() noexcept {
     PyErr_Format(PyExc_RuntimeError,
                  "callsite.tracking's sys.monitoring CALL callback for tool id %d was replaced "
                  "by another tool (sys.monitoring.register_callback): the window no longer "
-                 "records calls; call callsite.tracking.disable(), then enable()",
+                 "records calls; call callsite.tracking.enable() again",
                  tool);
     return false;
   }
@@ -206,7 +206,7 @@ bool check_owned() noexcept {
     PyErr_Format(PyExc_RuntimeError,
                  "callsite.tracking's sys.monitoring CALL events for tool id %d were turned off "
                  "by another tool (sys.monitoring.set_events): the window no longer records "
-                 "calls; call callsite.tracking.disable(), then enable()",
+                 "calls; call callsite.tracking.enable() again",
                  tool);
   return on == 1;
 }

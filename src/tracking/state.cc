@@ -91,9 +91,15 @@ Mode auto_mode() noexcept {
 
 bool enable(const Settings &s) {
   if (!validate(s)) return false;
-  const bool same_mode = active_mode == s.mode &&
-                         (s.mode != Mode::monitoring || s.tool_id == -1 ||
-                          s.tool_id == monitoring::tool_id());
+  bool same_mode = active_mode == s.mode &&
+                   (s.mode != Mode::monitoring || s.tool_id == -1 ||
+                    s.tool_id == monitoring::tool_id());
+  // A sys.monitoring id another tool freed, or whose CALL callback or events another tool
+  // replaced, records nothing: enabling again claims an id anew, as the queries' errors say.
+  if (same_mode && s.mode == Mode::monitoring && !monitoring::check_owned()) {
+    PyErr_Clear();
+    same_mode = false;
+  }
   if (active_mode != Mode::off && !same_mode && !disable()) return false;
 
   const bool filter_changed = record_filter != s.filter;
