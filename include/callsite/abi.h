@@ -24,7 +24,7 @@
 #define CALLSITE_ABI_MAJOR 1
 /// Entries appended since the major's first table (for a consumer's compile-time checks; at
 /// run time the provider's `size` tells).
-#define CALLSITE_ABI_MINOR 1
+#define CALLSITE_ABI_MINOR 2
 
 namespace callsite {
 
@@ -126,6 +126,20 @@ struct NativeAPI {
   PyObject *(*open_boundary)(PyObject *kernel) noexcept;
   /// Closes the boundary `token` opened, restoring the enclosing one: 0, or -1 + error.
   int (*close_boundary)(PyObject *token) noexcept;
+  // --- CALLSITE_ABI_MINOR 2 ---
+  /// Gives frames of `executable` a locals reifier (a callsite::LocalsReifier, native_frame.h,
+  /// spelled out here), called with `context` only when something reads a frame's variables;
+  /// nullptr removes it. Registered before the executable's first visible push (its frames
+  /// pushed earlier show none). 0, or -1 + error. GIL held.
+  int (*set_locals)(const Executable *executable,
+                    PyObject *(*fn)(const Executable *, std::uintptr_t, void *),
+                    void *context) noexcept;
+  /// The same for one pushed frame (`link`, on the calling thread; `slot` its visible slot or
+  /// nullptr), before its executable's; nullptr forgets it (before `link` is reused).
+  /// 0, or -1 + error. GIL held.
+  int (*set_frame_locals)(NativeLink *link, VisibleSlot *slot,
+                          PyObject *(*fn)(const Executable *, std::uintptr_t, void *),
+                          void *context) noexcept;
 };
 
 namespace detail {

@@ -100,6 +100,20 @@ inline const VisibleCode *visible_code(const Executable &executable, std::size_t
   return detail::native_api->visible_code(&executable, states);
 }
 
+/// Gives frames of `executable` their variables: `fn(executable, state, context)` returns a
+/// new mapping of names to values (or nullptr + error), called only when something reads
+/// them (docs/native.md, "Variables"). nullptr removes it. Call before the executable's first
+/// visible push. False + Python error (also when the installed _callsite predates it).
+inline bool set_locals(const Executable &executable, LocalsReifier fn,
+                       void *context = nullptr) noexcept {
+  if (!has_entry(offsetof(NativeAPI, set_locals))) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "callsite: the installed _callsite has no locals reifiers (too old)");
+    return false;
+  }
+  return detail::native_api->set_locals(&executable, fn, context) == 0;
+}
+
 /// The Executable of a callsite.native.Executable object, or nullptr + TypeError.
 inline const Executable *executable_of(PyObject *obj) noexcept {
   return detail::native_api->executable_of(obj);

@@ -55,6 +55,17 @@ struct NativeLocation {
 using Reifier = int (*)(const struct Executable *executable, std::uintptr_t state,
                         NativeLocation *out);
 
+/// The variables of a frame of `executable` at `state` (a JIT's registers, a DSL interpreter's
+/// environment): a NEW reference to a mapping of str names to values, or nullptr with a Python
+/// error set. Called with the GIL held, only when something reads the frame's variables (a
+/// visible frame's `frame.f_locals`, a traceback's frame after an exception passed the frame,
+/// `callsite.Frame.locals`), possibly from another thread than the frame's (see
+/// docs/native.md). A failure gives the frame no variables and a ReificationWarning, once per
+/// executable. `context` is what was registered with it (`api::set_locals`,
+/// `NativeFrame::set_locals`).
+using LocalsReifier = PyObject *(*)(const struct Executable *executable, std::uintptr_t state,
+                                    void *context);
+
 /// One kind of native code. Usually a `static const` (nothing to manage); executables created
 /// at run time should be made by callsite (`api::new_executable`), which refcounts them through
 /// `owner` so Tracebacks holding their frames keep them (and `user_data`) alive.
@@ -158,11 +169,45 @@ class NativeFrame {
     stack_ = nullptr;
   }
 
- private:
+ protected:
   NativeLink link_;
   ThreadStack *stack_;
   VisibleSlot slot_;  ///< a visible frame's interpreter frame (the rest unset when frame is null)
   const VisibleCode *visible_;  ///< set when slot_.frame is
+};
+
+/// A NativeFrame whose variables live in the interpreter's own structures for this activation
+/// (an environment object, a register file): `fn(executable, state, context)` gives them, for
+/// this frame only, before any locals reifier of its executable (`api::set_locals`). Called
+/// only when something reads them (docs/native.md, "Variables"); `context` must stay valid
+/// until the frame is popped. A plain NativeFrame pays nothing for this.
+class NativeFrameWithLocals : public NativeFrame {
+ public:
+  NativeFrameWithLocals(const Executable &executable, std::uintptr_t state,
+                        const VisibleCode *visible, LocalsReifier fn, void *context) noexcept
+      : NativeFrame(executable, state, visible) {
+    const NativeAPI *api = detail::native_api;
+    if (api && stack_ && api->size >= offsetof(NativeAPI, set_frame_locals) + sizeof(void *)) {
+      PyObject *type, *value, *traceback;
+      PyErr_Fetch(&type, &value, &traceback);
+      registered_ = api->set_frame_locals(&link_, slot_.frame ? &slot_ : nullptr, fn, context) == 0;
+      PyErr_Clear();  // out of memory: the frame shows its executable's variables
+      PyErr_Restore(type, value, traceback);
+    }
+  }
+  ~NativeFrameWithLocals() { pop(); }
+  /// Pops now (idempotent): the frame's variables are read one last time if a frame object
+  /// outlives it (a traceback), then its reifier is forgotten.
+  void pop() noexcept {
+    NativeFrame::pop();
+    if (registered_) {
+      registered_ = false;
+      detail::native_api->set_frame_locals(&link_, nullptr, nullptr, nullptr);
+    }
+  }
+
+ private:
+  bool registered_ = false;
 };
 
 }  // namespace callsite

@@ -8,6 +8,7 @@
 #include "capture/capture.h"
 #include "native/exception_entry.h"
 #include "native/executable.h"
+#include "native/frame_locals.h"
 #include "native/shadow_stack.h"
 #include "native/visible_frames.h"
 #include "symbolize/symbolize.h"
@@ -26,7 +27,7 @@ constexpr NativeAPI kTable = {
     &callsite::capture,         &callsite::capture_raw, &symbolize_c,   &add_traceback,
     &new_executable,         &executable_of,         &visible_code,  &push_visible,
     &pop_visible,            &visible_set_state,     &callsite::open_boundary,
-    &callsite::close_boundary,
+    &callsite::close_boundary, &callsite::native::set_locals,        &api_set_frame_locals,
 };
 
 // NativeFrames created inside _callsite (and in the C++ tests) use the table too.

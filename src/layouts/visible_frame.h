@@ -97,6 +97,15 @@ CALLSITE_VF_HIDDEN const void **callsite_visible_push_quick(PyThreadState *tstat
  * 0 (nothing touched) when the full pop is needed. */
 CALLSITE_VF_HIDDEN int callsite_visible_pop_quick(PyThreadState *tstate, void *frame);
 
+/* The variables a pushed `frame` shows: locals_of returns what it holds in f_locals
+ * (borrowed, NULL: nothing), which CPython's frame.f_locals returns as is for the synthetic
+ * code (not CO_OPTIMIZED; 3.12 merges its zero fast locals into it); set_locals stores a
+ * new reference there (the frame must hold none); kept: nonzero when a frame object made for
+ * it is held by someone else, so the pop will hand the frame over to it. */
+CALLSITE_VF_HIDDEN PyObject *callsite_visible_locals_of(const void *frame);
+CALLSITE_VF_HIDDEN void callsite_visible_set_locals(void *frame, PyObject *mapping);
+CALLSITE_VF_HIDDEN int callsite_visible_kept(const void *frame);
+
 /* The implementation for the running interpreter, or NULL when this build has none or the
  * internal layout is refused (then native frames stay on the shadow stack only). */
 const callsite_visible_ops *callsite_visible_frames(void);

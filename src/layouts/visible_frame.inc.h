@@ -164,6 +164,19 @@ int callsite_visible_stack_give(PyThreadState *tstate, void *block, size_t heade
   return 1;
 }
 
+PyObject *callsite_visible_locals_of(const void *frame) {
+  return ((const _PyInterpreterFrame *)frame)->f_locals;
+}
+
+void callsite_visible_set_locals(void *frame, PyObject *mapping) {
+  ((_PyInterpreterFrame *)frame)->f_locals = mapping;
+}
+
+int callsite_visible_kept(const void *frame) {
+  PyFrameObject *fo = ((const _PyInterpreterFrame *)frame)->frame_obj;
+  return fo && Py_REFCNT(fo) > 1;
+}
+
 int callsite_visible_is_current(PyThreadState *tstate, const void *frame) {
   return CALLSITE_VF_CURRENT(tstate) == (const _PyInterpreterFrame *)frame;
 }

@@ -9,6 +9,7 @@
 
 #include "core/compat.h"
 #include "layouts/layout.h"
+#include "native/frame_locals.h"
 #include "native/reify.h"
 
 namespace callsite::native {
@@ -61,9 +62,29 @@ PyObject *empty_code(PyObject *filename, PyObject *name) {
   return code;
 }
 
-// A new traceback entry for the native frame in front of `next` (may be nullptr).
+// A new traceback entry for the native frame in front of `next` (may be nullptr). A frame
+// with a locals reifier gets its variables now, as the exception passes it (the empty code
+// is not CO_OPTIMIZED: frame.f_locals is that dict on every version).
 PyObject *new_entry(const Executable *exe, std::uintptr_t state, PyObject *next) {
+  PyObject *locals = nullptr;
+  if (any_locals && has_locals(exe, nullptr)) {
+    PyObject *owner = Py_XNewRef(exe->owner);  // the reifier may drop it
+    locals = read_locals(exe, state, nullptr);
+    const bool alive = !owner || Py_REFCNT(owner) > 1;
+    Py_XDECREF(owner);
+    if (!locals) return nullptr;
+    if (!alive) {
+      Py_DECREF(locals);
+      PyErr_SetString(PyExc_RuntimeError,
+                      "callsite: the executable was destroyed by its locals reifier");
+      return nullptr;
+    }
+  }
   const Reified *r = reify(exe, state);
+  if (!r) {
+    Py_XDECREF(locals);
+    return nullptr;
+  }
   if (!r) return nullptr;
   // Copied and held: what follows allocates (a collection may run finalizers, which may
   // reify other states and release this entry).
@@ -72,14 +93,19 @@ PyObject *new_entry(const Executable *exe, std::uintptr_t state, PyObject *next)
   PyObject *code = empty_code(filename, name);
   Py_DECREF(filename);
   Py_DECREF(name);
-  if (!code) return nullptr;
+  if (!code) {
+    Py_XDECREF(locals);
+    return nullptr;
+  }
   if (!empty_globals && !(empty_globals = PyDict_New())) {
     Py_DECREF(code);
+    Py_XDECREF(locals);
     return nullptr;
   }
   PyFrameObject *frame = PyFrame_New(PyThreadState_Get(), reinterpret_cast<PyCodeObject *>(code),
-                                     empty_globals, nullptr);
+                                     empty_globals, locals);
   Py_DECREF(code);
+  Py_XDECREF(locals);
   if (!frame) return nullptr;
   PyObject *tb = PyObject_CallFunction(reinterpret_cast<PyObject *>(&PyTraceBack_Type), "OOii",
                                        next ? next : Py_None, frame, 0, lineno);

@@ -21,6 +21,7 @@ struct ExecutableObject {
   Py_ssize_t visible_states;
   const VisibleCode *visible;
   bool warned_shadow_push;  ///< visible, but a frame was pushed by `with`/push(): warned once
+  PyObject *locals;  ///< locals=: the Python locals reifier (state -> mapping), or nullptr
 };
 
 /// The callsite.native.Executable type; created by the Python-facing layer at init.

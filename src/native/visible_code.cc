@@ -101,10 +101,13 @@ PyObject *make_code(PyObject *filename, PyObject *name, int firstlineno,
   PyObject *co_linetable =
       co_code ? PyBytes_FromStringAndSize(table.data(), Py_ssize_t(table.size())) : nullptr;
   PyObject *args = co_linetable ? PyTuple_New(0) : nullptr;
+  // Not CO_OPTIMIZED: frame.f_locals then returns the frame's own f_locals object (3.13+
+  // frame_getlocals; 3.12 merges the zero fast locals into it), where a frame of an
+  // executable with a locals reifier holds its FrameLocals (native/frame_locals.h).
   PyObject *kwargs =
       args ? Py_BuildValue("{s:O,s:O,s:i,s:i,s:O,s:O,s:O,s:O,s:y}", "co_code", co_code,
                            "co_linetable", co_linetable, "co_flags",
-                           CO_OPTIMIZED | CO_NEWLOCALS | CALLSITE_CO_VISIBLE_NATIVE,
+                           CO_NEWLOCALS | CALLSITE_CO_VISIBLE_NATIVE,
                            "co_stacksize", 1, "co_filename", filename, "co_name", name,
                            "co_qualname", name, "co_consts", consts, "co_exceptiontable", "")
            : nullptr;

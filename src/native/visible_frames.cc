@@ -13,6 +13,7 @@
 #include "layouts/active.h"
 #include "layouts/layout.h"
 #include "layouts/visible_frame.h"
+#include "native/frame_locals.h"
 #include "native/shadow_stack.h"
 #include "native/visible_code.h"
 
@@ -131,6 +132,23 @@ inline bool link_frame(PyThreadState *ts, const VisibleCode *code, std::uintptr_
   fill_slot(out, ts, b, shard, callsite_visible_push(ts, frame_of(b), shard->code, at, previous));
   return true;
 }
+
+// A frame whose executable (or itself) has a locals reifier holds a FrameLocals in f_locals
+// from its push, which frame.f_locals returns: the reifier runs when it is read.
+[[gnu::noinline, gnu::cold]] void attach_locals(VisibleSlot *out, const Executable *executable,
+                                                const NativeLink *link) {
+  if (!out->frame || callsite_visible_locals_of(out->frame) ||
+      !has_locals(executable, link))
+    return;
+  if (PyObject *mapping = new_frame_locals(link))
+    callsite_visible_set_locals(out->frame, mapping);
+}
+
+// The popped frame's FrameLocals keeps the variables as of now when something outlives the
+// pop (the frame object a traceback holds, or the mapping itself); else it forgets the frame.
+[[gnu::noinline, gnu::cold]] void detach_locals(void *frame, PyObject *mapping, bool live) {
+  freeze_frame_locals(mapping, live && (callsite_visible_kept(frame) || Py_REFCNT(mapping) > 1));
+}
 #endif
 
 // Code per executable; never destroyed (entries of static executables live for the process).
@@ -226,12 +244,16 @@ namespace {
                                                  VisibleSlot *out) noexcept {
   if (ts && code && callsite_active_layout == internal_layout) {
     const void *previous;
-    if (link_frame(ts, code, state, out, &previous))
-      return push_marked(link, executable, state, previous);
+    if (link_frame(ts, code, state, out, &previous)) {
+      ThreadStack *stack = push_marked(link, executable, state, previous);
+      if (any_locals) attach_locals(out, executable, link);
+      return stack;
+    }
   }
   ThreadStack *stack = push_on(ts, link, executable, state);
   const void *previous;
   if (!ts || !code || !link_frame(ts, code, state, out, &previous)) out->frame = nullptr;
+  else if (any_locals) attach_locals(out, executable, link);
   return stack;
 }
 }  // namespace
@@ -251,7 +273,10 @@ ThreadStack *push_visible(PyThreadState *ts, NativeLink *link, const Executable 
                                                         &previous)) [[likely]] {
         b->next_free = kOnDataStack;
         fill_slot(out, ts, b, shard, ip);
-        return push_marked(link, executable, state, previous);
+        ThreadStack *stack = push_marked(link, executable, state, previous);
+        if (any_locals) [[unlikely]]
+          attach_locals(out, executable, link);
+        return stack;
       }
       callsite_visible_stack_give(ts, b, sizeof(BlockHeader));
     }
@@ -259,11 +284,14 @@ ThreadStack *push_visible(PyThreadState *ts, NativeLink *link, const Executable 
   return push_visible_slow(ts, link, executable, state, code, out);
 }
 
-bool push_interpreter_frame(const VisibleCode *code, std::uintptr_t state,
-                            VisibleSlot *out) noexcept {
+bool push_interpreter_frame(const VisibleCode *code, std::uintptr_t state, VisibleSlot *out,
+                            const NativeLink *link) noexcept {
   PyThreadState *ts = compat::current_tstate();
   const void *previous;
-  if (ts && code && link_frame(ts, code, state, out, &previous)) return true;
+  if (ts && code && link_frame(ts, code, state, out, &previous)) {
+    if (link && any_locals) attach_locals(out, link->executable, link);
+    return true;
+  }
   out->frame = nullptr;
   return false;
 }
@@ -291,8 +319,19 @@ void pop_interpreter_frame(VisibleSlot *slot, int checked) noexcept {
   if (!frame) return;
   if (!callsite_visible_is_current(slot->thread, frame)) [[unlikely]] {
     if (checked) misordered("while it is not its thread's current frame");
+    // Still reachable from the chain (the block is kept), but its link is going away.
+    if (PyObject *mapping = callsite_visible_locals_of(frame)) detach_locals(frame, mapping, false);
     slot->frame = nullptr;
-    return;  // still reachable from the chain: keep the block
+    return;
+  }
+  // Read while the frame is still the current one: the reifier may run any code.
+  if (PyObject *mapping = callsite_visible_locals_of(frame)) [[unlikely]] {
+    detach_locals(frame, mapping, true);
+    if (!callsite_visible_is_current(slot->thread, frame)) [[unlikely]] {
+      if (checked) misordered("by its locals reifier (it is no longer the current frame)");
+      slot->frame = nullptr;
+      return;
+    }
   }
   callsite_visible_pop(slot->thread, frame);
   give_block(slot->thread, header_of(frame));
@@ -307,7 +346,8 @@ ThreadStack *push_visible(PyThreadState *ts, NativeLink *link, const Executable 
   return push_on(ts, link, executable, state);
 }
 
-bool push_interpreter_frame(const VisibleCode *, std::uintptr_t, VisibleSlot *out) noexcept {
+bool push_interpreter_frame(const VisibleCode *, std::uintptr_t, VisibleSlot *out,
+                            const NativeLink *) noexcept {
   out->frame = nullptr;
   return false;
 }
@@ -348,6 +388,15 @@ void pop_visible(ThreadStack *stack, NativeLink *link, VisibleSlot *slot, int ch
   }
 #endif
   pop_visible_slow(stack, link, slot, checked);
+}
+
+int api_set_frame_locals(NativeLink *link, VisibleSlot *slot, LocalsReifier fn,
+                         void *context) noexcept {
+  if (set_frame_locals(link, slot, fn, context) < 0) return -1;
+#if CALLSITE_HAVE_VISIBLE
+  if (fn && slot && slot->frame) attach_locals(slot, link->executable, link);
+#endif
+  return 0;
 }
 
 void visible_traceback_here() noexcept {

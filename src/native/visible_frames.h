@@ -40,10 +40,11 @@ ThreadStack *push_visible(PyThreadState *thread, NativeLink *link, const Executa
                           std::uintptr_t state, const VisibleCode *code,
                           VisibleSlot *out) noexcept;
 
-/// Links only the interpreter frame (the shadow link is pushed by the caller) into `out`:
-/// false (out->frame nullptr) when the thread is not attached or no memory is left. GIL held.
-bool push_interpreter_frame(const VisibleCode *code, std::uintptr_t state,
-                            VisibleSlot *out) noexcept;
+/// Links only the interpreter frame (the shadow link `link`, may be null, is pushed by the
+/// caller) into `out`: false (out->frame nullptr) when the thread is not attached or no
+/// memory is left. A frame with a locals reifier shows its variables through `link`. GIL held.
+bool push_interpreter_frame(const VisibleCode *code, std::uintptr_t state, VisibleSlot *out,
+                            const NativeLink *link = nullptr) noexcept;
 
 /// api->visible_set_state: moves a pushed visible frame to `state`, switching its code when
 /// the state is in another shard. GIL held, on the pushing thread.
@@ -59,6 +60,11 @@ void pop_interpreter_frame(VisibleSlot *slot, int checked) noexcept;
 /// api->pop_visible: pop_interpreter_frame(slot), then the shadow link as NativeFrame::pop
 /// does.
 void pop_visible(ThreadStack *stack, NativeLink *link, VisibleSlot *slot, int checked) noexcept;
+
+/// api->set_frame_locals: set_frame_locals (frame_locals.h), and the FrameLocals of the
+/// visible frame of `slot` when it has none yet.
+int api_set_frame_locals(NativeLink *link, VisibleSlot *slot, LocalsReifier fn,
+                         void *context) noexcept;
 
 /// Adds the current (visible) frame to the traceback of the exception being raised, as the
 /// eval loop does for a Python frame. GIL held.

@@ -7,6 +7,7 @@
 
 #include "core/frame_refs.h"
 #include "native/executable.h"
+#include "native/frame_locals.h"
 #include "native/reify.h"
 #include "native/visible_code.h"
 #include "native/visible_frames.h"
@@ -97,13 +98,13 @@ bool visible_states_of(PyObject *visible, Py_ssize_t table_size, Py_ssize_t stat
 }
 
 PyObject *exe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static const char *kwlist[] = {"name",    "reifier",   "kind", "visible",
-                                 "locations", "states", nullptr};
+  static const char *kwlist[] = {"name",      "reifier", "kind",   "visible",
+                                 "locations", "states",  "locals", nullptr};
   PyObject *name, *reifier = Py_None, *kind = nullptr, *visible = nullptr,
-                  *locations = nullptr, *states = nullptr;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$OOOO:Executable",
+                  *locations = nullptr, *states = nullptr, *locals = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$OOOOO:Executable",
                                    const_cast<char **>(kwlist), &name, &reifier, &kind,
-                                   &visible, &locations, &states))
+                                   &visible, &locations, &states, &locals))
     return nullptr;
   if (!PyUnicode_Check(name))
     return PyErr_Format(PyExc_TypeError, "Executable name must be a str, not %.200s",
@@ -124,6 +125,12 @@ PyObject *exe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     return PyErr_Format(PyExc_TypeError,
                         "Executable reifier must be callable (state: int) -> Location, not "
                         "%.200s", Py_TYPE(reifier)->tp_name);
+  if (locals == Py_None) locals = nullptr;
+  if (locals && !PyCallable_Check(locals))
+    return PyErr_Format(PyExc_TypeError,
+                        "Executable locals must be callable (state: int) -> mapping of variable "
+                        "names to values, or None, not %.200s",
+                        Py_TYPE(locals)->tp_name);
   if (kind && !PyUnicode_Check(kind))
     return PyErr_Format(PyExc_TypeError, "Executable kind must be a str, not %.200s",
                         Py_TYPE(kind)->tp_name);
@@ -134,6 +141,8 @@ PyObject *exe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   if (!self) return nullptr;
   self->reifier = Py_NewRef(reifier);
   self->locations = Py_XNewRef(table);
+  self->locals = Py_XNewRef(locals);
+  if (locals) any_locals = true;
   self->exe.reify = &python_reifier;
   self->visible_states = visible_states;
   // locations=[...] are known now: build the code eagerly, so errors surface here. Where
@@ -149,6 +158,7 @@ PyObject *exe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
 int exe_traverse(PyObject *self, visitproc visit, void *arg) {
   Py_VISIT(as_exe(self)->reifier);
   Py_VISIT(as_exe(self)->locations);
+  Py_VISIT(as_exe(self)->locals);
   Py_VISIT(Py_TYPE(self));
   return 0;
 }
@@ -156,6 +166,7 @@ int exe_traverse(PyObject *self, visitproc visit, void *arg) {
 int exe_clear(PyObject *self) {
   Py_CLEAR(as_exe(self)->reifier);  // later reifications give a placeholder
   Py_CLEAR(as_exe(self)->locations);
+  Py_CLEAR(as_exe(self)->locals);  // later reads show no variables
   return 0;
 }
 
@@ -165,9 +176,11 @@ void exe_dealloc(PyObject *self) {
   if (e->weakrefs) PyObject_ClearWeakRefs(self);
   forget_visible(&e->exe);  // after the last frame: retained frame objects own the code
   forget(&e->exe);  // nothing can hold a frame of it any more: its cache goes
+  forget_locals(&e->exe);
   if (e->free_user_data) e->free_user_data(e->exe.user_data);
   Py_CLEAR(e->reifier);
   Py_CLEAR(e->locations);
+  Py_CLEAR(e->locals);
   Py_CLEAR(e->name);
   Py_CLEAR(e->kind);
   PyTypeObject *type = Py_TYPE(self);
@@ -203,6 +216,8 @@ PyMemberDef exe_members[] = {
     {"kind", T_OBJECT, offsetof(ExecutableObject, kind), READONLY, "str"},
     {"reifier", T_OBJECT, offsetof(ExecutableObject, reifier), READONLY,
      "the Python reifier, or None (a C++ reifier)"},
+    {"locals", T_OBJECT, offsetof(ExecutableObject, locals), READONLY,
+     "the Python locals reifier (state: int) -> mapping, or None"},
     {"__weaklistoffset__", T_PYSSIZET, offsetof(ExecutableObject, weakrefs), READONLY, nullptr},
     {nullptr, 0, 0, 0, nullptr}};
 
@@ -218,7 +233,7 @@ PyMethodDef exe_methods[] = {
 PyType_Slot exe_slots[] = {
     {Py_tp_doc, const_cast<char *>(
                     "Executable(name, reifier=None, *, kind='python', visible=False, "
-                    "locations=None, states=None)\n--\n\n"
+                    "locations=None, states=None, locals=None)\n--\n\n"
                     "One kind of native code (an interpreted function, a JIT kernel). "
                     "reifier(state: int) returns a callsite.native.Location (or a "
                     "(filename, lineno, ...) tuple, or None) and is called only when a frame "
@@ -226,7 +241,10 @@ PyType_Slot exe_slots[] = {
                     "locations=[Location, ...] replaces the reifier (state k -> locations[k]). "
                     "visible=True: frames pushed around a call made from C (the decorator "
                     "form) are also real interpreter frames, whose synthetic code maps "
-                    "len(locations) states, or `states` states reified on the first push.")},
+                    "len(locations) states, or `states` states reified on the first push. "
+                    "locals(state: int) returns a mapping of variable names to values, called "
+                    "only when something reads a frame's variables (frame.f_locals of a "
+                    "visible frame, a traceback's frame, callsite.Frame.locals).")},
     {Py_tp_new, reinterpret_cast<void *>(exe_new)},
     {Py_tp_dealloc, reinterpret_cast<void *>(exe_dealloc)},
     {Py_tp_traverse, reinterpret_cast<void *>(exe_traverse)},
@@ -242,6 +260,7 @@ PyType_Spec exe_spec = {"callsite.native.Executable", int(sizeof(ExecutableObjec
 }  // namespace
 
 PyTypeObject *init_executable_type() noexcept {
+  if (!init_frame_locals_type()) return nullptr;
   if (!executable_type)
     executable_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&exe_spec));
   return executable_type;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/frame_refs.h"
+#include "native/frame_locals.h"
 #include "render/mlir_text.h"
 #include "symbolize/symbolize.h"
 
@@ -61,6 +62,14 @@ PyObject *get_state(PyObject *self, void *) {
   const RawFrame &raw = as_frame(self)->raw;
   if (raw.is_python()) Py_RETURN_NONE;
   return PyLong_FromUnsignedLongLong(raw.state());
+}
+
+// A native entry's variables through its executable's locals reifier, read now (None: a
+// Python entry, or no locals reifier).
+PyObject *get_locals(PyObject *self, void *) {
+  const RawFrame &raw = as_frame(self)->raw;
+  if (raw.is_python() || !native::has_locals(raw.executable(), nullptr)) Py_RETURN_NONE;
+  return native::read_locals(raw.executable(), raw.state(), nullptr);
 }
 
 // "file.py:12:4 in qualname" (the column part only where CPython has one; 1-based like
@@ -145,6 +154,10 @@ PyGetSetDef frame_getset[] = {
     {"lasti", get_lasti, nullptr, "int | None: instruction offset in bytes (Python frames)",
      nullptr},
     {"state", get_state, nullptr, "int | None: the native frame's state", nullptr},
+    {"locals", get_locals, nullptr,
+     "dict | None: a native frame's variables, from its executable's locals reifier, read "
+     "when this attribute is (None: a Python frame, or no locals reifier)",
+     nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyMethodDef frame_methods[] = {

@@ -306,7 +306,7 @@ PyObject *ff_vectorcall(PyObject *self, PyObject *const *args, std::size_t nargs
     Py_DECREF(frame);
     return nullptr;
   }
-  if (visible && push_interpreter_frame(visible, f->link.state, &f->visible_slot))
+  if (visible && push_interpreter_frame(visible, f->link.state, &f->visible_slot, &f->link))
     f->visible = visible;
   PyObject *result = PyObject_Vectorcall(w->fn, args, nargsf, kwnames);
   if (f->visible_slot.frame) {

@@ -44,6 +44,8 @@ const Field kTableEntries[] = {
     CALLSITE_FIELD(NativeAPI, visible_set_state, 104),
     CALLSITE_FIELD(NativeAPI, open_boundary, 112),
     CALLSITE_FIELD(NativeAPI, close_boundary, 120),
+    CALLSITE_FIELD(NativeAPI, set_locals, 128),
+    CALLSITE_FIELD(NativeAPI, set_frame_locals, 136),
 };
 
 // The structs both sides read and write inline (a consumer's NativeFrame embeds NativeLink

@@ -1,0 +1,483 @@
+// native/frame_locals.cc — locals reifiers: who has one, calling it (with the location
+// reifier's rules for failures), and callsite.native.FrameLocals, the mapping a visible
+// frame's f_locals shows.
+//
+// CPython has no hook between a reader and a frame's variables (3.12 builds frame.f_locals
+// from localsplus and co_localsplusnames into the frame's f_locals; 3.13+ returns a
+// FrameLocalsProxy for CO_OPTIMIZED code, and for other code the f_locals object itself,
+// Objects/frameobject.c frame_getlocals). The synthetic code is not CO_OPTIMIZED, so every
+// version returns what the interpreter frame holds in f_locals: a FrameLocals put there at
+// the push (only for frames whose executable has a locals reifier) which calls the reifier on
+// each read while the frame is pushed, and is frozen at the pop when anything outlives it.
+#include "native/frame_locals.h"
+
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "core/compat.h"
+#include "native/executable.h"
+#include "native/reify.h"
+
+namespace callsite::native {
+
+bool any_locals = false;
+PyTypeObject *frame_locals_type = nullptr;
+
+namespace {
+
+struct CppLocals {
+  const Executable *executable;
+  LocalsReifier fn;
+  void *context;
+};
+struct FrameEntry {
+  const NativeLink *link;
+  LocalsReifier fn;
+  void *context;
+};
+
+// Few entries (executables of a JIT, frames that carry their own reifier): linear scans.
+auto &cpp_locals = *new std::vector<CppLocals>();
+auto &frame_entries = *new std::vector<FrameEntry>();
+auto &warned = *new std::unordered_set<const Executable *>();
+std::uint64_t calls = 0;
+
+// Executables whose locals reifier runs on this thread, innermost last; trivially
+// destructible (initial-exec TLS, as the shadow stack).
+constexpr int kGuardDepth = 16;
+struct Guard {
+  const Executable *running[kGuardDepth];
+  int depth;
+};
+constinit thread_local Guard t_guard [[gnu::tls_model("initial-exec")]] = {{}, 0};
+
+bool running_here(const Executable *exe) {
+  if (t_guard.depth >= kGuardDepth) return true;  // deeper: refused as a re-entry
+  for (int i = 0; i < t_guard.depth; ++i)
+    if (t_guard.running[i] == exe) return true;
+  return false;
+}
+
+// What reads `exe`'s variables, copied (and held) before the call: the reifier may change
+// the tables.
+struct Source {
+  LocalsReifier fn = nullptr;
+  void *context = nullptr;
+  PyObject *callable = nullptr;  // strong
+  explicit operator bool() const { return fn || callable; }
+};
+
+Source source_of(const Executable *exe, const NativeLink *link) {
+  Source s;
+  if (link)
+    for (const FrameEntry &e : frame_entries)
+      if (e.link == link) {
+        s.fn = e.fn;
+        s.context = e.context;
+        return s;
+      }
+  if (ExecutableObject *owner = python_owned(exe); owner && owner->locals) {
+    s.callable = Py_NewRef(owner->locals);
+    return s;
+  }
+  for (const CppLocals &e : cpp_locals)
+    if (e.executable == exe) {
+      s.fn = e.fn;
+      s.context = e.context;
+      return s;
+    }
+  return s;
+}
+
+// One warning per executable (marked before warning: a showwarning hook may read locals
+// again). False: the warning was turned into an error.
+bool warn(const Executable *exe, std::uintptr_t state, const std::string &why) {
+  if (!warned.insert(exe).second) return true;
+  PyObject *category = reification_warning ? reification_warning : PyExc_RuntimeWarning;
+  return PyErr_WarnFormat(category, 1,
+                          "callsite.native: the locals reifier of %s executable '%s' failed "
+                          "for state %llu: %s; the frame shows no variables (reported once "
+                          "per executable)",
+                          exe->kind ? exe->kind : "native", exe->name ? exe->name : "?",
+                          (unsigned long long)state, why.c_str()) == 0;
+}
+
+std::string describe_exception() {
+  PyObject *exc = compat::take_raised_exception();
+  PyObject *text = exc ? PyObject_Repr(exc) : nullptr;
+  const char *utf8 = text ? PyUnicode_AsUTF8(text) : nullptr;
+  std::string why = utf8 ? std::string("raised ") + utf8 : std::string("raised");
+  PyErr_Clear();
+  Py_XDECREF(text);
+  Py_XDECREF(exc);
+  return why;
+}
+
+// The reifier's result as a new dict of str keys; nullptr (no error) with `why` otherwise.
+PyObject *as_variables(PyObject *result, std::string *why) {
+  PyObject *dict = nullptr;
+  if (PyDict_Check(result)) {
+    dict = PyDict_Copy(result);
+  } else if (PyMapping_Check(result) && !PyUnicode_Check(result) && !PyBytes_Check(result) &&
+             !PyTuple_Check(result) && !PyList_Check(result)) {
+    dict = PyDict_New();
+    if (dict && PyDict_Merge(dict, result, 1) < 0) Py_CLEAR(dict);
+  } else {
+    *why = std::string("returned ") + Py_TYPE(result)->tp_name + ", not a mapping of names";
+    return nullptr;
+  }
+  if (!dict) {
+    *why = describe_exception();
+    return nullptr;
+  }
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(dict, &pos, &key, &value))
+    if (!PyUnicode_Check(key)) {
+      *why = std::string("returned a mapping with a ") + Py_TYPE(key)->tp_name +
+             " key (variable names are str)";
+      Py_DECREF(dict);
+      return nullptr;
+    }
+  return dict;
+}
+
+PyObject *call(const Source &s, const Executable *exe, std::uintptr_t state) {
+  ++calls;
+  if (s.fn) return s.fn(exe, state, s.context);
+  PyObject *arg = PyLong_FromUnsignedLongLong(state);
+  PyObject *result = arg ? PyObject_CallOneArg(s.callable, arg) : nullptr;
+  Py_XDECREF(arg);
+  return result;
+}
+
+}  // namespace
+
+bool has_locals(const Executable *exe, const NativeLink *link) noexcept {
+  if (!any_locals) return false;
+  if (link)
+    for (const FrameEntry &e : frame_entries)
+      if (e.link == link) return true;
+  if (ExecutableObject *owner = python_owned(exe); owner && owner->locals) return true;
+  for (const CppLocals &e : cpp_locals)
+    if (e.executable == exe) return true;
+  return false;
+}
+
+PyObject *read_locals(const Executable *exe, std::uintptr_t state, const NativeLink *link) {
+  Source s = source_of(exe, link);
+  if (!s) return PyDict_New();
+  std::string why;
+  PyObject *dict = nullptr;
+  if (running_here(exe)) {
+    why = "it read the variables of a frame of its own executable (re-entered)";
+  } else {
+    // The reifier may drop the last other reference to the executable.
+    PyObject *owner = Py_XNewRef(exe->owner);
+    t_guard.running[t_guard.depth++] = exe;
+    PyObject *result = call(s, exe, state);
+    --t_guard.depth;
+    if (!result) {
+      if (!PyErr_Occurred()) {
+        why = "returned nullptr without an error";
+      } else if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+        Py_XDECREF(owner);
+        Py_XDECREF(s.callable);
+        return nullptr;  // KeyboardInterrupt, SystemExit: propagated
+      } else {
+        why = describe_exception();
+      }
+    } else {
+      dict = as_variables(result, &why);
+      Py_DECREF(result);
+    }
+    if (!dict && !PyErr_Occurred() && owner && Py_REFCNT(owner) == 1) {
+      // The reifier dropped the executable's last other reference: no warning naming it.
+      Py_DECREF(owner);
+      Py_XDECREF(s.callable);
+      return PyDict_New();
+    }
+    Py_XDECREF(owner);
+  }
+  Py_XDECREF(s.callable);
+  if (dict) return dict;
+  if (!warn(exe, state, why)) return nullptr;
+  return PyDict_New();
+}
+
+int set_locals(const Executable *exe, LocalsReifier fn, void *context) noexcept {
+  if (!exe) {
+    PyErr_SetString(PyExc_TypeError, "set_locals: executable must not be null");
+    return -1;
+  }
+  for (auto it = cpp_locals.begin(); it != cpp_locals.end(); ++it)
+    if (it->executable == exe) {
+      if (fn) {
+        it->fn = fn;
+        it->context = context;
+      } else {
+        cpp_locals.erase(it);
+      }
+      return 0;
+    }
+  if (!fn) return 0;
+  try {
+    cpp_locals.push_back({exe, fn, context});
+  } catch (...) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  any_locals = true;
+  return 0;
+}
+
+void forget_locals(const Executable *exe) noexcept {
+  warned.erase(exe);
+  for (auto it = cpp_locals.begin(); it != cpp_locals.end(); ++it)
+    if (it->executable == exe) {
+      cpp_locals.erase(it);
+      return;
+    }
+}
+
+std::uint64_t locals_calls() noexcept { return calls; }
+
+// --- callsite.native.FrameLocals ------------------------------------------------------------
+
+namespace {
+
+struct FrameLocalsObject {
+  PyObject_HEAD
+  const NativeLink *link;  ///< the pushed frame, or nullptr once popped
+  PyObject *kept;          ///< what the pop read (a dict), or nullptr
+};
+
+inline FrameLocalsObject *as_fl(PyObject *o) { return reinterpret_cast<FrameLocalsObject *>(o); }
+
+// The variables now: a new dict.
+PyObject *current(PyObject *self) {
+  FrameLocalsObject *m = as_fl(self);
+  if (m->kept) return Py_NewRef(m->kept);
+  if (!m->link) return PyDict_New();
+  return read_locals(m->link->executable, m->link->state, m->link);
+}
+
+PyObject *fl_subscript(PyObject *self, PyObject *key) {
+  PyObject *d = current(self);
+  if (!d) return nullptr;
+  PyObject *v = PyDict_GetItemWithError(d, key);
+  if (v) {
+    Py_INCREF(v);
+  } else if (!PyErr_Occurred()) {
+    PyErr_SetObject(PyExc_KeyError, key);
+  }
+  Py_DECREF(d);
+  return v;
+}
+
+int fl_ass_subscript(PyObject *self, PyObject *key, PyObject *) {
+  (void)self;
+  PyErr_Format(PyExc_TypeError,
+               "cannot set or delete %R: the variables of a callsite native frame are "
+               "read-only (they are what the executable's locals reifier returns)",
+               key);
+  return -1;
+}
+
+Py_ssize_t fl_length(PyObject *self) {
+  PyObject *d = current(self);
+  if (!d) return -1;
+  Py_ssize_t n = PyDict_GET_SIZE(d);
+  Py_DECREF(d);
+  return n;
+}
+
+int fl_contains(PyObject *self, PyObject *key) {
+  PyObject *d = current(self);
+  if (!d) return -1;
+  int r = PyDict_Contains(d, key);
+  Py_DECREF(d);
+  return r;
+}
+
+PyObject *fl_iter(PyObject *self) {
+  PyObject *d = current(self);
+  if (!d) return nullptr;
+  PyObject *it = PyObject_GetIter(d);
+  Py_DECREF(d);
+  return it;
+}
+
+PyObject *fl_repr(PyObject *self) {
+  PyObject *d = current(self);
+  if (!d) return nullptr;
+  PyObject *r = PyObject_Repr(d);
+  Py_DECREF(d);
+  return r;
+}
+
+PyObject *fl_richcompare(PyObject *self, PyObject *other, int op) {
+  if (op != Py_EQ && op != Py_NE) Py_RETURN_NOTIMPLEMENTED;
+  PyObject *d = current(self);
+  if (!d) return nullptr;
+  PyObject *o = is_frame_locals(other) ? current(other) : Py_NewRef(other);
+  PyObject *r = o ? PyObject_RichCompare(d, o, op) : nullptr;
+  Py_XDECREF(o);
+  Py_DECREF(d);
+  return r;
+}
+
+// keys(), items(), values(), get(), copy(): the dict's, on the variables now.
+PyObject *delegate(PyObject *self, const char *method, PyObject *const *args, Py_ssize_t n) {
+  PyObject *d = current(self);
+  if (!d) return nullptr;
+  PyObject *name = PyUnicode_FromString(method);
+  PyObject *r = nullptr;
+  if (name) {
+    PyObject *stack[3] = {d, n > 0 ? args[0] : nullptr, n > 1 ? args[1] : nullptr};
+    r = PyObject_VectorcallMethod(name, stack, std::size_t(1 + n), nullptr);
+    Py_DECREF(name);
+  }
+  Py_DECREF(d);
+  return r;
+}
+PyObject *fl_keys(PyObject *self, PyObject *) { return delegate(self, "keys", nullptr, 0); }
+PyObject *fl_items(PyObject *self, PyObject *) { return delegate(self, "items", nullptr, 0); }
+PyObject *fl_values(PyObject *self, PyObject *) { return delegate(self, "values", nullptr, 0); }
+PyObject *fl_copy(PyObject *self, PyObject *) { return current(self); }
+PyObject *fl_get(PyObject *self, PyObject *const *args, Py_ssize_t n) {
+  if (n < 1 || n > 2) {
+    PyErr_Format(PyExc_TypeError, "get expected 1 or 2 arguments, got %zd", n);
+    return nullptr;
+  }
+  return delegate(self, "get", args, n);
+}
+
+int fl_traverse(PyObject *self, visitproc visit, void *arg) {
+  Py_VISIT(as_fl(self)->kept);
+  Py_VISIT(Py_TYPE(self));
+  return 0;
+}
+
+int fl_clear(PyObject *self) {
+  Py_CLEAR(as_fl(self)->kept);
+  return 0;
+}
+
+void fl_dealloc(PyObject *self) {
+  PyObject_GC_UnTrack(self);
+  fl_clear(self);
+  PyTypeObject *type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+PyMethodDef fl_methods[] = {
+    {"keys", fl_keys, METH_NOARGS, "the variables' names now"},
+    {"items", fl_items, METH_NOARGS, "the variables now"},
+    {"values", fl_values, METH_NOARGS, "the variables' values now"},
+    {"copy", fl_copy, METH_NOARGS, "a dict of the variables now"},
+    {"get", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fl_get)), METH_FASTCALL,
+     "get(name, default=None)"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyType_Slot fl_slots[] = {
+    {Py_tp_doc, const_cast<char *>(
+                    "The variables of a visible native frame (its frame.f_locals): read through "
+                    "the executable's locals reifier on each access while the frame is pushed; "
+                    "after the pop, what was read when the frame ended, if anything outlived it "
+                    "(a traceback's frame object). Read-only.")},
+    {Py_mp_subscript, reinterpret_cast<void *>(fl_subscript)},
+    {Py_mp_ass_subscript, reinterpret_cast<void *>(fl_ass_subscript)},
+    {Py_mp_length, reinterpret_cast<void *>(fl_length)},
+    {Py_sq_contains, reinterpret_cast<void *>(fl_contains)},
+    {Py_tp_iter, reinterpret_cast<void *>(fl_iter)},
+    {Py_tp_repr, reinterpret_cast<void *>(fl_repr)},
+    {Py_tp_richcompare, reinterpret_cast<void *>(fl_richcompare)},
+    {Py_tp_hash, reinterpret_cast<void *>(PyObject_HashNotImplemented)},
+    {Py_tp_traverse, reinterpret_cast<void *>(fl_traverse)},
+    {Py_tp_clear, reinterpret_cast<void *>(fl_clear)},
+    {Py_tp_dealloc, reinterpret_cast<void *>(fl_dealloc)},
+    {Py_tp_methods, fl_methods},
+    {0, nullptr}};
+
+PyType_Spec fl_spec = {"callsite.native.FrameLocals", int(sizeof(FrameLocalsObject)), 0,
+                       Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_MAPPING |
+                           Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                       fl_slots};
+
+}  // namespace
+
+PyTypeObject *init_frame_locals_type() noexcept {
+  if (!frame_locals_type)
+    frame_locals_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&fl_spec));
+  return frame_locals_type;
+}
+
+bool is_frame_locals(PyObject *obj) noexcept {
+  return frame_locals_type && obj && Py_TYPE(obj) == frame_locals_type;
+}
+
+PyObject *new_frame_locals(const NativeLink *link) noexcept {
+  if (!frame_locals_type) return nullptr;
+  PyObject *exc = compat::take_raised_exception();
+  FrameLocalsObject *m = PyObject_GC_New(FrameLocalsObject, frame_locals_type);
+  if (m) {
+    m->link = link;
+    m->kept = nullptr;
+    PyObject_GC_Track(m);
+  }
+  PyErr_Clear();  // out of memory: the frame shows {}
+  if (exc) compat::restore_raised_exception(exc);
+  return reinterpret_cast<PyObject *>(m);
+}
+
+void freeze_frame_locals(PyObject *mapping, bool keep) noexcept {
+  if (!is_frame_locals(mapping)) return;
+  FrameLocalsObject *m = as_fl(mapping);
+  const NativeLink *link = m->link;
+  if (!link) return;
+  if (!keep) {
+    m->link = nullptr;
+    return;
+  }
+  Py_INCREF(mapping);  // the reifier may drop the frame object holding it
+  PyObject *exc = compat::take_raised_exception();
+  PyObject *d = read_locals(link->executable, link->state, link);
+  if (!d) PyErr_WriteUnraisable(mapping);
+  m->link = nullptr;
+  Py_XSETREF(m->kept, d);
+  if (exc) compat::restore_raised_exception(exc);
+  Py_DECREF(mapping);
+}
+
+int set_frame_locals(NativeLink *link, VisibleSlot *slot, LocalsReifier fn,
+                     void *context) noexcept {
+  if (!link) {
+    PyErr_SetString(PyExc_TypeError, "set_frame_locals: link must not be null");
+    return -1;
+  }
+  for (auto it = frame_entries.begin(); it != frame_entries.end(); ++it)
+    if (it->link == link) {
+      if (fn) {
+        it->fn = fn;
+        it->context = context;
+        return 0;
+      }
+      frame_entries.erase(it);
+      return 0;
+    }
+  if (!fn) return 0;
+  try {
+    frame_entries.push_back({link, fn, context});
+  } catch (...) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  any_locals = true;
+  (void)slot;  // the visible frame's mapping: attached by api_set_frame_locals
+  return 0;
+}
+
+}  // namespace callsite::native

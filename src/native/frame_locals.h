@@ -1,0 +1,69 @@
+// native/frame_locals.h — a native frame's variables (a JIT's registers, a DSL interpreter's
+// environment), produced by a locals reifier only when someone reads them.
+#pragma once
+#include <Python.h>
+
+#include <cstdint>
+
+#include "callsite/native_frame.h"
+
+namespace callsite::native {
+
+/// True once any executable or frame was given a locals reifier: until then a visible push
+/// does not look further (one load and a branch).
+extern bool any_locals;
+
+/// True when frames of `executable` (or the frame of `link`, when not null) have a locals
+/// reifier. GIL held.
+bool has_locals(const Executable *executable, const NativeLink *link) noexcept;
+
+/// The variables of a frame of `executable` at `state` (of the frame `link`, whose own locals
+/// reifier comes first, when not null): a new dict, {} when there is no reifier. A reifier
+/// that raises an Exception, returns something that is not a mapping of str keys, or is
+/// re-entered on this thread for the same executable (it read its own frame's locals) gives
+/// {} and a ReificationWarning (once per executable, as a failing location reifier).
+/// nullptr + error only when that warning was turned into an error or the reifier raised a
+/// BaseException that is not an Exception. The reifier runs with the executable held (it may
+/// run any code). GIL held; no exception set.
+PyObject *read_locals(const Executable *executable, std::uintptr_t state,
+                      const NativeLink *link);
+
+/// api->set_locals: frames of `executable` get their variables from `fn(executable, state,
+/// context)` (nullptr: none). 0, or -1 + error. GIL held.
+int set_locals(const Executable *executable, LocalsReifier fn, void *context) noexcept;
+
+/// api->set_frame_locals: the frame of `link` (pushed, on the calling thread) gets its
+/// variables from `fn` before its executable's; nullptr forgets it (NativeFrame's pop does).
+/// A visible frame (`slot`, may be null) gets the mapping its interpreter frame shows.
+/// 0, or -1 + error. GIL held.
+int set_frame_locals(NativeLink *link, VisibleSlot *slot, LocalsReifier fn,
+                     void *context) noexcept;
+
+/// Drops what callsite keeps for an executable that is being destroyed. GIL held.
+void forget_locals(const Executable *executable) noexcept;
+
+/// The mapping a visible frame's interpreter frame holds in f_locals (CPython's frame.f_locals
+/// returns it for the synthetic code, which is not CO_OPTIMIZED): it calls the locals
+/// reifier of the frame `link` on each read while the frame is pushed, and shows what
+/// freeze() kept after. New reference, or nullptr (no error: memory ran out, the frame then
+/// shows {}). Allocates no GC generation's worth of work on 3.12+ (a collection is only
+/// scheduled). GIL held.
+PyObject *new_frame_locals(const NativeLink *link) noexcept;
+
+/// The frame of `mapping` (a new_frame_locals result, or anything else: ignored) is popped:
+/// when `keep` (a frame object outlives the pop, or someone holds the mapping) its variables
+/// are read now, through the reifier, and kept; else it only forgets the frame. Keeps the
+/// pending exception; a failure is reported through sys.unraisablehook. GIL held.
+void freeze_frame_locals(PyObject *mapping, bool keep) noexcept;
+
+/// True when `obj` is a mapping made by new_frame_locals.
+bool is_frame_locals(PyObject *obj) noexcept;
+
+/// callsite.native.FrameLocals, made by init_frame_locals_type() (once, at init). Borrowed.
+extern PyTypeObject *frame_locals_type;
+PyTypeObject *init_frame_locals_type() noexcept;
+
+/// How many times a locals reifier was called (for tests of laziness). GIL held.
+std::uint64_t locals_calls() noexcept;
+
+}  // namespace callsite::native
