@@ -10,6 +10,14 @@ long straight-line kernel of 5k ops, cost per op along the function. Scenario 3:
 cache hit and miss. Scenario 4: the kernel boundary, a 20-frame kernel under 200 framework
 frames against the same kernel alone and MLIR's walk with max_depth=40. Ratios are from the same run (min of the repeats, modes interleaved);
 a peer that is unavailable is skipped with the reason.
+
+Scenario 5, the cold path (``--contexts`` runs it alone; iree's bindings): a kernel of six nested
+helpers (``--kernel-ops 60,400``: 64 and 379 ops) built in ONE Context and in a NEW Context per
+build, with (a) no locations, (b) MLIR's ``loc_tracebacks(max_depth=10)``, (c) the same switch
+served by callsite (``callsite.mlir.accelerate``): process CPU time per build (min and median of
+at least six interleaved repeats) and, unless ``--no-callgrind``, instructions per build
+(callgrind collecting only the measured builds; ``--keep-callgrind DIR`` keeps the files, which
+``bench/callgrind_breakdown.py`` and ``bench/cold_report.py`` read).
 """
 from __future__ import annotations
 
@@ -624,24 +632,27 @@ def _median(values):
     return s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
 
 
-def cold_child(binding, mode, kind, ops, builds):
-    """Under valgrind: two warm-up builds, then `builds` more (one Context or a new one each)
-    inside sys.call_tracing, the one function callgrind collects in (--toggle-collect)."""
+def cold_child(binding, mode, sizes, builds):
+    """Under valgrind: per kernel size and per Context kind, two warm-up builds, then `builds`
+    more inside sys.call_tracing, the one function callgrind collects in (--toggle-collect)
+    and dumps after (--dump-after): one part file per (size, kind), in order."""
     name, ir, arith, _ = next(b for b in installed_bindings() if b[0] == binding)
-    kernel = cold_kernel(ops)
-    context = ir.Context() if kind == "one" else None
-
-    def measured():
-        for _ in range(builds):
-            cold_build(ir, arith, kernel, context)
-
     with cold_mode(ir, mode):
-        cold_build(ir, arith, kernel, context)  # warm: the process's first build
-        cold_build(ir, arith, kernel, ir.Context() if kind == "new" else context)
-        gc.collect()
-        gc.disable()
-        sys.call_tracing(measured, ())
-        gc.enable()
+        for ops in sizes:
+            kernel = cold_kernel(ops)
+            for kind in ("one", "new"):
+                context = ir.Context() if kind == "one" else None
+
+                def measured():
+                    for _ in range(builds):
+                        cold_build(ir, arith, kernel, context)
+
+                cold_build(ir, arith, kernel, context)  # warm: this kernel's first build
+                cold_build(ir, arith, kernel, ir.Context() if kind == "new" else context)
+                gc.collect()
+                gc.disable()
+                sys.call_tracing(measured, ())
+                gc.enable()
 
 
 #: callgrind collects only inside this CPython function (sysmodule.c), which runs the measured
@@ -649,11 +660,20 @@ def cold_child(binding, mode, kind, ops, builds):
 TOGGLE = "sys_call_tracing"
 
 
+def _part_total(path):
+    with open(path) as f:
+        for line in f:
+            if line.startswith("totals:") or line.startswith("summary:"):
+                return int(line.split()[1])
+    raise SystemExit(f"{path}: no totals line")
+
+
 def cold_instructions(binding, mlir_why, sizes, builds=10, keep=None):
-    """Instructions per build, per mode, Context kind and size, each in its own process under
-    callgrind collecting only the measured builds."""
+    """Instructions per build, per mode, Context kind and size: one process per mode under
+    callgrind (the modes' processes run side by side), each measured group dumped on its own."""
     import shutil
     import subprocess
+    import tempfile
     if not shutil.which("valgrind"):
         print("\n(instruction counts skipped: valgrind not installed)")
         return {}
@@ -662,30 +682,33 @@ def cold_instructions(binding, mlir_why, sizes, builds=10, keep=None):
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
            "PYTHONHASHSEED": "0"}
     env.pop("CALLSITE_MLIR", None)
-
-    def count(mode, kind, ops):
-        out_file = "/dev/null"
-        if keep:
-            out_file = os.path.join(keep, f"mlir-{mode}-{kind}-{cold_kernel_ops(ops)}.out")
-        r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}",
-                            "--collect-atstart=no", f"--toggle-collect={TOGGLE}",
-                            sys.executable, os.path.abspath(__file__), "--cold-child", binding,
-                            mode, kind, str(ops), str(builds)],
-                           capture_output=True, text=True, env=env)
-        line = [x for x in r.stderr.splitlines() if "Collected" in x]
-        if r.returncode or not line:
-            raise SystemExit(f"callgrind run failed: {r.stderr.strip().splitlines()[-3:]}")
-        return int(line[0].split()[-1].replace(",", ""))
-
+    folder = keep or tempfile.mkdtemp(prefix="callsite-cold-")
     modes = [m for m in COLD_MODES if not (m != "a" and mlir_why)]
+    running = {}
+    for mode in modes:
+        running[mode] = subprocess.Popen(
+            ["valgrind", "--tool=callgrind",
+             f"--callgrind-out-file={os.path.join(folder, f'mlir-{mode}.out')}",
+             "--collect-atstart=no", f"--toggle-collect={TOGGLE}", f"--dump-after={TOGGLE}",
+             sys.executable, os.path.abspath(__file__), "--cold-child", binding, mode,
+             ",".join(map(str, sizes)), str(builds)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    counts = {}
+    for mode, process in running.items():
+        _, err = process.communicate()
+        if process.returncode:
+            raise SystemExit(f"callgrind run of mode {mode} failed: {err.strip().splitlines()[-3:]}")
+        part = 0
+        for ops in sizes:
+            for kind in ("one", "new"):
+                part += 1
+                path = os.path.join(folder, f"mlir-{mode}.out.{part}")
+                counts[(mode, kind, ops)] = _part_total(path)
+                if keep:  # named for bench/cold_report.py
+                    os.replace(path, os.path.join(folder, f"mlir-{mode}-{kind}-{cold_kernel_ops(ops)}.out"))
     out: dict = {"builds": builds, "sizes": {}}
     for ops in sizes:
-        per_build = {}
-        for kind in ("one", "new"):
-            for mode in modes:
-                per_build[f"{mode}/{kind}"] = count(mode, kind, ops) / builds
-                print(f"  {ops} ops, {kind} Context, {COLD_MODES[mode]}: "
-                      f"{per_build[f'{mode}/{kind}']:,.0f} Ir per build", file=sys.stderr)
+        per_build = {f"{m}/{k}": counts[(m, k, ops)] / builds for m in modes for k in ("one", "new")}
         out["sizes"][str(cold_kernel_ops(ops))] = per_build
         print(f"\n{cold_kernel_ops(ops)} ops: Ir per build")
         print(f"{'mode':52} {'one Context':>14} {'new Context':>14}")
@@ -701,8 +724,9 @@ def cold_instructions(binding, mlir_why, sizes, builds=10, keep=None):
 
 
 def main():
-    if len(sys.argv) == 7 and sys.argv[1] == "--cold-child":
-        cold_child(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]))
+    if len(sys.argv) == 6 and sys.argv[1] == "--cold-child":
+        cold_child(sys.argv[2], sys.argv[3], [int(x) for x in sys.argv[4].split(",")],
+                   int(sys.argv[5]))
         return 0
     if len(sys.argv) == 5 and sys.argv[1] == "--child":
         child(sys.argv[2], sys.argv[3], int(sys.argv[4]))

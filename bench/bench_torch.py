@@ -477,10 +477,19 @@ def profile_first(name: str, mode: str) -> dict:
     stages["formatting alone (format minus source lines)"] = \
         stages["text: StackSummary.format, source lines included"] - lines
     record = inclusive("callsite/torch.py", "_record_stack_trace")
-    stages["the rest of _record_stack_trace (keys, dict lookups, meta write)"] = record - sum(
-        v for k, v in stages.items() if k not in (
-            "source lines (linecache, from FrameSummary.line)",
-            "formatting alone (format minus source lines)"))
+    stages["FrameSummary objects (_summary)"] = inclusive("callsite/torch.py", "_summary")
+    stages["text key: a tuple of strings per stack, its lookup, the linecache check"] = (
+        inclusive("callsite/torch.py", "_default_text") - sum(stages[k] for k in (
+            "frames: symbolize (Traceback.frames) and tuples",
+            "filter decisions (_kept, _decision)",
+            "text: StackSummary.format, source lines included",
+            "FrameSummary objects (_summary)")))
+    stages["node -> Traceback map (WeakKeyDictionary.__setitem__)"] = sum(
+        v[3] for k, v in stats.items() if k[0].endswith("weakref.py") and k[2] == "__setitem__")
+    parts = [k for k in stages if k not in ("source lines (linecache, from FrameSummary.line)",
+                                            "formatting alone (format minus source lines)")]
+    stages["the rest: the Traceback's hash and the texts lookup, the meta write"] = \
+        record - sum(stages[k] for k in parts)
     return {"mode": mode, "model": name, "trace_s": total, "record_stack_trace_s": record,
             "stages_s": stages}
 

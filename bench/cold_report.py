@@ -1,0 +1,137 @@
+# bench/cold_report.py — the cold-path tables of docs/benchmarks.md, from the result files.
+"""Prints the markdown tables of the benchmarks page's cold-path section from the result files
+of ``bench_torch.py --paths first`` and ``bench_mlir.py --contexts`` (and, for the breakdown of
+the MLIR case, the callgrind files that ``--keep-callgrind`` kept).
+
+    python bench/cold_report.py --torch FILE --mlir FILE [--callgrind-dir DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import callgrind_breakdown  # noqa: E402
+
+MODES = {"a": "(a) no locations", "b": "(b) MLIR's walk", "c": "(c) callsite serving it"}
+
+
+def ratio(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.1f}×" if value >= 10 else f"{value:.2f}×"
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1e3:,.1f}"
+
+
+def torch_tables(result: dict) -> str:
+    meta = result["meta"]
+    out = [f"`{os.path.basename(result['_path'])}`, {meta['date'][:16]} UTC, load average "
+           f"{meta['machine']['load_average_at_start'][0]:.1f} at start, {result['repeats']} "
+           f"repeats (process CPU time, ms per trace):", "",
+           "| model (nodes, frames per capture mean/max) | trace | stat | no stack traces | "
+           "torch's | callsite's | torch adds per node | callsite adds per node | torch's "
+           "added / callsite's | callsite / none | torch / none |",
+           "|:--|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|"]
+    for row in result["rows"]:
+        if row["path"] != "first":
+            continue
+        label = (f"{row['model']} ({row['nodes']}, {row['frames']['mean']:.0f}/"
+                 f"{row['frames']['max']})")
+        for run in ("first", "again"):
+            for stat in ("median", "min"):
+                r = row[run][stat]
+                out.append(f"| {label} | {run} | {stat} | {ms(r['none_s'])} | {ms(r['torch_s'])} | "
+                           f"{ms(r['callsite_s'])} | {r['torch_added_us_per_node']:.1f} µs | "
+                           f"{r['callsite_added_us_per_node']:.1f} µs | {ratio(r['added_ratio'])} | "
+                           f"{ratio(r['callsite_vs_none'])} | {ratio(r['torch_vs_none'])} |")
+    imports = [row["torch_imports_s"] for row in result["rows"] if row["path"] == "first"]
+    out += ["", f"torch's one-time imports of its filter (`uninteresting_files()`, before the first "
+            f"trace in every mode, not in the table): {ms(min(imports))}–{ms(max(imports))} ms."]
+    return "\n".join(out)
+
+
+def mlir_tables(result: dict) -> str:
+    meta = result["meta"]
+    measured = result["bindings"]["iree.compiler.ir"]
+    ir = measured["contexts_ir_per_build"]
+    wall = measured["contexts_s_per_build"]
+    out = [f"`{os.path.basename(result['_path'])}`, {meta['date'][:16]} UTC, load average "
+           f"{meta['machine']['load_average_at_start'][0]:.1f} at start; instructions per build "
+           f"(callgrind, {ir['builds']} builds collected after two warm-up builds) and process CPU "
+           f"time per build (median of {wall['repeats']}, {wall['builds']} builds per sample):", "",
+           "| kernel | Context | (a) no locations | (b) MLIR's walk adds | (c) callsite adds | "
+           "(b−a)/(c−a) Ir | (c)/(a) Ir | (b−a)/(c−a) CPU time |",
+           "|:--|:--|--:|--:|--:|--:|--:|--:|"]
+    for ops, counts in ir["sizes"].items():
+        times = wall["sizes"].get(ops, {}).get("median", {})
+        for kind, label in (("one", "one"), ("new", "new per build")):
+            a, b, c = (counts[f"{m}/{kind}"] for m in "abc")
+            ta, tb, tc = (times.get(f"{m}/{kind}") for m in "abc")
+            clock = ratio((tb - ta) / (tc - ta)) if ta and tc and tc > ta else "—"
+            out.append(f"| {ops} ops | {label} | {a:,.0f} | {b - a:,.0f} | {c - a:,.0f} | "
+                       f"{ratio((b - a) / (c - a)) if c > a else '—'} | {c / a:.3f} | {clock} |")
+    return "\n".join(out)
+
+
+def mlir_breakdown(result: dict, folder: str) -> str:
+    measured = result["bindings"]["iree.compiler.ir"]
+    ir = measured["contexts_ir_per_build"]
+    builds = ir["builds"]
+    out = []
+    for ops, counts in ir["sizes"].items():
+        header = f"| stage (inclusive Ir per build, {ops} ops) |"
+        sep = "|:--|"
+        columns = []
+        for kind in ("one", "new"):
+            path = os.path.join(folder, f"mlir-c-{kind}-{ops}.out")
+            if not os.path.exists(path):
+                continue
+            _, best = callgrind_breakdown.annotate(path)
+            columns.append((kind, callgrind_breakdown.stages(best),
+                            counts[f"c/{kind}"] - counts[f"a/{kind}"]))
+            header += f" {kind} Context | share of callsite's added |"
+            sep += "--:|--:|"
+        if not columns:
+            continue
+        out += [header, sep]
+        for stage in callgrind_breakdown.STAGES:
+            cells = []
+            for _, found, added in columns:
+                v = found[stage] / builds
+                cells.append(f"{v:,.0f} | {v / added:.0%}")
+            out.append(f"| {stage} | " + " | ".join(cells) + " |")
+        out.append("| callsite's added instructions ((c) − (a)) | " + " | ".join(
+            f"{added:,.0f} | 100%" for _, _, added in columns) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--torch", metavar="FILE")
+    parser.add_argument("--mlir", metavar="FILE")
+    parser.add_argument("--callgrind-dir", metavar="DIR")
+    args = parser.parse_args()
+    for option, path in (("--torch", args.torch), ("--mlir", args.mlir)):
+        if path and not os.path.exists(path):
+            parser.error(f"{option}: no such file {path!r}")
+    if args.torch:
+        result = json.load(open(args.torch))
+        result["_path"] = args.torch
+        print(torch_tables(result), end="\n\n")
+    if args.mlir:
+        result = json.load(open(args.mlir))
+        result["_path"] = args.mlir
+        print(mlir_tables(result), end="\n\n")
+        if args.callgrind_dir:
+            print(mlir_breakdown(result, args.callgrind_dir))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
