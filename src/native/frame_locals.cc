@@ -445,7 +445,7 @@ void freeze_frame_locals(PyObject *mapping, bool keep) noexcept {
   Py_INCREF(mapping);  // the reifier may drop the frame object holding it
   PyObject *exc = compat::take_raised_exception();
   PyObject *d = read_locals(link->executable, link->state, link);
-  if (!d) PyErr_WriteUnraisable(mapping);
+  if (!d) PyErr_WriteUnraisable(nullptr);  // not the mapping: its repr would read again
   m->link = nullptr;
   Py_XSETREF(m->kept, d);
   if (exc) compat::restore_raised_exception(exc);
