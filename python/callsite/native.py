@@ -22,6 +22,7 @@ C++ code uses the same shadow stack through ``callsite/native_frame.h`` and ``ca
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import CodeType
 from typing import NamedTuple
 
@@ -31,6 +32,10 @@ Executable = _n.Executable
 NativeFrame = _n.NativeFrame
 FramedFunction = _n.FramedFunction
 ReificationWarning = _n.ReificationWarning
+#: What ``frame.f_locals`` is for a visible frame of an executable made with ``locals=``: a
+#: read-only mapping read through the locals reifier (docs/native.md, "Variables").
+FrameLocals = _n.FrameLocals
+Mapping.register(FrameLocals)
 
 
 def current() -> NativeFrame | None:
@@ -144,6 +149,7 @@ def frame(executable: Executable, state: int = 0) -> NativeFrame:
 
 __all__ = [
     "Executable",
+    "FrameLocals",
     "FramedFunction",
     "Location",
     "NativeFrame",

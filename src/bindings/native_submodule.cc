@@ -4,6 +4,7 @@
 #include "bindings/c_api.h"
 #include "bindings/submodules.h"
 #include "native/executable.h"
+#include "native/frame_locals.h"
 #include "native/greenlets.h"
 #include "native/reify.h"
 #include "native/visible_frames.h"
@@ -31,6 +32,7 @@ void init_native(nb::module_ &m) {
   n.attr("FramedFunction") =
       nb::handle(reinterpret_cast<PyObject *>(native::framed_function_type));
   n.attr("ReificationWarning") = nb::handle(native::reification_warning);
+  n.attr("FrameLocals") = nb::handle(reinterpret_cast<PyObject *>(native::frame_locals_type));
   n.def("current", [] { return checked(native::current_native_frame()); },
         "The innermost NativeFrame pushed from Python that is active here, or None.");
   n.def("stack", [] { return checked(native::native_stack()); },

@@ -11,6 +11,7 @@
 // each read while the frame is pushed, and is frozen at the pop when anything outlives it.
 #include "native/frame_locals.h"
 
+#include <exception>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -224,7 +225,7 @@ int set_locals(const Executable *exe, LocalsReifier fn, void *context) noexcept 
   if (!fn) return 0;
   try {
     cpp_locals.push_back({exe, fn, context});
-  } catch (...) {
+  } catch (const std::exception &) {  // out of memory; never the forced unwind
     PyErr_NoMemory();
     return -1;
   }
@@ -471,7 +472,7 @@ int set_frame_locals(NativeLink *link, VisibleSlot *slot, LocalsReifier fn,
   if (!fn) return 0;
   try {
     frame_entries.push_back({link, fn, context});
-  } catch (...) {
+  } catch (const std::exception &) {  // out of memory; never the forced unwind
     PyErr_NoMemory();
     return -1;
   }
