@@ -507,3 +507,52 @@ def test_pytest_l_shows_the_dsl_variables(visible, tmp_path):
                           str(test)], capture_output=True, text=True, env=env, cwd=tmp_path,
                          timeout=120).stdout
     assert "dsl_register = 12345" in out
+
+
+# --- the calc interpreter's registers -----------------------------------------------------------
+
+CALC = """\
+fn area(w, h)
+  let a = w * h
+  return scale(a)
+end
+fn total(n)
+  let sum = 0
+  let i = 1
+  while i <= n
+    let sum = sum + area(i, i + 1)
+    let i = i + 1
+  end
+  return check(sum)
+end
+"""
+
+
+@pytest.mark.parametrize("visible", [True, False], ids=["visible", "shadow"])
+def test_calc_interpreter_shows_its_environment(visible):
+    if visible and not VISIBLE:
+        pytest.skip("no visible native frames here")
+    from callsite._calc import Program
+
+    seen = []
+
+    def scale(a):
+        seen.append([f.locals for f in callsite.capture() if f.kind == "native"])
+        if visible:
+            seen.append(dict(sys._getframe(1).f_locals))
+        return a
+
+    def check(total):
+        raise ValueError(total)
+
+    program = Program(CALC, "locals_test.calc", {"scale": scale, "check": check},
+                      visible=visible)
+    with pytest.raises(ValueError) as info:
+        program.call("total", 2)
+    assert seen[0] == [{"w": 1.0, "h": 2.0, "a": 2.0}, {"n": 2.0, "sum": 0.0, "i": 1.0}]
+    if visible:
+        assert seen[1] == {"w": 1.0, "h": 2.0, "a": 2.0}
+    entries = [(f.f_code.co_name, dict(f.f_locals))
+               for f, _ in traceback.walk_tb(info.value.__traceback__)
+               if f.f_code.co_filename == "locals_test.calc"]
+    assert entries == [("total", {"n": 2.0, "sum": 8.0, "i": 3.0})]

@@ -9,7 +9,8 @@
 //
 // Each interpreted call pushes a callsite::NativeFrame whose executable is the function (made
 // at run time with callsite::api::new_executable) and whose state is the id of the statement or
-// call being run; the reifier maps that id back to the program's file, line and columns.
+// call being run; the reifier maps that id back to the program's file, line and columns, and
+// the frame's variables (its environment) are what env_locals reads when someone looks.
 #pragma once
 #include <Python.h>
 #include <structmember.h>
@@ -321,6 +322,24 @@ inline int reify(const callsite::Executable *exe, std::uintptr_t state,
   return 0;
 }
 
+// The variables of one interpreted call: its environment (parameters and lets), as a dict of
+// floats. A per-frame locals reifier (callsite::NativeFrameWithLocals): callsite calls it only
+// when something reads the frame's variables (pdb, a traceback's frame, frame.f_locals).
+inline PyObject *env_locals(const callsite::Executable *, std::uintptr_t, void *context) {
+  const auto &env = *static_cast<const std::unordered_map<std::string, double> *>(context);
+  PyObject *dict = PyDict_New();
+  for (const auto &[name, value] : env) {
+    PyObject *v = dict ? PyFloat_FromDouble(value) : nullptr;
+    if (!v || PyDict_SetItemString(dict, name.c_str(), v) < 0) {
+      Py_XDECREF(v);
+      Py_XDECREF(dict);
+      return nullptr;
+    }
+    Py_DECREF(v);
+  }
+  return dict;
+}
+
 // --- evaluation ----------------------------------------------------------------------------
 
 class Interpreter {
@@ -336,14 +355,16 @@ class Interpreter {
                    f.name.c_str(), f.params.size(), args.size());
       return false;
     }
-    callsite::NativeFrame frame(*f.executable, std::uintptr_t(f.node), f.visible);
+    // Declared before the frame, so it outlives the frame's last read of it (at the pop).
+    std::unordered_map<std::string, double> env;
+    callsite::NativeFrameWithLocals frame(*f.executable, std::uintptr_t(f.node), f.visible,
+                                          &env_locals, &env);
     if (++depth_ > 200) {
       --depth_;
       PyErr_SetString(PyExc_RecursionError, "calc: maximum recursion depth exceeded");
       frame.add_traceback();
       return false;
     }
-    std::unordered_map<std::string, double> env;
     for (std::size_t i = 0; i < args.size(); ++i) env[f.params[i]] = args[i];
     bool returned = false;
     *out = 0;

@@ -67,9 +67,10 @@ PyObject *empty_code(PyObject *filename, PyObject *name) {
 // is not CO_OPTIMIZED: frame.f_locals is that dict on every version).
 PyObject *new_entry(const Executable *exe, std::uintptr_t state, PyObject *next) {
   PyObject *locals = nullptr;
-  if (any_locals && has_locals(exe, nullptr)) {
+  const NativeLink *link = any_locals ? registered_link(exe, state) : nullptr;
+  if (any_locals && has_locals(exe, link)) {
     PyObject *owner = Py_XNewRef(exe->owner);  // the reifier may drop it
-    locals = read_locals(exe, state, nullptr);
+    locals = read_locals(exe, state, link);
     const bool alive = !owner || Py_REFCNT(owner) > 1;
     Py_XDECREF(owner);
     if (!locals) return nullptr;

@@ -155,6 +155,12 @@ PyObject *call(const Source &s, const Executable *exe, std::uintptr_t state) {
 
 }  // namespace
 
+const NativeLink *registered_link(const Executable *exe, std::uintptr_t state) noexcept {
+  for (auto it = frame_entries.rbegin(); it != frame_entries.rend(); ++it)
+    if (it->link->executable == exe && it->link->state == state) return it->link;
+  return nullptr;
+}
+
 bool has_locals(const Executable *exe, const NativeLink *link) noexcept {
   if (!any_locals) return false;
   if (link)

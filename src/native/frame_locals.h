@@ -28,6 +28,11 @@ bool has_locals(const Executable *executable, const NativeLink *link) noexcept;
 PyObject *read_locals(const Executable *executable, std::uintptr_t state,
                       const NativeLink *link);
 
+/// The innermost pushed frame of `executable` at `state` that has its own locals reifier
+/// (NativeFrameWithLocals), or nullptr: what a capture's entry or a shadow traceback entry,
+/// which know only (executable, state), reads through. GIL held.
+const NativeLink *registered_link(const Executable *executable, std::uintptr_t state) noexcept;
+
 /// api->set_locals: frames of `executable` get their variables from `fn(executable, state,
 /// context)` (nullptr: none). 0, or -1 + error. GIL held.
 int set_locals(const Executable *executable, LocalsReifier fn, void *context) noexcept;

@@ -64,12 +64,14 @@ PyObject *get_state(PyObject *self, void *) {
   return PyLong_FromUnsignedLongLong(raw.state());
 }
 
-// A native entry's variables through its executable's locals reifier, read now (None: a
-// Python entry, or no locals reifier).
+// A native entry's variables through its locals reifier (the innermost live frame's own one
+// at that state, else its executable's), read now (None: a Python entry, or no reifier).
 PyObject *get_locals(PyObject *self, void *) {
   const RawFrame &raw = as_frame(self)->raw;
-  if (raw.is_python() || !native::has_locals(raw.executable(), nullptr)) Py_RETURN_NONE;
-  return native::read_locals(raw.executable(), raw.state(), nullptr);
+  if (raw.is_python()) Py_RETURN_NONE;
+  const NativeLink *link = native::registered_link(raw.executable(), raw.state());
+  if (!native::has_locals(raw.executable(), link)) Py_RETURN_NONE;
+  return native::read_locals(raw.executable(), raw.state(), link);
 }
 
 // "file.py:12:4 in qualname" (the column part only where CPython has one; 1-based like
