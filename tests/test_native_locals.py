@@ -556,3 +556,11 @@ def test_calc_interpreter_shows_its_environment(visible):
                for f, _ in traceback.walk_tb(info.value.__traceback__)
                if f.f_code.co_filename == "locals_test.calc"]
     assert entries == [("total", {"n": 2.0, "sum": 8.0, "i": 3.0})]
+
+
+def test_demo_ends_with_a_post_mortem_printing_a_dsl_variable():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, "-m", "callsite", "demo", "native"],
+                         capture_output=True, text=True, env=env, timeout=120).stdout
+    tail = out[out.index("pdb.post_mortem()"):]
+    assert "total()" in tail and "(Pdb) 40.0" in tail  # `p sum` in the calc frame

@@ -3,6 +3,8 @@ examples/interp/ (C++, built as the private extension ``callsite._calc``) runs a
 whose functions call back into Python, and callsite shows the interpreted frames in place."""
 from __future__ import annotations
 
+import io
+import pdb
 import sys
 import traceback
 from typing import TextIO
@@ -59,3 +61,20 @@ def main(out: TextIO | None = None) -> None:
     except ValueError as e:
         for line in traceback.format_exception(type(e), e, e.__traceback__):
             write("  " + line.replace("\n", "\n  ").rstrip(" "))
+        post_mortem(e, write)
+
+
+def post_mortem(e: BaseException, write) -> None:
+    """pdb.post_mortem on the exception, driven by scripted commands: `up` into the calc frame
+    total(), whose variables (its environment, read by the interpreter's locals reifier when
+    the exception passed the frame) pdb prints like a Python frame's."""
+    commands = ["up", "p sum", "p i", "quit"]
+    write("\npdb.post_mortem() on it, with the commands " + ", ".join(commands) + ":\n")
+    buffer = io.StringIO()
+    debugger = pdb.Pdb(stdin=io.StringIO("\n".join(commands) + "\n"), stdout=buffer,
+                       nosigint=True, readrc=False)
+    debugger.use_rawinput = False
+    debugger.reset()
+    debugger.interaction(None, e.__traceback__)
+    for line in buffer.getvalue().splitlines():
+        write(f"  {line}\n")
