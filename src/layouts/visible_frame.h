@@ -26,6 +26,11 @@ extern "C" {
  * callsite_is_synthetic_code(). */
 #define CALLSITE_CO_VISIBLE_NATIVE 0x40000000
 
+/* co_flags bit of the synthetic code of an executable with a locals reifier (set when the
+ * code is built): its frames hold a FrameLocals in f_locals from the push. Outside PyCF_MASK
+ * and unused by CPython 3.10-3.15, as the bit above. */
+#define CALLSITE_CO_NATIVE_LOCALS 0x20000000
+
 /* The co_consts tuple of every synthetic code object, made once by native/visible_code.cc
  * (NULL before): its identity is the mark, a pointer compare. No code object compiled or
  * built by anyone else holds that very tuple (code.replace() keeps it only in copies of

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "layouts/visible_frame.h"
+#include "native/frame_locals.h"
 #include "native/reify.h"
 
 namespace callsite::native {
@@ -81,7 +82,7 @@ bool usable(const Reified *r, PyObject *filename) {
 // function names go in as str objects, not through PyCode_NewEmpty's C strings, which
 // would cut them at an embedded NUL where callsite's captures do not.
 PyObject *make_code(PyObject *filename, PyObject *name, int firstlineno,
-                    const std::string &bytecode, const std::string &table) {
+                    const std::string &bytecode, const std::string &table, int extra_flags) {
   // co_consts: None for the body's LOAD_CONST, and a str that keeps the tuple from equalling
   // any compiler's (marshal still accepts it). The one tuple of every synthetic code object:
   // its identity is what callsite's walker recognises (layouts/visible_frame.h). Never
@@ -107,7 +108,7 @@ PyObject *make_code(PyObject *filename, PyObject *name, int firstlineno,
   PyObject *kwargs =
       args ? Py_BuildValue("{s:O,s:O,s:i,s:i,s:O,s:O,s:O,s:O,s:y}", "co_code", co_code,
                            "co_linetable", co_linetable, "co_flags",
-                           CO_NEWLOCALS | CALLSITE_CO_VISIBLE_NATIVE,
+                           CO_NEWLOCALS | CALLSITE_CO_VISIBLE_NATIVE | extra_flags,
                            "co_stacksize", 1, "co_filename", filename, "co_name", name,
                            "co_qualname", name, "co_consts", consts, "co_exceptiontable", "")
            : nullptr;
@@ -183,7 +184,10 @@ PyObject *build_shard(const Executable *exe, std::size_t first, std::size_t coun
   if (table.size() > kMaxShardTableBytes)  // lines only: at most 7 bytes per state
     encode(located, firstlineno, false, ops, &bytecode, &table);
   PyObject *name = executable_name(exe);
-  PyObject *code = name ? make_code(file, name, firstlineno, bytecode, table) : nullptr;
+  // Frames of an executable with a locals reifier hold a FrameLocals from their push: the
+  // bit tells the push, from the code it already has in hand (native/frame_locals.h).
+  const int flags = has_locals(exe, nullptr) ? CALLSITE_CO_NATIVE_LOCALS : 0;
+  PyObject *code = name ? make_code(file, name, firstlineno, bytecode, table, flags) : nullptr;
   Py_XDECREF(name);
   Py_XDECREF(placeholder);
   return code;

@@ -133,6 +133,11 @@ inline bool link_frame(PyThreadState *ts, const VisibleCode *code, std::uintptr_
   return true;
 }
 
+// Whether frames running `shard`'s code get a FrameLocals at their push (see visible_code.cc).
+inline bool code_has_locals(const VisibleShard *shard) {
+  return reinterpret_cast<const PyCodeObject *>(shard->code)->co_flags & CALLSITE_CO_NATIVE_LOCALS;
+}
+
 // A frame whose executable (or itself) has a locals reifier holds a FrameLocals in f_locals
 // from its push, which frame.f_locals returns: the reifier runs when it is read.
 [[gnu::noinline, gnu::cold]] void attach_locals(VisibleSlot *out, const Executable *executable,
@@ -246,14 +251,14 @@ namespace {
     const void *previous;
     if (link_frame(ts, code, state, out, &previous)) {
       ThreadStack *stack = push_marked(link, executable, state, previous);
-      if (any_locals) attach_locals(out, executable, link);
+      if (code_has_locals(out->shard)) attach_locals(out, executable, link);
       return stack;
     }
   }
   ThreadStack *stack = push_on(ts, link, executable, state);
   const void *previous;
   if (!ts || !code || !link_frame(ts, code, state, out, &previous)) out->frame = nullptr;
-  else if (any_locals) attach_locals(out, executable, link);
+  else if (code_has_locals(out->shard)) attach_locals(out, executable, link);
   return stack;
 }
 }  // namespace
@@ -274,7 +279,7 @@ ThreadStack *push_visible(PyThreadState *ts, NativeLink *link, const Executable 
         b->next_free = kOnDataStack;
         fill_slot(out, ts, b, shard, ip);
         ThreadStack *stack = push_marked(link, executable, state, previous);
-        if (any_locals) [[unlikely]]
+        if (code_has_locals(shard)) [[unlikely]]
           attach_locals(out, executable, link);
         return stack;
       }
@@ -289,7 +294,7 @@ bool push_interpreter_frame(const VisibleCode *code, std::uintptr_t state, Visib
   PyThreadState *ts = compat::current_tstate();
   const void *previous;
   if (ts && code && link_frame(ts, code, state, out, &previous)) {
-    if (link && any_locals) attach_locals(out, link->executable, link);
+    if (link && code_has_locals(out->shard)) attach_locals(out, link->executable, link);
     return true;
   }
   out->frame = nullptr;
