@@ -100,7 +100,10 @@ def bench_push_pop(args):
         loops += [("visible NativeFrame push+pop", "bench_push_pop_visible"),
                   ("visible push + 4 x set_state + pop", "bench_push_set_pop_visible"),
                   ("visible push + 4 x set_state to another shard + pop",
-                   "bench_push_switch_pop_visible")]
+                   "bench_push_switch_pop_visible"),
+                  ("visible push+pop, executable with locals", "bench_push_pop_visible_locals"),
+                  ("visible push + 4 x set_state + pop, with locals",
+                   "bench_push_set_pop_visible_locals")]
     for label, fn in loops:
         ns = best(lambda: getattr(_t, fn)(n), args.repeats) / n
         ir, why = (None, "--no-callgrind") if args.no_callgrind else \
@@ -117,6 +120,13 @@ def bench_push_pop(args):
         table(["visible vs shadow-only (wall)", "ns"],
               [["extra per push+pop", f"{extra:+.2f}"], ["extra per set_state", f"{set_extra:+.2f}"],
                ["per set_state that switches shards", f"{switch:+.2f}"]])
+        with_locals = results["bench_push_pop_visible_locals"] - results["bench_push_pop_visible"]
+        set_locals = (results["bench_push_set_pop_visible_locals"]
+                      - results["bench_push_set_pop_visible"])
+        table(["with locals= vs without (wall, same run)", "ns"],
+              [["extra per push+pop", f"{with_locals:+.2f}"],
+               ["extra per push + 4 x set_state + pop", f"{set_locals:+.2f}"],
+               ["locals reifier calls in all the loops above", str(_t.bench_locals_calls())]])
     return results
 
 
@@ -289,6 +299,45 @@ def bench_reify(args):
            ["Python frame", f"{p_ns:.0f}", "1.00x"]])
 
 
+# --- the cost of reading a native frame's variables ---------------------------------------------
+
+
+def bench_locals_read(args):
+    """What one read costs: taking frame.f_locals of a visible frame (no reifier call), one
+    item through it (one call of a trivial reifier), and dict() of it (keys + one item each)."""
+    if not _t.bench_visible_available():
+        print("## locals: no visible frames here\n")
+        return
+    from callsite import native
+    n = 20_000 if args.quick else 200_000
+    regs = {"a": 1, "b": 2.0, "c": "three"}
+    exe = native.Executable("kernel", locations=[native.Location("bench.dsl", 1)], visible=True,
+                            locals=lambda state: regs)
+    plain = native.Executable("kernel", locations=[native.Location("bench.dsl", 1)], visible=True)
+    rows = []
+
+    def measure(executable, read):
+        @executable.frame(state=0)
+        def body():
+            f = sys._getframe(1)
+            t0 = time.perf_counter_ns()
+            for _ in range(n):
+                read(f)
+            return (time.perf_counter_ns() - t0) / n
+        return min(body() for _ in range(args.repeats))
+
+    base = measure(plain, lambda f: None)
+    for label, executable, read in [
+            ("frame.f_locals (no locals=)", plain, lambda f: f.f_locals),
+            ("frame.f_locals (locals=): the FrameLocals, no reifier call", exe,
+             lambda f: f.f_locals),
+            ("frame.f_locals['a'] (one reifier call)", exe, lambda f: f.f_locals["a"]),
+            ("dict(frame.f_locals) (three variables)", exe, lambda f: dict(f.f_locals))]:
+        rows.append([label, f"{measure(executable, read) - base:.0f}"])
+    print("## 6. reading a visible frame's variables (ns per read, Python loop overhead removed)\n")
+    table(["read", "ns"], rows)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="fewer iterations (smoke test)")
@@ -304,6 +353,7 @@ def main():
     bench_capture(args)
     bench_reify(args)
     bench_visible_build(args)
+    bench_locals_read(args)
 
 
 if __name__ == "__main__":

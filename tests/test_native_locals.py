@@ -564,3 +564,12 @@ def test_demo_ends_with_a_post_mortem_printing_a_dsl_variable():
                          capture_output=True, text=True, env=env, timeout=120).stdout
     tail = out[out.index("pdb.post_mortem()"):]
     assert "total()" in tail and "(Pdb) 40.0" in tail  # `p sum` in the calc frame
+
+
+@needs_visible
+def test_locals_and_eval_called_directly_inside_see_the_variables():
+    exe = visible_executable(Registers(x=5))
+    assert dict(exe.frame(state=0)(locals)()) == {"x": 5, "pc": 0}
+    assert exe.frame(state=1)(eval)("x + pc") == 6
+    plain = native.Executable("kernel", locations=LOCATIONS, visible=True)
+    assert plain.frame(state=0)(locals)() == {}

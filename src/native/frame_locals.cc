@@ -426,7 +426,19 @@ bool is_frame_locals(PyObject *obj) noexcept {
   return frame_locals_type && obj && Py_TYPE(obj) == frame_locals_type;
 }
 
+namespace {
+// One FrameLocals per thread kept from a pop that nothing outlived, for the next push: a push
+// and pop of such frames then allocate nothing. Trivially destructible (a thread that exits
+// leaves its one object behind).
+constinit thread_local PyObject *t_spare [[gnu::tls_model("initial-exec")]] = nullptr;
+}  // namespace
+
 PyObject *new_frame_locals(const NativeLink *link) noexcept {
+  if (PyObject *spare = t_spare) {
+    t_spare = nullptr;
+    as_fl(spare)->link = link;
+    return spare;
+  }
   if (!frame_locals_type) return nullptr;
   PyObject *exc = compat::take_raised_exception();
   FrameLocalsObject *m = PyObject_GC_New(FrameLocalsObject, frame_locals_type);
@@ -438,6 +450,14 @@ PyObject *new_frame_locals(const NativeLink *link) noexcept {
   PyErr_Clear();  // out of memory: the frame shows {}
   if (exc) compat::restore_raised_exception(exc);
   return reinterpret_cast<PyObject *>(m);
+}
+
+bool spare_frame_locals(PyObject *mapping) noexcept {
+  if (t_spare || !is_frame_locals(mapping) || Py_REFCNT(mapping) != 1 || as_fl(mapping)->kept)
+    return false;
+  as_fl(mapping)->link = nullptr;
+  t_spare = mapping;
+  return true;
 }
 
 void freeze_frame_locals(PyObject *mapping, bool keep) noexcept {

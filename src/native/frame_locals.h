@@ -61,6 +61,11 @@ PyObject *new_frame_locals(const NativeLink *link) noexcept;
 /// pending exception; a failure is reported through sys.unraisablehook. GIL held.
 void freeze_frame_locals(PyObject *mapping, bool keep) noexcept;
 
+/// Takes `mapping` (the frame's reference to it) as this thread's spare for the next
+/// new_frame_locals when it is a FrameLocals nobody else holds: true (the caller forgets it),
+/// or false (nothing done).
+bool spare_frame_locals(PyObject *mapping) noexcept;
+
 /// True when `obj` is a mapping made by new_frame_locals.
 bool is_frame_locals(PyObject *obj) noexcept;
 

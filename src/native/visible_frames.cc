@@ -140,7 +140,7 @@ inline bool code_has_locals(const VisibleShard *shard) {
 
 // A frame whose executable (or itself) has a locals reifier holds a FrameLocals in f_locals
 // from its push, which frame.f_locals returns: the reifier runs when it is read.
-[[gnu::noinline, gnu::cold]] void attach_locals(VisibleSlot *out, const Executable *executable,
+[[gnu::noinline]] void attach_locals(VisibleSlot *out, const Executable *executable,
                                                 const NativeLink *link) {
   if (!out->frame || callsite_visible_locals_of(out->frame) ||
       !has_locals(executable, link))
@@ -151,8 +151,13 @@ inline bool code_has_locals(const VisibleShard *shard) {
 
 // The popped frame's FrameLocals keeps the variables as of now when something outlives the
 // pop (the frame object a traceback holds, or the mapping itself); else it forgets the frame.
-[[gnu::noinline, gnu::cold]] void detach_locals(void *frame, PyObject *mapping, bool live) {
-  freeze_frame_locals(mapping, live && (callsite_visible_kept(frame) || Py_REFCNT(mapping) > 1));
+[[gnu::noinline]] void detach_locals(void *frame, PyObject *mapping, bool live) {
+  const bool keep = live && (callsite_visible_kept(frame) || Py_REFCNT(mapping) > 1);
+  if (!keep && live && spare_frame_locals(mapping)) {
+    callsite_visible_set_locals(frame, nullptr);  // kept for the thread's next push
+    return;
+  }
+  freeze_frame_locals(mapping, keep);
 }
 #endif
 

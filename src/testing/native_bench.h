@@ -20,6 +20,11 @@ double push_pop_visible_loop(std::size_t n) noexcept;
 double push_set_pop_visible_loop(std::size_t n) noexcept;
 /// push, 4 × set_state each moving to the other of two shards (a code switch), pop.
 double push_switch_pop_visible_loop(std::size_t n) noexcept;
+/// The two visible loops with an executable that has a C++ locals reifier (api::set_locals),
+/// and how many times that reifier ran (nobody reads the frames' variables in the loops).
+double push_pop_visible_locals_loop(std::size_t n) noexcept;
+double push_set_pop_visible_locals_loop(std::size_t n) noexcept;
+std::uint64_t locals_calls() noexcept;
 /// True when this interpreter has visible frames (the loops above are visible ones).
 bool visible_available() noexcept;
 

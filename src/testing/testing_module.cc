@@ -66,6 +66,9 @@ NB_MODULE(_callsite_testing, m) {
   m.def("bench_push_set_pop_visible", &t::push_set_pop_visible_loop, nb::arg("n"));
   m.def("bench_push_switch_pop_visible", &t::push_switch_pop_visible_loop, nb::arg("n"));
   m.def("bench_visible_available", &t::visible_available);
+  m.def("bench_push_pop_visible_locals", &t::push_pop_visible_locals_loop, nb::arg("n"));
+  m.def("bench_push_set_pop_visible_locals", &t::push_set_pop_visible_locals_loop, nb::arg("n"));
+  m.def("bench_locals_calls", &t::locals_calls);
   m.def(
       "bench_visible_build",
       [](size_t states) {
