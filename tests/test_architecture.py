@@ -87,6 +87,57 @@ def check(root: Path) -> tuple[list[str], dict[str, set[str]]]:
     return problems, graph
 
 
+COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+#: A function's head at the start of a line (the style puts namespace-level functions there):
+#: a return type, an optionally qualified name, "(".
+FUNCTION_HEAD = re.compile(
+    r"^(?!(?:static|inline|template|typedef|using|return|namespace|struct|class|enum|union|"
+    r"extern|constexpr|friend|if|for|while|switch|case|else|do)\b)"
+    r"[A-Za-z_][\w:<>,\*& ]*?[\*& ](?:[A-Za-z_]\w*::)*([A-Za-z_]\w*)\(", re.M)
+FUNCTION_TAIL = re.compile(r"\s*(?:const\s*)?(?:noexcept\s*)?(?:override\s*)?([;{:=])")
+
+
+def functions(path: Path):
+    """(name, number of parameters), "declared" or "defined", for each function at the start
+    of a line of `path` (the arity tells overloads of one name apart)."""
+    text = COMMENT.sub(" ", path.read_text(encoding="utf-8", errors="replace"))
+    for m in FUNCTION_HEAD.finditer(text):
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        tail = FUNCTION_TAIL.match(text, i)
+        if tail is None:
+            continue
+        params = text[m.end():i - 1].strip()
+        arity = 0 if params in ("", "void") else params.count(",") + 1
+        yield (m.group(1), arity), "declared" if tail.group(1) in ";=" else "defined"
+
+
+def defined_above(root: Path) -> list[str]:
+    """Every function declared in a header of one layer and defined in a source file of a
+    higher layer ("name: declared in filter, defined in src/python/x.cc"): the include rule
+    cannot see it, as the lower layer calls up without including anything above it."""
+    declared: dict[tuple[str, int], set[str]] = {}
+    defined: dict[tuple[str, int], set[tuple[str, str]]] = {}
+    for folder, path in source_files(root):
+        if folder not in RANK:
+            continue
+        for key, kind in functions(path):
+            if kind == "declared" and path.suffix == ".h":
+                declared.setdefault(key, set()).add(folder)
+            elif kind == "defined" and path.suffix != ".h":
+                defined.setdefault(key, set()).add((folder, str(path.relative_to(root))))
+    problems = []
+    for key, folders in sorted(declared.items()):
+        lowest = min(folders, key=RANK.__getitem__)
+        for folder, where in sorted(defined.get(key, ())):
+            if RANK[folder] > RANK[lowest] and folder not in folders:
+                problems.append(f"{key[0]}: declared in {lowest} (layer {RANK[lowest]}), "
+                                f"defined in {where} (layer {RANK[folder]})")
+    return problems
+
+
 def stem_of(path: Path) -> str:
     """The name up to the first dot: "visible_frame.inc.h" -> "visible_frame"."""
     return path.name.split(".", 1)[0]
@@ -148,6 +199,13 @@ def test_every_include_follows_the_layer_rule():
 def test_the_folder_graph_has_no_cycle():
     _, graph = check(REPO)
     assert folder_cycle(graph) is None
+
+
+def test_every_function_is_defined_on_its_header_s_layer():
+    """A function a lower layer declares is defined there too (or the lower layer would call
+    up): what the layers above provide, they register (filter/filter.h set_default_filter_maker,
+    mlir/locate.h set_bindings_detector)."""
+    assert defined_above(REPO) == []
 
 
 def test_every_file_stem_has_one_folder():
@@ -214,6 +272,36 @@ def test_checker_accepts_a_tree_that_follows_the_rule(tmp_path):
 def test_checker_reports_a_bad_include(tmp_path, path, text, message):
     problems, _ = check(write_tree(tmp_path, {**GOOD_TREE, path: text}))
     assert len(problems) == 1 and message in problems[0], problems
+
+
+def test_checker_reports_a_function_defined_above_its_header(tmp_path):
+    tree = {**GOOD_TREE,
+            "src/filter/filter.h": "#pragma once\nPyObject *default_filter() noexcept;\n"
+                                   "bool unlink(Window *r);\n",
+            "src/filter/filter.cc": "bool unlink(Window *r) {\n  return true;\n}\n",
+            # another function of the same name (another arity) above: not the same function
+            "src/python/other.cc": "void unlink(Stack *s, Link *l) {\n}\n"}
+    assert defined_above(write_tree(tmp_path, tree)) == []
+    tree["src/python/filter_type.cc"] = ("namespace callsite {\n\nPyObject *default_filter() "
+                                         "noexcept {\n  return nullptr;\n}\n\n}\n")
+    assert defined_above(write_tree(tmp_path, tree)) == [
+        "default_filter: declared in filter (layer 4), defined in src/python/filter_type.cc "
+        "(layer 6)"]
+
+
+def test_the_real_tree_fails_with_a_lower_declaration_defined_above(tmp_path):
+    """The real sources with default_filter() defined in the Python layer again."""
+    for folder, path in source_files(REPO):
+        dst = tmp_path / path.relative_to(REPO)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(path.read_bytes())
+    (tmp_path / "src" / "filter" / "default_filter.cc").unlink()
+    planted = tmp_path / "src" / "python" / "filter_type.cc"
+    planted.write_text(planted.read_text() + "\nnamespace callsite {\nPyObject *default_filter() "
+                       "noexcept { return nullptr; }\n}  // namespace callsite\n")
+    assert defined_above(tmp_path) == [
+        "default_filter: declared in filter (layer 4), defined in src/python/filter_type.cc "
+        "(layer 6)"]
 
 
 def test_checker_accepts_one_stem_in_one_folder(tmp_path):

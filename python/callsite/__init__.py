@@ -45,6 +45,17 @@ from _collections_abc import Sequence as _Sequence  # noqa: E402
 
 _Sequence.register(Traceback)
 
+
+def _detect_mlir_bindings() -> object:
+    """Registers every set of MLIR bindings already imported (callsite.mlir.bindings()): the
+    C++ lookups call it when a context's bindings are unknown, and import nothing themselves."""
+    from .mlir import bindings
+
+    return bindings()
+
+
+_callsite.mlir._set_bindings_detector(_detect_mlir_bindings)  # noqa: F821 (imported above)
+
 if _internal_backend_refusal() is not None and layout_name != "none":
     # A build without a layout is a known configuration; a refused one is a surprise.
     import warnings as _warnings_module

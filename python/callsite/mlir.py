@@ -26,7 +26,6 @@ from . import _mlir_accelerate as _accelerate
 from . import _mlir_detect as _detect
 from . import _mlir_knobs as _knobs
 from ._callsite import Filter
-from ._callsite import boundary as _boundary
 from ._callsite import mlir as _m
 from ._callsite import tracking as _tracking
 from ._callsite.mlir import MlirBindings, MlirSettings
@@ -203,10 +202,7 @@ def _scope(
         raise ValueError(f"source must be 'walk' or 'window', not {source!r}")
     kernel_boundary = None
     if boundary is not None:
-        try:
-            kernel_boundary = _boundary(boundary)
-        except TypeError as e:  # the same check, under this function's name for the argument
-            raise TypeError(str(e).replace("kernel", "boundary", 1)) from None
+        kernel_boundary = _m._boundary(boundary, "boundary")
     settings = MlirSettings(
         filter,
         limit,

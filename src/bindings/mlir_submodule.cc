@@ -1,5 +1,6 @@
 // bindings/mlir_submodule.cc — registers the MLIR subsystem (the logic lives in src/mlir).
 #include "bindings/submodules.h"
+#include "capture/boundary.h"
 #include "mlir/bindings_type.h"
 #include "mlir/context_cache.h"
 #include "mlir/injector.h"
@@ -32,6 +33,20 @@ void init_mlir(nb::module_ &parent) {
   PyObject *location = PyCFunction_NewEx(&location_def, nullptr, m.attr("__name__").ptr());
   if (!location) throw nb::python_error();
   m.attr("location") = nb::steal(location);
+  m.def(
+      "_set_bindings_detector",
+      [](nb::handle fn) { mlir::set_bindings_detector(fn.is_none() ? nullptr : fn.ptr()); },
+      nb::arg("detector").none(),
+      "Registers what detects the bindings already imported (callsite.mlir.bindings).");
+  m.def(
+      "_boundary",
+      [](nb::handle kernel, const char *argument) {
+        PyObject *b = new_boundary(kernel.ptr(), argument);
+        if (!b) throw nb::python_error();
+        return nb::steal(b);
+      },
+      nb::arg("kernel"), nb::arg("argument"),
+      "callsite.boundary(kernel), its errors naming the caller's argument.");
   m.def("sweep", &mlir::sweep,
         "Drops the location caches of contexts that only those caches keep alive.");
   m.def("clear_caches", &mlir::clear_all_caches, "Drops every MLIR location cache.");

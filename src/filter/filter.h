@@ -14,7 +14,13 @@ bool is_filter(PyObject *obj) noexcept;
 
 /// The process-wide default Filter (borrowed): excludes generated `*_ops_gen.py` modules and
 /// callsite's own files, limit 10 — what MLIR's loc_tracebacks() has in effect by default.
-PyObject *default_filter();
+/// Made at first use by the maker the Python layer registers at module init (the Filter type
+/// is there); nullptr with an error if making it fails or nothing is registered.
+PyObject *default_filter() noexcept;
+
+/// Registers `make` (a new reference to a callsite.Filter, or nullptr with an error) as the
+/// way default_filter() makes the default. Once, at module init.
+void set_default_filter_maker(PyObject *(*make)()) noexcept;
 
 /// Whether `filter` keeps frames of `code`: a frame is kept when its co_filename matches an
 /// include rule, or else matches no exclude rule (MLIR's isUserTracebackFilename). 1 keep,

@@ -152,12 +152,19 @@ namespace {
 constexpr const char *kNames[] = {"filter", "skip", "context", "limit"};
 constexpr Py_ssize_t kAll = 4;
 
-// callsite.mlir.bindings(): registers every set of bindings already imported. False with its
-// error when `report`, else false with no error (the caller reports in its own words).
+// What detects the bindings already imported (callsite.mlir.bindings()), registered by the
+// Python layer at import: C++ does not import the Python package.
+PyObject *detector = nullptr;
+
+// Registers every set of bindings already imported, through the registered detector. False
+// with its error when `report`, else false with no error (the caller reports in its own words).
 bool detect_bindings(bool report = false) {
-  PyObject *module = PyImport_ImportModule("callsite.mlir");
-  PyObject *r = module ? PyObject_CallMethod(module, "bindings", nullptr) : nullptr;
-  Py_XDECREF(module);
+  PyObject *fn = Py_XNewRef(detector);  // held: the call may register another detector
+  PyObject *r = fn ? PyObject_CallNoArgs(fn) : nullptr;
+  if (!fn)
+    PyErr_SetString(PyExc_RuntimeError, "callsite.mlir: no bindings detector is registered "
+                                        "(the callsite package was not imported)");
+  Py_XDECREF(fn);
   Py_XDECREF(r);
   if (!r && !report) PyErr_Clear();
   return r != nullptr;
@@ -276,6 +283,12 @@ PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
                      [skip](ContextCache &cc, PyObject *filter, std::size_t limit) {
                        return stack_location(cc, filter, limit, skip);
                      });
+}
+
+void set_bindings_detector(PyObject *fn) noexcept {
+  PyObject *old = detector;
+  detector = Py_XNewRef(fn);
+  Py_XDECREF(old);
 }
 
 }  // namespace callsite::mlir

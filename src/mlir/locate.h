@@ -34,4 +34,9 @@ PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m);
 PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
                       PyObject *kwnames);
 
+/// Registers `fn` (called with no arguments; it registers every set of MLIR bindings already
+/// imported, as callsite.mlir.bindings() does) for the lookups that find no bindings for a
+/// context. The Python layer registers it at import; None (nullptr) unregisters.
+void set_bindings_detector(PyObject *fn) noexcept;
+
 }  // namespace callsite::mlir

@@ -17,7 +17,6 @@ namespace callsite::detail {
 namespace {
 
 constexpr std::size_t kDefaultLimit = 10;  // MLIR's TracebackLoc default frame limit
-PyObject *the_default = nullptr;
 
 // A rule change: fresh generation (every cached decision of the old one is now stale) and an empty
 // filename cache.
@@ -388,6 +387,13 @@ PyType_Slot filter_slots[] = {
     {Py_tp_members, filter_members},
     {0, nullptr}};
 
+PyObject *make_default_filter() {
+  PyObject *empty = PyTuple_New(0);
+  PyObject *filter = empty ? filter_new(filter_type, empty, nullptr) : nullptr;
+  Py_XDECREF(empty);
+  return filter;
+}
+
 PyType_Spec filter_spec = {"callsite.Filter", int(sizeof(FilterObject)), 0,
                            Py_TPFLAGS_DEFAULT, filter_slots};
 
@@ -396,21 +402,9 @@ PyType_Spec filter_spec = {"callsite.Filter", int(sizeof(FilterObject)), 0,
 PyTypeObject *init_filter_type() noexcept {
   if (filter_type) return filter_type;
   filter_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&filter_spec));
+  // filter/ makes the default Filter at first use, with the type that lives here.
+  if (filter_type) set_default_filter_maker(&make_default_filter);
   return filter_type;
 }
 
 }  // namespace callsite::detail
-
-namespace callsite {
-
-PyObject *default_filter() {
-  using namespace detail;
-  if (!the_default && init_filter_type()) {
-    PyObject *empty = PyTuple_New(0);
-    the_default = empty ? filter_new(filter_type, empty, nullptr) : nullptr;
-    Py_XDECREF(empty);
-  }
-  return the_default;
-}
-
-}  // namespace callsite

@@ -4,7 +4,7 @@ from contextvars import ContextVar
 from types import ModuleType
 from typing import Any, final
 
-from . import Filter, Traceback
+from . import Filter, Traceback, boundary
 
 @final
 class MlirBindings:
@@ -69,6 +69,8 @@ class _FunctionInjector:
     def __name__(self) -> str: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 sweep: Callable[[], int]
+def _set_bindings_detector(detector: Callable[[], object] | None) -> None: ...
+def _boundary(kernel: object, argument: str) -> boundary: ...
 clear_caches: Callable[[], None]
 cache_count: Callable[[], int]
 cache_info: Callable[[Any], dict[str, int] | None]
