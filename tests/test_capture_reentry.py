@@ -96,3 +96,40 @@ CHAIN_CLOSED_BY_A_REIFIER = """
 
 def test_a_reifier_closing_a_boundary_while_a_walk_stops_at_it():
     assert run_clean(CHAIN_CLOSED_BY_A_REIFIER) == ["None", "True"]
+
+
+def test_reifier_that_pops_and_frees_a_native_frame_below_it_during_a_limited_capture():
+    """capture(filter=, limit=) scans growing prefixes, deciding on each entry; deciding on a
+    native frame runs its reifier, which here pops the native frame below it and drops the last
+    references to its executable. The entries still to be decided stay valid."""
+    out = run_clean("""
+        import gc, callsite
+        from callsite import native
+
+        def outer_reify(state):
+            return native.Location("outer.dsl", state + 1)
+
+        held = {}
+        def inner_reify(state):
+            frame = held.pop("outer", None)
+            if frame is not None:
+                try:
+                    frame.pop()                  # out of order: unlinked, and it says so
+                except RuntimeError:
+                    pass
+                del frame
+                held.pop("exe", None)            # the executable's last references
+                gc.collect()
+                bytearray(1 << 16)               # reuse what was freed
+            return native.Location("inner.dsl", state + 1)
+
+        held["exe"] = native.Executable("outer", outer_reify)
+        held["outer"] = native.NativeFrame(held["exe"], 4)
+        held["outer"].push()
+        inner = native.Executable("inner", inner_reify)
+        with inner.frame(6):
+            tb = callsite.capture(filter=callsite.Filter(default_exclusions=False), limit=3)
+        print([f.filename for f in tb])
+    """)
+    # The stack as walked: the outer frame was still on it when the capture began.
+    assert out[-1] == "['inner.dsl', 'outer.dsl', '<string>']", out

@@ -71,8 +71,14 @@ void StackWalk::walk(std::size_t capacity) noexcept {
       complete_ = true;
       return;
     }
+    // Released before the old entries are overwritten or freed; dropping an executable may
+    // run Python code, which is fine before the stack is read again (frames still running
+    // hold their own executables).
+    if (hold_) release_native_entries();
     heap_.reset(bigger);
     out = bigger;
+  } else if (hold_) {
+    release_native_entries();
   }
   int status = CALLSITE_WALK_TRUNCATED;
   n_ = walk_bounded(chain_, out, capacity, skip_, limit_, &status);
@@ -80,6 +86,17 @@ void StackWalk::walk(std::size_t capacity) noexcept {
   capacity_ = capacity;
   complete_ = status != CALLSITE_WALK_TRUNCATED;
   at_boundary_ = status == CALLSITE_WALK_AT_STOP;
+  if (hold_) retain_native_entries();
+}
+
+void StackWalk::retain_native_entries() noexcept {
+  for (std::size_t i = 0; i < n_; ++i)
+    if (!frames_[i].is_python()) detail::retain(frames_[i]);
+}
+
+void StackWalk::release_native_entries() {
+  for (std::size_t i = 0; i < n_; ++i)
+    if (!frames_[i].is_python()) detail::release(frames_[i]);
 }
 
 bool StackWalk::enclosing_kernel_within(std::size_t n) const noexcept {

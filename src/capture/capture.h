@@ -51,7 +51,10 @@ class StackWalk {
  public:
   explicit StackWalk(std::size_t skip, std::size_t first = kStackBuffer,
                      std::size_t limit = SIZE_MAX) noexcept;
-  ~StackWalk() { Py_XDECREF(chain_); }
+  ~StackWalk() {
+    if (hold_) release_native_entries();
+    Py_XDECREF(chain_);
+  }
   StackWalk(const StackWalk &) = delete;
   StackWalk &operator=(const StackWalk &) = delete;
 
@@ -67,6 +70,15 @@ class StackWalk {
 
   const RawFrame *data() const noexcept { return frames_; }
   std::size_t size() const noexcept { return n_; }
+  /// From now on the native entries of the walk are retained (their executables' owners)
+  /// until the next walk or the end of this object. A caller that runs Python code while it
+  /// reads the entries calls it first: a native frame's reifier may pop the native frames
+  /// below it and free their executables. Python entries need nothing: their code objects
+  /// belong to frames still running.
+  void hold_native_entries() noexcept {
+    if (!hold_) retain_native_entries();
+    hold_ = true;
+  }
   /// Whether the walk saw the end of the stack, the limit or the boundary.
   bool complete() const noexcept { return complete_; }
   /// Whether the last entry is the kernel boundary's frame: filters keep it whatever their
@@ -82,9 +94,11 @@ class StackWalk {
 
  private:
   void walk(std::size_t capacity) noexcept;
+  void retain_native_entries() noexcept;
+  void release_native_entries();
 
   std::size_t skip_, limit_, capacity_ = 0, n_ = 0;
-  bool complete_ = false, at_boundary_ = false;
+  bool complete_ = false, at_boundary_ = false, hold_ = false;
   PyObject *chain_;  // the boundary chain (capture/boundary.h), held, or nullptr
   const RawFrame *frames_ = inline_;
   std::unique_ptr<RawFrame[]> heap_;

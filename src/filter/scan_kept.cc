@@ -8,6 +8,7 @@ std::size_t scan_kept(StackWalk &stack, FilterObject *f, std::size_t wanted,
   std::size_t found = 0, i = 0;
   *kept = 0;
   if (wanted == 0) return 0;
+  stack.hold_native_entries();  // the decisions below may run reifiers
   for (;;) {
     for (; i < stack.size(); ++i) {
       const bool boundary = stack.at_boundary() && i + 1 == stack.size();
