@@ -273,7 +273,10 @@ namespace {
 ThreadStack *push_visible(PyThreadState *ts, NativeLink *link, const Executable *executable,
                           std::uintptr_t state, const VisibleCode *code,
                           VisibleSlot *out) noexcept {
-  if (ts && code && callsite_active_layout == internal_layout) [[likely]] {
+  // An executable with a locals reifier pushes through the slow path, which gives the frame
+  // its FrameLocals: the test of that (the code's bit) is only made once any reifier exists.
+  if (ts && code && callsite_active_layout == internal_layout &&
+      !(any_locals && code_has_locals(code->shards))) [[likely]] {
     const VisibleShard *shard;
     const std::uint16_t *at = locate(code, state, &shard);
     if (void *top = callsite_visible_stack_take(ts, sizeof(BlockHeader))) [[likely]] {
@@ -283,10 +286,7 @@ ThreadStack *push_visible(PyThreadState *ts, NativeLink *link, const Executable 
                                                         &previous)) [[likely]] {
         b->next_free = kOnDataStack;
         fill_slot(out, ts, b, shard, ip);
-        ThreadStack *stack = push_marked(link, executable, state, previous);
-        if (code_has_locals(shard)) [[unlikely]]
-          attach_locals(out, executable, link);
-        return stack;
+        return push_marked(link, executable, state, previous);
       }
       callsite_visible_stack_give(ts, b, sizeof(BlockHeader));
     }
