@@ -271,3 +271,83 @@ TEST_F(Native, NoCallsiteMeansANoOpFrame) {
 }
 
 }  // namespace
+
+// --- locals reifiers ----------------------------------------------------------------------------
+
+struct LocalsCount {
+  int calls = 0;
+  double value = 0;
+};
+
+PyObject *count_locals(const callsite::Executable *, std::uintptr_t state, void *context) {
+  auto *c = static_cast<LocalsCount *>(context);
+  ++c->calls;
+  return Py_BuildValue("{s:K,s:d}", "pc", (unsigned long long)state, "v", c->value);
+}
+
+const callsite::Executable kLocals{"with_locals", "jit", &reify_line};
+
+TEST_F(Native, LocalsReifierRunsOnlyWhenAnExceptionEntryIsMade) {
+  LocalsCount count;
+  ASSERT_TRUE(callsite::api::set_locals(kLocals, &count_locals, &count));
+  {
+    callsite::NativeFrame frame(kLocals, 0);
+    for (std::uintptr_t k = 0; k < 1000000; ++k) frame.set_state(k);
+  }
+  for (int i = 0; i < 1000000; ++i) callsite::NativeFrame frame(kLocals, std::uintptr_t(i));
+  EXPECT_EQ(count.calls, 0);
+  count.value = 2.5;
+  {
+    callsite::NativeFrame frame(kLocals, 7);
+    PyErr_SetString(PyExc_ValueError, "boom");
+    frame.add_traceback();
+  }
+  EXPECT_EQ(count.calls, 1);
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  ASSERT_NE(tb, nullptr);
+  PyObject *locals = PyObject_GetAttrString(
+      reinterpret_cast<PyObject *>(reinterpret_cast<PyTracebackObject *>(tb)->tb_frame), "f_locals");
+  ASSERT_NE(locals, nullptr);
+  PyObject *v = PyMapping_GetItemString(locals, "v");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(PyFloat_AsDouble(v), 2.5);
+  PyObject *pc = PyMapping_GetItemString(locals, "pc");
+  ASSERT_NE(pc, nullptr);
+  EXPECT_EQ(PyLong_AsLong(pc), 7);
+  Py_DECREF(pc);
+  Py_DECREF(v);
+  Py_DECREF(locals);
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
+  ASSERT_TRUE(callsite::api::set_locals(kLocals, nullptr));
+}
+
+TEST_F(Native, NativeFrameWithLocalsServesItsOwnFrameWhileItIsPushed) {
+  LocalsCount env;
+  env.value = 4;
+  PyObject *entry = nullptr;
+  {
+    callsite::NativeFrameWithLocals frame(kA, 3, nullptr, &count_locals, &env);
+    PyObject *tb = callsite::api::capture();
+    ASSERT_NE(tb, nullptr);
+    entry = PySequence_GetItem(tb, 0);
+    Py_DECREF(tb);
+    ASSERT_NE(entry, nullptr);
+    EXPECT_EQ(env.calls, 0);  // a capture reads no variables
+    PyObject *locals = PyObject_GetAttrString(entry, "locals");
+    ASSERT_NE(locals, nullptr);
+    PyObject *v = PyDict_GetItemString(locals, "v");
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(PyFloat_AsDouble(v), 4.0);
+    Py_DECREF(locals);
+    EXPECT_EQ(env.calls, 1);
+  }
+  // Popped: the frame's reifier is forgotten; kA has none of its own.
+  PyObject *locals = PyObject_GetAttrString(entry, "locals");
+  EXPECT_EQ(locals, Py_None);
+  Py_XDECREF(locals);
+  Py_DECREF(entry);
+  EXPECT_EQ(env.calls, 1);
+}
