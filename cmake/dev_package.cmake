@@ -1,5 +1,12 @@
 # Lays out a development package: symlinks to every python/callsite file plus the built extension.
 file(MAKE_DIRECTORY "${DST}")
+# Links to files that moved or went away (a module that became a subpackage) are dropped.
+file(GLOB _links RELATIVE "${DST}" "${DST}/*")
+foreach(_l IN LISTS _links)
+  if(IS_SYMLINK "${DST}/${_l}" AND NOT EXISTS "${DST}/${_l}")
+    file(REMOVE "${DST}/${_l}")
+  endif()
+endforeach()
 file(GLOB _entries RELATIVE "${SRC}" "${SRC}/*")
 foreach(_e IN LISTS _entries)
   if(NOT _e STREQUAL "__pycache__")

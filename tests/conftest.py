@@ -36,6 +36,13 @@ def pytest_configure(config):
     if os.path.realpath(here) == os.path.realpath(_SOURCE_PKG) and not hasattr(callsite, "_callsite"):
         raise pytest.UsageError(f"callsite imported from the source tree {here}; install it "
                                 "(scripts/setup.sh) or use a dev build's pkg/ directory")
+    if "site-packages" not in here.split(os.sep):
+        # A development build has no start-up hook in site-packages: the child processes the
+        # tests start run this checkout's (python/startup), as an installed one would.
+        startup = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checkout_startup")
+        paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+        if startup not in paths:
+            os.environ["PYTHONPATH"] = os.pathsep.join([startup] + [p for p in paths if p])
 
 
 @contextlib.contextmanager

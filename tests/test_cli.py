@@ -67,25 +67,79 @@ def test_doctor_dict():
     assert build["python_headers"].startswith("%d.%d." % sys.version_info[:2])
     assert build["internal_layout_compiled"] == (callsite.layout_name != "none")
     assert build["compiler"].split()[0] in ("gcc", "clang") and build["cplusplus"] >= 202002
-    from callsite._mlir_detect import KNOWN_IR_MODULES
+    from callsite.mlir._detect import KNOWN_IR_MODULES
 
     mlir = report["mlir"]
-    assert set(mlir["bindings"]) | set(mlir["other_known"]) >= set(KNOWN_IR_MODULES)
+    assert set(mlir["bindings"]) | set(mlir["installed"]) | set(mlir["other_known"]) >= set(
+        KNOWN_IR_MODULES)
+    from callsite._switches import SWITCHES
+
+    assert list(report["switches"]) == [s.variable for s in SWITCHES]
+    assert all(isinstance(line, str) and "\n" not in line for line in report["switches"].values())
     assert set(report["caches"]) == {"mlir_location_contexts", "native_reification"}
     json.dumps(report)  # JSON-ready
 
 
-def test_doctor_reports_mlir_bindings_without_importing_them():
-    probe = ("import sys, callsite; r = callsite.doctor()['mlir']['other_known'];"
-             "print(r['iree.compiler.ir'], 'iree.compiler.ir' in sys.modules, 'jaxlib' in sys.modules)")
+def doctor_in_a_fresh_process(*, path=(), env=None):
+    """callsite.doctor() in a fresh process of this interpreter (this callsite, `path` first
+    on sys.path), with the MLIR and torch modules it imported."""
+    probe = ("import json, sys, callsite; r = callsite.doctor();"
+             "print(json.dumps(dict(report=r, imported=sorted(m for m in sys.modules if "
+             "m.partition('.')[0] in ('iree', 'jaxlib', 'mlir', 'circt', 'pycde', 'cutlass', "
+             "'torch', 'torch_mlir', 'mydsl')))))")
+    environ = {**os.environ, **(env or {})}
+    environ["PYTHONPATH"] = os.pathsep.join([*path, *os.environ.get("PYTHONPATH", "").split(
+        os.pathsep)]).strip(os.pathsep)
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         check=True).stdout.split()
+                         env=environ, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_doctor_reports_mlir_bindings_without_importing_them():
+    result = doctor_in_a_fresh_process()
+    assert result["imported"] == []
+    installed = result["report"]["mlir"]["installed"]
     try:
         import iree.compiler  # noqa: F401
-        expected = "importable"
     except ImportError:
-        expected = "not"  # "not installed"
-    assert out[0] == expected and out[-2:] == ["False", "False"]
+        assert "iree.compiler.ir" not in installed
+    else:
+        assert installed["iree.compiler.ir"]["imported"] is False
+        assert installed["iree.compiler.ir"]["distribution"].startswith("iree-base-compiler ")
+
+
+def test_doctor_finds_bindings_a_dsl_ships_under_its_own_package(tmp_path):
+    """<dsl>._mlir: a package no list names, found by its layout (an `ir` module beside a
+    `_mlir_libs` folder of extension modules), not imported; a folder without an extension
+    module in `_mlir_libs`, or without `ir`, is not bindings."""
+    for package, extension, ir in (("mydsl/_mlir", True, True), ("mydsl/other", False, True),
+                                   ("mydsl/noir", True, False)):
+        libs = tmp_path.joinpath(*package.split("/"), "_mlir_libs")
+        libs.mkdir(parents=True)
+        (libs / "__init__.py").write_text("raise ImportError('imported')\n")
+        if extension:
+            (libs / "_mlir.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\x7fELF")
+        if ir:
+            (libs.parent / "ir.py").write_text("raise ImportError('imported')\n")
+    (tmp_path / "mydsl" / "__init__.py").write_text("raise ImportError('imported')\n")
+    result = doctor_in_a_fresh_process(path=[str(tmp_path)])
+    mlir = result["report"]["mlir"]
+    assert result["imported"] == []
+    assert mlir["installed"]["mydsl._mlir.ir"] == {
+        "folder": str(tmp_path / "mydsl" / "_mlir"), "distribution": None, "imported": False}
+    assert not any(name.startswith("mydsl.") and name != "mydsl._mlir.ir"
+                   for name in mlir["installed"])
+    assert mlir["hint"] is None
+
+
+def test_doctor_prints_one_line_per_switch():
+    for value, said in ((None, "unset: off"), ("1", "'1': on:"), ("0", "'0': off"),
+                        ("banana", "'banana' is not a switch value")):
+        env = {} if value is None else {"CALLSITE_MLIR": value}
+        switches = doctor_in_a_fresh_process(env=env)["report"]["switches"]
+        assert said in switches["CALLSITE_MLIR"], switches
+        assert switches["CALLSITE_TORCH"].startswith("unset: off") or "CALLSITE_TORCH" in os.environ
 
 
 def test_doctor_command_prints_the_report():

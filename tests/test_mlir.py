@@ -523,8 +523,8 @@ def test_every_mlir_type_is_importable_under_its_name():
 
 
 def test_process_knobs_have_one_owner():
-    """callsite.mlir's knob functions are a facade over _mlir_knobs.KNOBS."""
-    from callsite import _mlir_knobs
+    """callsite.mlir's knob functions are a facade over callsite.mlir._state.KNOBS."""
+    from callsite.mlir import _state as _mlir_knobs
 
     knobs = _mlir_knobs.KNOBS
     saved = (knobs.limit, dict(knobs.flags), set(knobs.explicitly_set))

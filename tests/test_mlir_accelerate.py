@@ -145,7 +145,9 @@ def test_callsite_mlir_env_accelerates_any_process(ir_name, tmp_path):
         results[value] = json.loads(out.stdout.strip().splitlines()[-1])
     on, off = results["1"], results["0"]
     # Nothing heavy at start-up: only the import watcher, not the package or its extension.
-    assert on["before"] == ["callsite._mlir_detect"] and off["before"] == []
+    assert on["before"] == ["callsite._import_watch", "callsite._switches",
+                            "callsite.mlir._detect"]
+    assert off["before"] == ["callsite._switches"]  # the table is read when a switch is set
     assert on["after"] and not off["after"]
     assert '"kernel"(' in on["text"] and "user_program.py" in on["text"]
     if off["text"] != "loc(unknown)":  # MLIR's own walk records frames here
@@ -175,7 +177,7 @@ def test_detection_is_structural(ir_name):
     report = run_python(f'''
         import json, sys, types
         import {ir_name} as real
-        from callsite import _mlir_detect as D
+        from callsite.mlir import _detect as D
         alias = types.ModuleType("some_dsl.ir")      # a name no list knows
         alias.__dict__.update(vars(real))
         sys.modules["some_dsl.ir"] = alias
@@ -295,7 +297,7 @@ def test_decelerate_gives_mlir_its_switches_back(ir_name):
 def test_a_failing_listener_never_breaks_the_programs_import(ir_name):
     report = run_python(f'''
         import json, warnings
-        from callsite import _mlir_detect as D
+        from callsite.mlir import _detect as D
         def broken(module):
             raise RuntimeError("boom")
         D.watch_imports(broken)

@@ -1,5 +1,5 @@
-"""The CALLSITE_MLIR start-up hook (python/startup: callsite-mlir.pth and
-_callsite_mlir_startup.py) of this checkout: which values switch it on, what it imports at
+"""The CALLSITE_MLIR row of the start-up hook (python/startup: callsite.pth and
+_callsite_startup.py) of this checkout: which values switch it on, what it imports at
 start-up and which loaders it touches.
 
 Each case runs a fresh interpreter with -S that processes the checkout's start-up directory as
@@ -38,7 +38,8 @@ def run_with_hook(value: str | None, code: str, *, twice: str | None = None,
         for d in {site.getsitepackages()!r}:
             site.addsitedir(d)
         def watching():
-            return [type(f).__name__ for f in sys.meta_path if type(f).__name__ == "IrImportWatcher"]
+            return [key for f in sys.meta_path if type(f).__name__ == "ImportWatcher"
+                    for key in f.watches]
     ''')
     base = {k: v for k, v in os.environ.items() if k in _ENV_KEEP and k != "CALLSITE_MLIR"}
     if value is not None:
@@ -66,7 +67,7 @@ def test_on_values_watch_the_imports(value):
     proc = run_with_hook(value, REPORT)
     assert_clean(proc)
     assert proc.stderr == ""
-    assert json.loads(proc.stdout)["watching"] == ["IrImportWatcher"]
+    assert json.loads(proc.stdout)["watching"] == ["mlir"]
 
 
 @pytest.mark.parametrize("value", ["banana", "2", "enable", "yes please"])
@@ -91,7 +92,8 @@ def test_start_up_imports_only_the_hook_and_its_watcher():
     assert_clean(on)
     assert_clean(off)
     assert json.loads(off.stdout)["at_start"] == []
-    assert json.loads(on.stdout)["at_start"] == ["_callsite_mlir_startup", "callsite._mlir_detect"]
+    assert json.loads(on.stdout)["at_start"] == ["_callsite_startup", "callsite._import_watch",
+                                                 "callsite._switches", "callsite.mlir._detect"]
 
 
 def test_loaders_of_other_ir_modules_are_left_alone(tmp_path):
@@ -115,7 +117,7 @@ def test_loaders_of_other_ir_modules_are_left_alone(tmp_path):
     ''', extra_path=str(tmp_path))
     assert_clean(proc)
     report = json.loads(proc.stdout)
-    assert report["watching"] == ["IrImportWatcher"]
+    assert report["watching"] == ["mlir"]
     assert report["loaders"] == {"ir": "SourceFileLoader", "graphs.ir": "SourceFileLoader",
                                  "fakemlir.ir": "_NotifyingLoader"}
     assert report["values"] == {"ir": "top", "graphs.ir": "graphs", "fakemlir.ir": "fakemlir"}

@@ -220,7 +220,7 @@ def test_switch_on_serves_torch_without_a_code_change():
     run("""
         import sys
         assert "callsite" not in sys.modules
-        assert "callsite._torch_detect" in sys.modules
+        assert "callsite.torch._detect" in sys.modules
         import torch_models as tm
         import callsite.torch as ct
         assert ct.is_accelerated()
@@ -246,7 +246,7 @@ def test_switch_bad_value_reported_once_when_the_hook_runs_twice(tmp_path):
     startup = os.path.join(os.path.dirname(HERE), "python", "startup")
     site_dir = tmp_path / "site-packages"
     site_dir.mkdir()
-    for name in ("callsite-mlir.pth", "_callsite_mlir_startup.py"):
+    for name in ("callsite.pth", "_callsite_startup.py"):
         (site_dir / name).write_text(open(os.path.join(startup, name)).read())
     alias = tmp_path / "lib64"
     alias.symlink_to(site_dir)

@@ -87,11 +87,29 @@ def test_without_mlir(wheel, tmp_path):
     assert (pathlib.Path(cli("--include-dir").stdout.strip()) / "callsite" / "api.h").is_file()
 
 
+def test_the_start_up_hook_is_installed_and_runs(wheel, tmp_path):
+    python = clean_venv("plain")
+    installed(python, wheel, tmp_path)
+    site = python.parent.parent / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    assert (site / "site-packages" / "callsite.pth").is_file()
+    assert (site / "site-packages" / "_callsite_startup.py").is_file()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    probe = "import sys; print(sorted(m for m in sys.modules if 'callsite' in m))"
+    on = run([python, "-c", probe], env={**env, "CALLSITE_TORCH": "1"}, cwd=tmp_path)
+    assert on.stdout.split() == ["['_callsite_startup',", "'callsite._import_watch',",
+                                 "'callsite._switches',", "'callsite.torch._detect']"]
+    bad = run([python, "-c", probe], env={**env, "CALLSITE_MLIR": "banana"}, cwd=tmp_path)
+    assert bad.stderr.count("CALLSITE_MLIR='banana'") == 1, bad.stderr
+
+
 def test_with_mlir(wheel, tmp_path):
     python = clean_venv("mlir", ["iree-base-compiler"])
     cli = installed(python, wheel, tmp_path)
     doctor = cli("doctor").stdout
-    assert "iree.compiler.ir:        importable" in doctor
+    # Found by structure under `installed`, not imported to find out.
+    installed_part = doctor.split("\n  installed:\n", 1)[1]
+    assert installed_part.lstrip().startswith("iree.compiler.ir:")
+    assert "distribution:            iree-base-compiler " in installed_part
     demo = cli("demo", "dsl").stdout
     assert "pip install" not in demo
     assert "== every op of the optimised module" in demo

@@ -21,7 +21,7 @@ from typing import Any, TextIO
 #: directory; it prints one JSON line: the extension's file name and [op name, location] pairs.
 PROGRAM = r'''
 import json, os, sys
-if os.environ.get("CALLSITE_MLIR", "0") not in ("", "0") and "_callsite_mlir_startup" not in sys.modules:
+if os.environ.get("CALLSITE_MLIR", "0") not in ("", "0") and "callsite.mlir._detect" not in sys.modules:
     # A development build on PYTHONPATH has no site-packages .pth to run the start-up hook:
     # do what it does.
     import callsite.mlir

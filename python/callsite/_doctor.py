@@ -7,10 +7,8 @@ import platform
 import sys
 from typing import Any
 
-from . import _callsite
+from . import _callsite, _switches
 from ._version import __version__
-
-
 
 def _backend() -> dict[str, Any]:
     in_use = _callsite.get_backend()
@@ -30,17 +28,22 @@ def _backend() -> dict[str, Any]:
 
 def _distribution_of(module: Any) -> str | None:
     """'name version' of the installed distribution that holds `module`'s file, or None."""
+    return _distribution_of_file(str(getattr(module, "__file__", "") or ""), module.__name__)
+
+
+def _distribution_of_file(file: str, name: str) -> str | None:
+    """'name version' of the installed distribution that holds `file` (of the module `name`)."""
     import importlib.metadata as metadata
 
-    path = os.path.realpath(str(getattr(module, "__file__", "") or ""))
-    top = module.__name__.partition(".")[0]
-    for name in metadata.packages_distributions().get(top, []):
+    path = os.path.realpath(file)
+    top = name.partition(".")[0]
+    for distribution in metadata.packages_distributions().get(top, []):
         try:
-            dist = metadata.distribution(name)
+            dist = metadata.distribution(distribution)
         except metadata.PackageNotFoundError:
             continue
-        for file in dist.files or ():
-            if os.path.realpath(str(dist.locate_file(file))) == path:
+        for entry in dist.files or ():
+            if os.path.realpath(str(dist.locate_file(entry))) == path:
                 return f"{dist.metadata['Name']} {dist.version}"
     return None
 
@@ -49,14 +52,14 @@ def _mlir_bindings() -> dict[str, dict[str, Any]]:
     """Every set of bindings callsite.mlir.bindings() finds (imported, recognised by
     structure, or registered with use()), with its distribution and version and whether
     callsite serves its switches (accelerated) or its wrappers are in place now."""
-    from . import _mlir_accelerate, _mlir_detect, mlir
-    from ._mlir_knobs import KNOBS
+    from . import mlir
+    from .mlir import _accelerate
+    from .mlir._state import KNOBS
 
     try:
         found = mlir.bindings()
     except ImportError:
         return {}
-    del _mlir_detect  # detection is bindings()'s: nothing else is looked for here
     report = {}
     for b in found:
         ir = b.ir
@@ -64,9 +67,42 @@ def _mlir_bindings() -> dict[str, dict[str, Any]]:
             "distribution": _distribution_of(ir),
             "accelerated": id(b) in KNOBS.accelerated,
             "wrappers_installed": b.installed,
-            "mlir_switch": _mlir_accelerate.has_traceback_knobs(ir),
+            "mlir_switch": _accelerate.has_traceback_knobs(ir),
         }
     return report
+
+
+def _mlir_installed() -> dict[str, dict[str, Any]]:
+    """Every MLIR bindings installed on sys.path, found by structure and imported by none
+    (a package folder with an `ir` module beside a `_mlir_libs` folder of extension modules,
+    callsite.mlir._detect.installed_ir_modules), with its folder and distribution."""
+    from .mlir._detect import installed_ir_modules
+
+    report = {}
+    for name, folder in installed_ir_modules():
+        ir_file = os.path.join(folder, "ir.py")
+        if not os.path.isfile(ir_file):
+            ir_file = os.path.join(folder, "ir", "__init__.py")
+        report[name] = {"folder": folder, "distribution": _distribution_of_file(ir_file, name),
+                        "imported": name in sys.modules}
+    return report
+
+
+def _mlir_state(found: dict[str, dict[str, Any]]) -> str:
+    """What callsite.mlir does in this process, in one line."""
+    from .mlir import _detect
+    from .mlir._state import KNOBS
+
+    variable = _switches.BY_INTEGRATION["mlir"].variable
+    served = [name for name, b in found.items() if b["accelerated"]]
+    if served:
+        return f"on: MLIR's traceback switches of {', '.join(served)} build callsite's locations"
+    if _detect.waiting() and KNOBS.accelerate_new:
+        return "on once MLIR bindings are imported (accelerate())"
+    if _detect.waiting():
+        return "watching imports of MLIR bindings (auto_locations() scopes)"
+    return (f"off ({variable}=1 or callsite.mlir.accelerate() turns MLIR's switches on; "
+            "auto_locations() works without it)")
 
 
 def _mlir_status(module: str) -> str:
@@ -109,19 +145,22 @@ def _torch_status() -> dict[str, Any]:
 def doctor() -> dict[str, Any]:
     """What this installation of callsite can do here, and why, as a JSON-ready dict:
     the Python and build, the frame walk in use and why (with a refused layout's reason), the
-    tracking modes available, native-frame support, the MLIR bindings callsite.mlir.bindings()
-    finds (each with its distribution and version, and whether accelerated), the other known
-    bindings modules (importable or not, never imported to find out), whether callsite.torch
-    builds torch.fx's stack traces, and the caches' sizes. ``python -m callsite doctor`` prints
+    tracking modes available, native-frame support, each start-up switch (set or not, what it
+    does), what callsite.mlir does here, the MLIR bindings callsite.mlir.bindings() finds
+    (each with its distribution and version, and whether accelerated), every MLIR bindings
+    installed (found by structure, never imported to find out), the other known bindings
+    modules, whether callsite.torch builds torch.fx's stack traces, and the caches' sizes. ``python -m callsite doctor`` prints
     the same."""
     from . import native, tracking
 
     modes: dict[str, str | None] = tracking.available_modes()
     auto = modes.pop("auto")
-    from ._mlir_detect import KNOWN_IR_MODULES
+    from .mlir._detect import KNOWN_IR_MODULES
 
     found = _mlir_bindings()
-    not_imported = {name: _mlir_status(name) for name in KNOWN_IR_MODULES if name not in found}
+    installed = _mlir_installed()
+    not_imported = {name: _mlir_status(name) for name in KNOWN_IR_MODULES
+                    if name not in found and name not in installed}
     return {
         "callsite": {"version": __version__, "package": os.path.dirname(__file__),
                      "extension": _callsite.__file__},
@@ -134,10 +173,14 @@ def doctor() -> dict[str, Any]:
                                for m, why in modes.items()},
                      "auto": auto, "enabled": tracking.status()["enabled"]},
         "native": {"supported": True, "frames_here": len(native.stack())},
-        "mlir": {"bindings": found,
+        "switches": {s.variable: _switches.describe(s, os.environ) for s in _switches.SWITCHES},
+        "mlir": {"status": _mlir_state(found),
+                 "bindings": found,
+                 "installed": installed,
                  "other_known": not_imported,
                  "hint": 'pip install "callsite[mlir]"'
-                 if not found and set(not_imported.values()) == {"not installed"} else None},
+                 if not found and not installed
+                 and set(not_imported.values()) <= {"not installed"} else None},
         "torch": _torch_status(),
         "caches": {"mlir_location_contexts": _callsite.mlir.cache_count(),
                    "native_reification": native.cache_info()},

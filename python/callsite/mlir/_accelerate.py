@@ -13,7 +13,7 @@ the bindings themselves, read back after forwarding), two actions, and the file 
 to MLIR too, so they stay in force if the wrappers are ever removed). Rules registered before
 acceleration are invisible (MLIR has no getter); the generated ``_*_ops_gen.py`` files' own
 registrations are matched by the filter's default ``_ops_gen.py`` rule. Which bindings are
-accelerated, and callsite's own process-wide values, are kept by ``_mlir_knobs.KNOBS``.
+accelerated, and callsite's own process-wide values, are kept by ``callsite.mlir._state.KNOBS``.
 """
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from types import ModuleType
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ._callsite import Filter
-from ._callsite.mlir import MlirBindings, MlirSettings
+from .._callsite import Filter
+from .._callsite.mlir import MlirBindings, MlirSettings
 
 _GLOBALS_METHODS = (
     "loc_tracebacks_enabled",
@@ -56,6 +56,12 @@ def action_flag(value: Any, kind: str, argument: str) -> bool:
     raise ValueError(f"{argument} must be one of {choices!r}, 0/1 or MLIR's enum, not {value!r}")
 
 
+def either(short: Any, long: Any) -> Any:
+    """One action given under MLIR's two spellings (``on_explicit``/``on_explicit_actn``,
+    ``current_loc``/``current_loc_actn``): the short one wins; None when neither is given."""
+    return short if short is not None else long
+
+
 def action_name(kind: str, flag: bool) -> str:
     """MLIR's lower-case name of an action: "use_explicit"/"use_traceback", "fallback"/"nameloc_wrap"."""
     return _ACTIONS[kind][1][flag]
@@ -78,8 +84,9 @@ class Accelerated:
         self.original = {name: getattr(self.globals_type, name) for name in _GLOBALS_METHODS
                          if hasattr(self.globals_type, name)}
         self.enabled = False
-        self.use_traceback = False
-        self.nameloc_wrap = False
+        # The two actions by kind ("explicit": use_traceback, "current": nameloc_wrap), as
+        # callsite's process-wide knobs keep them (_state.ProcessKnobs.flags).
+        self.flags = {"explicit": False, "current": False}
         self.filter = Filter()  # MLIR's rules start empty; generated files match the default
         self.installed_loc_tracebacks: Any = None
         self.saved_loc_tracebacks: Any = None
@@ -90,8 +97,8 @@ class Accelerated:
 
     def refresh(self) -> None:
         self.bindings.process_settings = (
-            MlirSettings(self.filter, self.limit(), use_traceback=self.use_traceback,
-                         nameloc_wrap=self.nameloc_wrap)
+            MlirSettings(self.filter, self.limit(), use_traceback=self.flags["explicit"],
+                         nameloc_wrap=self.flags["current"])
             if self.enabled else None)
 
     def enum(self, kind: str, flag: bool) -> Any:
@@ -117,10 +124,7 @@ class Accelerated:
         self.filter.exclude_file(filename)
 
     def set_action(self, kind: str, flag: bool) -> None:
-        if kind == "explicit":
-            self.use_traceback = flag
-        else:
-            self.nameloc_wrap = flag
+        self.flags[kind] = flag
         self.refresh()
 
     @classmethod
@@ -144,10 +148,10 @@ class Accelerated:
             "set_loc_tracebacks_frame_limit": lambda self, value: me.set_frame_limit(value),
             "register_traceback_file_inclusion": lambda self, filename: me.include(filename),
             "register_traceback_file_exclusion": lambda self, filename: me.exclude(filename),
-            "traceback_action_on_explicit_loc": lambda self: me.enum("explicit", me.use_traceback),
+            "traceback_action_on_explicit_loc": lambda self: me.enum("explicit", me.flags["explicit"]),
             "set_traceback_action_on_explicit_loc":
                 lambda self, action: me.set_action("explicit", action_flag(action, "explicit", "action")),
-            "traceback_action_on_current_loc": lambda self: me.enum("current", me.nameloc_wrap),
+            "traceback_action_on_current_loc": lambda self: me.enum("current", me.flags["current"]),
             "set_traceback_action_on_current_loc":
                 lambda self, action: me.set_action("current", action_flag(action, "current", "action")),
         }
@@ -178,9 +182,10 @@ class Accelerated:
         self.bindings.release()
         if self.enabled:
             self.original["set_loc_tracebacks_enabled"](self.globals, True)
-        if self.use_traceback or self.nameloc_wrap:
-            self.globals.set_traceback_action_on_explicit_loc(self.enum("explicit", self.use_traceback))
-            self.globals.set_traceback_action_on_current_loc(self.enum("current", self.nameloc_wrap))
+        if self.flags["explicit"] or self.flags["current"]:
+            for kind, setter in (("explicit", "set_traceback_action_on_explicit_loc"),
+                                 ("current", "set_traceback_action_on_current_loc")):
+                getattr(self.globals, setter)(self.enum(kind, self.flags[kind]))
 
     def make_loc_tracebacks(self) -> Callable[..., contextlib.AbstractContextManager[None]]:
         me = self
@@ -192,20 +197,22 @@ class Accelerated:
             """MLIR's ir.loc_tracebacks() (served by callsite.mlir.accelerate()): enables
             traceback locations process-wide for the block, restoring the previous switch,
             limit and actions after it. Accepts both spellings of the actions."""
-            explicit = on_explicit if on_explicit is not None else on_explicit_actn
-            current = current_loc if current_loc is not None else current_loc_actn
-            new_explicit = False if explicit is None else action_flag(explicit, "explicit", "on_explicit")
-            new_current = False if current is None else action_flag(current, "current", "current_loc")
-            old = (me.enabled, me.limit(), me.use_traceback, me.nameloc_wrap)
+            explicit = either(on_explicit, on_explicit_actn)
+            current = either(current_loc, current_loc_actn)
+            new_flags = {
+                "explicit": explicit is not None and action_flag(explicit, "explicit", "on_explicit"),
+                "current": current is not None and action_flag(current, "current", "current_loc"),
+            }
+            old_enabled, old_limit, old_flags = me.enabled, me.limit(), dict(me.flags)
             try:
                 me.original["set_loc_tracebacks_frame_limit"](
-                    me.globals, old[1] if max_depth is None else max_depth)
-                me.use_traceback, me.nameloc_wrap, me.enabled = new_explicit, new_current, True
+                    me.globals, old_limit if max_depth is None else max_depth)
+                me.flags, me.enabled = new_flags, True
                 me.refresh()
                 yield
             finally:
-                me.enabled, me.use_traceback, me.nameloc_wrap = old[0], old[2], old[3]
-                me.original["set_loc_tracebacks_frame_limit"](me.globals, old[1])
+                me.enabled, me.flags = old_enabled, old_flags
+                me.original["set_loc_tracebacks_frame_limit"](me.globals, old_limit)
                 me.refresh()
 
         loc_tracebacks.__module__ = self.bindings.ir.__name__

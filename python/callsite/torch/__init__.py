@@ -10,7 +10,7 @@ copy of each source file ``linecache`` holds. A tracer whose class overrides
 ``_filter_traceback_frames`` gets its override called with a ``StackSummary`` of the same
 frames torch would have given it.
 
-torch's code is recognised by structure (``callsite._torch_recognise``); where it differs,
+torch's code is recognised by structure (``callsite.torch._recognise``); where it differs,
 :func:`accelerate` warns once and torch keeps its own path.
 
 No finalizer of this module runs Python code: a weak-reference callback or ``__del__`` runs
@@ -32,9 +32,14 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from ._callsite import Traceback, capture
-from ._torch_detect import CHECKED_VERSIONS, VARIABLE, ProxyImportWatcher, switch_error
-from ._warnings import CallsiteWarning
+from .._callsite import Traceback, capture
+from .._switches import BY_INTEGRATION
+from .._warnings import CallsiteWarning
+from . import _detect
+from ._detect import CHECKED_VERSIONS
+
+_SWITCH = BY_INTEGRATION["torch"]
+VARIABLE = _SWITCH.variable
 
 # torch's modules are imported by name (importlib), never by an import statement: a type
 # checker in a user's environment without torch would report them missing in callsite's code.
@@ -516,7 +521,7 @@ def _record_through_override(tracer: Any, node: Any, tb: Traceback) -> None:
 def _install(proxy: ModuleType) -> None:
     global _state, _refusal, _meta_write
     # ast and inspect: imported when torch.fx is, not by `python -m callsite doctor`.
-    from . import _torch_recognise as recognise
+    from . import _recognise as recognise
 
     for _ in range(3):  # again if create_node is replaced while its source is read
         if _state is not None:
@@ -564,6 +569,11 @@ def _install(proxy: ModuleType) -> None:
         _refusal = "TracerBase.create_node was replaced while callsite read it"
     warnings.warn(f"callsite.torch: torch's own stack traces kept: {_refusal}", TorchWarning,
                   stacklevel=3)
+
+
+def _start_up_accelerate(proxy: ModuleType) -> None:
+    """The start-up hook's call (CALLSITE_TORCH on) once torch.fx.proxy is imported."""
+    _install(proxy)
 
 
 def accelerate() -> bool:
@@ -651,8 +661,12 @@ def status() -> dict[str, Any]:
     """For ``python -m callsite doctor``: whether torch.fx's stack traces are callsite's, the
     switch, and why not. Imports nothing (torch's version is read from its metadata until
     torch is imported)."""
-    switch = switch_error(os.environ)
-    waiting = any(isinstance(finder, ProxyImportWatcher) for finder in sys.meta_path)
+    try:
+        _SWITCH.parse(os.environ.get(VARIABLE))
+        switch = None
+    except ValueError as error:
+        switch = str(error)
+    waiting = _detect.waiting()
     if _state is not None:
         summary = "on: torch.fx's node stack traces are built by callsite"
     elif _refusal is not None:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from types import FunctionType, ModuleType
 from typing import Any
 
-from ._torch_detect import CHECKED_VERSIONS  # noqa: F401  (listed in the warnings)
+from ._detect import CHECKED_VERSIONS  # noqa: F401  (listed in the warnings)
 
 #: The recording block of TracerBase.create_node (its test, then its body).
 RECORDING_TEST = "self.record_stack_traces and not node.stack_trace"

@@ -11,8 +11,9 @@ and the ``_globals`` knobs) produce callsite's locations; ``CALLSITE_MLIR=1`` do
 process. Locations are built by C++ wrappers of the
 bindings' op builders and cached per context, per call site and per frame. A DSL that traces
 first and emits later keeps ``callsite.capture()`` per node and calls
-``location(traceback, filter=...)`` at emit time. The process-wide knobs are owned by
-``_mlir_knobs.KNOBS``; the functions here are a facade over it.
+``location(traceback, filter=...)`` at emit time. The state (the bindings, the open scopes,
+the process-wide knobs) is kept by ``callsite.mlir._state``; the functions here are a facade
+over it. Detection is ``_detect``, MLIR's switches served by callsite ``_accelerate``.
 """
 from __future__ import annotations
 
@@ -22,15 +23,14 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-from . import _mlir_accelerate as _accelerate
-from . import _mlir_detect as _detect
-from . import _mlir_knobs as _knobs
-from ._callsite import Filter
-from ._callsite import mlir as _m
-from ._callsite import tracking as _tracking
-from ._callsite.mlir import MlirBindings, MlirSettings
+from .._callsite import Filter
+from .._callsite import mlir as _m
+from .._callsite import tracking as _tracking
+from .._callsite.mlir import MlirBindings, MlirSettings
 # The op-builder wrappers' types, importable where their names say (callsite.mlir._MethodInjector).
-from ._callsite.mlir import _FunctionInjector, _MethodInjector  # noqa: F401
+from .._callsite.mlir import _FunctionInjector, _MethodInjector  # noqa: F401
+from . import _accelerate, _detect
+from . import _state
 
 __all__ = [
     "KNOWN_IR_MODULES",
@@ -56,18 +56,14 @@ __all__ = [
     "use",
 ]
 
-MAX_DEPTH = _knobs.MAX_DEPTH
-DEFAULT_FRAME_LIMIT = _knobs.DEFAULT_FRAME_LIMIT
-_KNOBS = _knobs.KNOBS
+MAX_DEPTH = _state.MAX_DEPTH
+DEFAULT_FRAME_LIMIT = _state.DEFAULT_FRAME_LIMIT
+_KNOBS = _state.KNOBS
 
-from ._callsite.mlir import location  # noqa: E402
-# One MlirBindings per set of bindings, keyed by its OpView class: `pkg.ir` and the native
-# `pkg._mlir_libs._mlir.ir` it re-exports are the same bindings (wrapping both would wrap twice).
-_by_opview: dict[int, MlirBindings] = {}
-# The bindings each open auto_locations scope acquired (bindings imported while a scope is
-# open join every open scope).
-_open_scopes: list[list[MlirBindings]] = []
-_accelerate_new_bindings = False
+from .._callsite.mlir import location  # noqa: E402
+
+_by_opview = _state.by_opview
+_open_scopes = _state.open_scopes
 
 
 def _opview_key(ir: ModuleType) -> int:
@@ -105,8 +101,7 @@ def bindings(ir: ModuleType | str | None = None) -> list[MlirBindings]:
 def _on_bindings_imported(module: ModuleType) -> None:
     """A set of bindings was imported: it joins the open scopes (and accelerate())."""
     b = use(module)
-    if _accelerate_new_bindings and _accelerate.has_traceback_knobs(module):
-        _KNOBS.accelerate(b)
+    _KNOBS.new_bindings(b)
     for acquired in _open_scopes:
         if b not in acquired:
             b.acquire()
@@ -260,10 +255,10 @@ def loc_tracebacks(
     keeps the enclosing scope's limit (outside one: set_loc_tracebacks_frame_limit's); it is
     clamped to 512 as in MLIR. Unlike MLIR's switch, the scope is the calling thread's/task's
     only (accelerate() gives MLIR's own switch callsite's locations process-wide)."""
-    explicit = on_explicit if on_explicit is not None else on_explicit_actn
-    current = current_loc if current_loc is not None else current_loc_actn
+    explicit = _accelerate.either(on_explicit, on_explicit_actn)
+    current = _accelerate.either(current_loc, current_loc_actn)
     depth = (_enclosing_limit() if max_depth is None
-             else _knobs.clamped_limit(max_depth, "loc_tracebacks(): max_depth", none_ok=True))
+             else _state.clamped_limit(max_depth, "loc_tracebacks(): max_depth", none_ok=True))
     return auto_locations(
         Filter.default(),
         limit=depth,
@@ -298,32 +293,31 @@ def accelerate(ir: ModuleType | str | None = None) -> list[MlirBindings]:
     bindings; default every set already imported and every set imported later. Returns the
     bindings accelerated so far. ``CALLSITE_MLIR=1`` in the environment does this at start-up.
     """
-    global _accelerate_new_bindings
     if ir is not None:
         b = use(ir)
         _KNOBS.accelerate(b)
         return [b]
-    _accelerate_new_bindings = True
     _detect.watch_imports(_on_bindings_imported)
-    for module in _detect.loaded_ir_modules():
-        if _accelerate.has_traceback_knobs(module):  # older MLIR: no switch to serve
-            _KNOBS.accelerate(use(module))
+    _KNOBS.accelerate_all([use(module) for module in _detect.loaded_ir_modules()
+                          if _accelerate.has_traceback_knobs(module)])
     return [a.bindings for a in _KNOBS.accelerated.values()]
+
+
+def _start_up_accelerate(_module: ModuleType | None) -> None:
+    """The start-up hook's call (CALLSITE_MLIR on) when MLIR bindings are imported."""
+    accelerate()
 
 
 def decelerate(ir: ModuleType | str | None = None) -> None:
     """Undoes accelerate(): MLIR's own switches and walk again (for `ir`'s bindings, default
     all of them; bindings imported later are no longer accelerated)."""
-    global _accelerate_new_bindings
     if ir is not None:
         _KNOBS.decelerate(use(ir))
         return
-    _accelerate_new_bindings = False
-    for a in list(_KNOBS.accelerated.values()):
-        _KNOBS.decelerate(a.bindings)
+    _KNOBS.decelerate_all()
 
 
-# --- MLIR's process-wide knobs in callsite's API (kept by _mlir_knobs.KNOBS) --------------
+# --- MLIR's process-wide knobs in callsite's API (kept by _state.KNOBS) -------------------
 
 
 def set_loc_tracebacks_frame_limit(limit: int) -> None:

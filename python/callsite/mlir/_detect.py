@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 # Standard library only, nothing that site.py has not already imported: the CALLSITE_MLIR
-# start-up hook loads this file in every process (see _callsite_mlir_startup.py). Hence no
+# start-up hook loads this file in every process (see _callsite_startup.py). Hence no
 # `from __future__ import annotations` (it imports __future__) and no `types` (not loaded by
 # site.py either): every annotation is a string.
 
@@ -34,27 +34,6 @@ KNOWN_IR_MODULES = (
     "cutlass._mlir.ir",
     "torch_mlir.ir",
 )
-
-#: The start-up switch (python/startup/callsite-mlir.pth) and the values it accepts, compared
-#: without surrounding whitespace and case. Unset is off.
-VARIABLE = "CALLSITE_MLIR"
-ON_VALUES = ("1", "true", "on", "yes")
-OFF_VALUES = ("0", "false", "off", "no", "")
-
-
-def switch_value(environ: "Any") -> "bool":
-    """True for an on-value of CALLSITE_MLIR, False for an off-value or unset; any other value
-    is a ValueError naming the variable, the value and the accepted values."""
-    value = environ.get(VARIABLE)
-    if value is None:
-        return False
-    word = value.strip().lower()
-    if word in ON_VALUES or word in OFF_VALUES:
-        return word in ON_VALUES
-    raise ValueError(f"{VARIABLE}={value!r} is not a switch value: on is one of "
-                     f"{', '.join(ON_VALUES)}, off one of {', '.join(OFF_VALUES[:-1])} or empty "
-                     f"(case and surrounding spaces ignored)")
-
 
 _REQUIRED_CLASSES = ("Context", "Location", "Operation", "OpView", "Module")
 
@@ -108,68 +87,16 @@ def may_be_bindings(spec: "ModuleSpec") -> "bool":
             or "_mlir_libs" in where.split(os.sep))
 
 
-class _NotifyingLoader:
-    """Runs the real loader, then tells the watcher about the module it executed."""
-
-    def __init__(self, loader: "Any", notify: "Callable[[ModuleType], None]") -> None:
-        self._loader = loader
-        self._notify = notify
-
-    def create_module(self, spec: "ModuleSpec") -> "ModuleType | None":
-        module: "ModuleType | None" = self._loader.create_module(spec)
-        return module
-
-    def exec_module(self, module: "ModuleType") -> None:
-        self._loader.exec_module(module)
-        if is_mlir_ir(module):
-            self._notify(module)
-
-    def load_module(self, fullname: "str") -> "ModuleType":
-        """The legacy protocol, for callers that still use it."""
-        module: "ModuleType" = self._loader.load_module(fullname)
-        return module
-
-    def __getattr__(self, name: "str") -> "Any":  # get_resource_reader, is_package, get_code...
-        return getattr(self._loader, name)
+def _is_ir_name(fullname: "str") -> "bool":
+    return fullname == "ir" or fullname.endswith(".ir")
 
 
-class IrImportWatcher:
-    """A meta path finder that claims nothing: for a module named ``ir`` or ``*.ir`` it asks
-    the finders after it for the spec and wraps the loader, so `notify(module)` runs once the
-    bindings have been imported. Other imports cost one string comparison."""
-
-    def __init__(self, notify: "Callable[[ModuleType], None]") -> None:
-        self._notify = notify
-        self._asking: "set[str]" = set()  # names being looked up by the finders after us
-
-    def find_spec(self, fullname: "str", path: "Sequence[str] | None",
-                  target: "ModuleType | None" = None) -> "ModuleSpec | None":
-        if not (fullname == "ir" or fullname.endswith(".ir")) or fullname in self._asking:
-            return None
-        self._asking.add(fullname)
-        try:
-            for finder in sys.meta_path:
-                if finder is self or not hasattr(finder, "find_spec"):
-                    continue
-                spec = finder.find_spec(fullname, path, target)
-                if spec is not None:
-                    break
-            else:
-                return None
-        finally:
-            self._asking.discard(fullname)
-        if spec.loader is None or not hasattr(spec.loader, "exec_module") or not may_be_bindings(spec):
-            return spec
-        # A loader by protocol, not by class: importlib.abc is not loaded at start-up.
-        spec.loader = _NotifyingLoader(spec.loader, self._notify)  # type: ignore[assignment]
-        return spec
-
-
-_watcher: "IrImportWatcher | None" = None
 _listeners: "list[Callable[[ModuleType], None]]" = []  # callables taking the new ir module
 
 
 def _dispatch(module: "ModuleType") -> None:
+    if not is_mlir_ir(module):
+        return
     for listener in list(_listeners):
         try:
             listener(module)
@@ -180,15 +107,62 @@ def _dispatch(module: "ModuleType") -> None:
                           RuntimeWarning, stacklevel=2)
 
 
+#: The key of this integration's watch (callsite._import_watch).
+WATCH_KEY = "mlir"
+
+
 def watch_imports(listener: "Callable[[ModuleType], None]") -> None:
-    """Calls `listener(ir_module)` for every MLIR bindings module imported from now on."""
-    global _watcher
+    """Calls `listener(ir_module)` for every MLIR bindings module imported from now on: an
+    ``ir`` or ``*.ir`` module that lives where bindings live (may_be_bindings) and is one
+    (is_mlir_ir). Other ``ir`` modules keep their own loader."""
+    # Absolute and with a from-list: the start-up hook has put the module in sys.modules
+    # without the callsite package, which this form does not import.
+    from callsite._import_watch import watch
+
     if listener not in _listeners:
         _listeners.append(listener)
-    if _watcher is None:
-        _watcher = IrImportWatcher(_dispatch)
-    if _watcher not in sys.meta_path:
-        sys.meta_path.insert(0, _watcher)
+    watch(WATCH_KEY, _is_ir_name, _dispatch, may_be_bindings)
+
+
+_EXTENSION_SUFFIXES = (".so", ".pyd", ".dylib")
+
+
+def _holds_extension(directory: "str") -> "bool":
+    try:
+        with os.scandir(directory) as entries:
+            return any(e.name.endswith(_EXTENSION_SUFFIXES) and e.is_file() for e in entries)
+    except OSError:
+        return False
+
+
+def installed_ir_modules(paths: "Sequence[str] | None" = None,
+                         depth: "int" = 3) -> "list[tuple[str, str]]":
+    """Every MLIR bindings installed on `paths` (default sys.path), found by structure and
+    imported by none: a package folder (at most `depth` levels deep) holding a ``_mlir_libs``
+    folder with extension modules in it and an ``ir`` module beside it, the layout of every
+    distribution built from MLIR's ``mlir/python`` tree. (``<pkg>.ir``, the folder), first
+    path first; a name found again on a later path is shadowed and left out."""
+    found: "dict[str, str]" = {}
+    for entry in (sys.path if paths is None else paths):
+        root = os.path.abspath(entry or os.curdir)
+        if not os.path.isdir(root):
+            continue
+        stack: "list[tuple[str, tuple[str, ...]]]" = [(root, ())]
+        while stack:
+            directory, parts = stack.pop()
+            try:
+                with os.scandir(directory) as it:
+                    children = sorted(e.name for e in it if e.is_dir() and e.name.isidentifier())
+            except OSError:
+                continue
+            if parts and "_mlir_libs" in children and _holds_extension(
+                    os.path.join(directory, "_mlir_libs")) and (
+                    os.path.isfile(os.path.join(directory, "ir.py")) or "ir" in children):
+                found.setdefault(".".join(parts + ("ir",)), directory)
+            if len(parts) < depth:
+                stack.extend((os.path.join(directory, c), parts + (c,)) for c in reversed(children)
+                             if c != "_mlir_libs" and c != "__pycache__")
+    return sorted(found.items())
 
 
 def none_loaded_message() -> "str":
@@ -196,3 +170,20 @@ def none_loaded_message() -> "str":
             "Context, Location, Operation, OpView and Module classes from a `_mlir_libs` "
             "extension, e.g. " + ", ".join(KNOWN_IR_MODULES) + "). Import your bindings "
             "before this call (e.g. `from iree.compiler import ir`), or pass ir=<module>.")
+
+
+def start(accelerate: "Callable[[ModuleType | None], None]") -> None:
+    """The start-up hook's entry (CALLSITE_MLIR on): `accelerate(ir_module)` for the first
+    MLIR bindings imported and every set imported afterwards (now, with None, when an earlier
+    .pth imported some already)."""
+    if loaded_ir_modules():
+        accelerate(None)
+    else:
+        watch_imports(accelerate)
+
+
+def waiting() -> "bool":
+    """Whether MLIR bindings' imports are being watched."""
+    from callsite._import_watch import watching
+
+    return watching(WATCH_KEY)

@@ -1,4 +1,5 @@
-"""The one owner of MLIR's process-wide traceback knobs as callsite serves them.
+"""callsite.mlir's state: the bindings registered, the scopes open, and the one owner of
+MLIR's process-wide traceback knobs as callsite serves them.
 
 MLIR keeps them in ``PyGlobals::TracebackLoc`` (one per distribution of the bindings): the
 switch, the frame limit and the two actions. callsite has the same four, at two levels:
@@ -6,7 +7,7 @@ switch, the frame limit and the two actions. callsite has the same four, at two 
 - :data:`KNOBS`, callsite's own process-wide values (``callsite.mlir.set_loc_tracebacks_*``):
   the defaults of scopes that do not set their own, and, once set explicitly, the value of
   every accelerated bindings, including those accelerated later;
-- one :class:`~callsite._mlir_accelerate.Accelerated` per accelerated bindings, the mirror of
+- one :class:`~callsite.mlir._accelerate.Accelerated` per accelerated bindings, the mirror of
   that distribution's ``PyGlobals`` (its own ``_globals`` setters change only it).
 
 Every write goes through :class:`ProcessKnobs`; ``callsite.mlir``'s functions are a facade
@@ -17,7 +18,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _mlir_accelerate as _accelerate
+from .._callsite.mlir import MlirBindings
+from . import _accelerate
+
+#: One MlirBindings per set of bindings, keyed by its OpView class: `pkg.ir` and the native
+#: `pkg._mlir_libs._mlir.ir` it re-exports are the same bindings (wrapping both would wrap twice).
+by_opview: dict[int, MlirBindings] = {}
+#: The bindings each open auto_locations scope acquired (bindings imported while a scope is
+#: open join every open scope).
+open_scopes: list[list[MlirBindings]] = []
 
 #: MLIR's PyGlobals::TracebackLoc::kMaxFrames: frame limits are clamped to it.
 MAX_DEPTH = 512
@@ -45,6 +54,8 @@ class ProcessKnobs:
         # others keep the value MLIR gave that distribution.
         self.explicitly_set: set[str] = set()
         self.accelerated: dict[int, _accelerate.Accelerated] = {}
+        # accelerate() with no ir=: bindings imported later are accelerated too.
+        self.accelerate_new = False
 
     # --- reads --------------------------------------------------------------------------
     def flag(self, kind: str, value: Any, argument: str) -> bool:
@@ -97,6 +108,25 @@ class ProcessKnobs:
             if kind in self.explicitly_set:
                 found.set_action(kind, self.flags[kind])
         return found
+
+    def accelerate_all(self, loaded: list[MlirBindings]) -> None:
+        """accelerate() with no ir=: every bindings in `loaded` that has MLIR's switch (older
+        MLIR has none to serve), and every set imported from now on (new_bindings)."""
+        self.accelerate_new = True
+        for bindings in loaded:
+            if _accelerate.has_traceback_knobs(bindings.ir):
+                self.accelerate(bindings)
+
+    def new_bindings(self, bindings: MlirBindings) -> None:
+        """A set of bindings was imported: accelerated if accelerate_all() is in force."""
+        if self.accelerate_new and _accelerate.has_traceback_knobs(bindings.ir):
+            self.accelerate(bindings)
+
+    def decelerate_all(self) -> None:
+        """decelerate() with no ir=: every accelerated bindings, and none imported later."""
+        self.accelerate_new = False
+        for a in list(self.accelerated.values()):
+            self.decelerate(a.bindings)
 
     def decelerate(self, bindings: Any) -> bool:
         found = self.accelerated.pop(id(bindings), None)
