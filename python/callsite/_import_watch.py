@@ -63,6 +63,20 @@ class _NotifyingLoader:
         return getattr(self._loader, name)
 
 
+class _NotifyingLegacyLoader:
+    """The same for a loader of the legacy protocol only (load_module, no exec_module): the
+    import system calls load_module when a loader has no exec_module, so this has none."""
+
+    def __init__(self, loader: "Any", watches: "list[Watch]") -> None:
+        self._loader = loader
+        self._watches = watches
+
+    load_module = _NotifyingLoader.load_module
+
+    def __getattr__(self, name: "str") -> "Any":
+        return getattr(self._loader, name)
+
+
 class ImportWatcher:
     """The meta path finder: the watches by key, in the order they were added."""
 
@@ -90,11 +104,13 @@ class ImportWatcher:
         finally:
             self._asking.discard(fullname)
         wanted = [w for w in wanted if w.accepts is None or w.accepts(spec)]
-        # A loader by protocol, not by class: importlib.abc is not loaded at start-up.
-        if not wanted or spec.loader is None or not (hasattr(spec.loader, "exec_module")
-                                                     or hasattr(spec.loader, "load_module")):
+        if not wanted or spec.loader is None:
             return spec
-        spec.loader = _NotifyingLoader(spec.loader, wanted)  # type: ignore[assignment]
+        # A loader by protocol, not by class: importlib.abc is not loaded at start-up.
+        if hasattr(spec.loader, "exec_module"):
+            spec.loader = _NotifyingLoader(spec.loader, wanted)  # type: ignore[assignment]
+        elif hasattr(spec.loader, "load_module"):
+            spec.loader = _NotifyingLegacyLoader(spec.loader, wanted)  # type: ignore[assignment]
         return spec
 
 
