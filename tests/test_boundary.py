@@ -15,19 +15,6 @@ import pytest
 
 import callsite
 
-BACKENDS = ["internal", "public"]
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    before = callsite.get_backend()
-    if request.param == "internal" and callsite.internal_backend_refusal():
-        pytest.skip(f"no internal backend: {callsite.internal_backend_refusal()}")
-    callsite.set_backend(request.param)
-    yield request.param
-    callsite.set_backend(before)
-
-
 def names(tb):
     return [f.name for f in tb]
 
@@ -83,7 +70,7 @@ def generated_program(rng, above, below):
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_capture_ends_at_the_kernel_on_generated_programs(tmp_path, backend, seed):
+def test_capture_ends_at_the_kernel_on_generated_programs(tmp_path, callsite_backend, seed):
     rng = random.Random(seed)
     above, below = rng.randint(0, 8), rng.choice([0, 3, 40, 300])
     ns = write_module(tmp_path, f"gen{seed}", generated_program(rng, above, below))
@@ -99,7 +86,7 @@ def test_capture_ends_at_the_kernel_on_generated_programs(tmp_path, backend, see
     assert len(whole) == len(tb) + below + 2 + len(traceback.extract_stack())
 
 
-def test_filter_keeps_the_kernel_and_limit_leaves_room_for_it(tmp_path, backend):
+def test_filter_keeps_the_kernel_and_limit_leaves_room_for_it(tmp_path, callsite_backend):
     ns = write_module(tmp_path, "dsl_kernel", '''
         def op(flt, limit):
             return (callsite.capture(filter=flt), callsite.capture(filter=flt, limit=limit),
@@ -131,7 +118,7 @@ def test_filter_keeps_the_kernel_and_limit_leaves_room_for_it(tmp_path, backend)
     assert "kernel" in raw.to_mlir(everything_out)
 
 
-def test_kernel_of_nested_helper_closures(tmp_path, backend):
+def test_kernel_of_nested_helper_closures(tmp_path, callsite_backend):
     ns = write_module(tmp_path, "closures", '''
         def kernel(build):
             def tile(i):
@@ -157,7 +144,7 @@ def test_kernel_of_nested_helper_closures(tmp_path, backend):
         assert "launch" not in chain and len(chain) <= 5
 
 
-def test_nesting_restores_and_falls_back_to_an_enclosing_kernel(tmp_path, backend):
+def test_nesting_restores_and_falls_back_to_an_enclosing_kernel(tmp_path, callsite_backend):
     ns = write_module(tmp_path, "nest", '''
         def inner_kernel(): return callsite.capture()
         def outer_kernel(k): return k()

@@ -15,19 +15,6 @@ import pytest
 
 import callsite
 
-BACKENDS = ["internal", "public"]
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    before = callsite.get_backend()
-    if request.param == "internal" and callsite.internal_backend_refusal():
-        pytest.skip(f"no internal backend: {callsite.internal_backend_refusal()}")
-    callsite.set_backend(request.param)
-    yield request.param
-    callsite.set_backend(before)
-
-
 def names(tb):
     return [f.name for f in tb]
 
@@ -69,7 +56,7 @@ CHAIN = '''
 
 
 @pytest.mark.parametrize("flt", [None, "Filter()"])
-def test_a_limit_leaves_room_for_the_kernel_with_or_without_a_filter(tmp_path, backend, flt):
+def test_a_limit_leaves_room_for_the_kernel_with_or_without_a_filter(tmp_path, callsite_backend, flt):
     ns = write_module(tmp_path, "chain", CHAIN)
     f = None if flt is None else callsite.Filter()
     with callsite.boundary(ns["kernel"]):
@@ -87,7 +74,7 @@ def test_a_limit_leaves_room_for_the_kernel_with_or_without_a_filter(tmp_path, b
 
 
 @pytest.mark.parametrize("flt", [None, "Filter()"])
-def test_a_limit_leaves_room_for_a_kernel_deeper_than_the_first_prefix(tmp_path, backend, flt):
+def test_a_limit_leaves_room_for_a_kernel_deeper_than_the_first_prefix(tmp_path, callsite_backend, flt):
     ns = write_module(tmp_path, "deepchain", CHAIN)
     f = None if flt is None else callsite.Filter()
     with callsite.boundary(ns["deep_kernel"]):
@@ -98,7 +85,7 @@ def test_a_limit_leaves_room_for_a_kernel_deeper_than_the_first_prefix(tmp_path,
     assert names(tb) == ["deep", "deep", "deep"]
 
 
-def test_first_user_frame_counts_the_kernel_as_kept(tmp_path, backend):
+def test_first_user_frame_counts_the_kernel_as_kept(tmp_path, callsite_backend):
     ns = write_module(tmp_path, "first", CHAIN)
     everything_out = callsite.Filter(exclude=["first"])
     with callsite.boundary(ns["deep_kernel"]):
@@ -109,7 +96,7 @@ def test_first_user_frame_counts_the_kernel_as_kept(tmp_path, backend):
     assert frame.name == "test_first_user_frame_counts_the_kernel_as_kept"
 
 
-def test_an_enclosing_kernel_found_once_the_walk_is_complete_counts_as_kept(tmp_path, backend):
+def test_an_enclosing_kernel_found_once_the_walk_is_complete_counts_as_kept(tmp_path, callsite_backend):
     """The innermost boundary's kernel is not running, so an enclosing one's cuts the chain: it
     is found only once the walk of the whole stack is complete, among frames a shorter prefix
     had already scanned (and its filter had dropped)."""
@@ -143,7 +130,7 @@ def bounded_gen(kernel):
         yield b
 
 
-def test_generators_closed_in_opening_order_remove_exactly_their_boundary(backend):
+def test_generators_closed_in_opening_order_remove_exactly_their_boundary(callsite_backend):
     g1, g2 = bounded_gen(k1), bounded_gen(k2)
     b1, b2 = next(g1), next(g2)
     assert names(via(k1)) == ["k1"] and names(via(k2)) == ["k2"]
@@ -160,7 +147,7 @@ def test_generators_closed_in_opening_order_remove_exactly_their_boundary(backen
     assert len(via(k1)) > 2
 
 
-def test_the_middle_of_three_closes_alone(backend):
+def test_the_middle_of_three_closes_alone(callsite_backend):
     gens = [bounded_gen(k) for k in (k1, k2, via)]
     for g in gens:
         next(g)
@@ -304,7 +291,7 @@ def captured(module, how):
     return seen
 
 
-def test_a_kernel_rewritten_with_ast_and_compile_is_the_boundary(dsl_program, backend):
+def test_a_kernel_rewritten_with_ast_and_compile_is_the_boundary(dsl_program, callsite_backend):
     seen = captured(dsl_program, lambda: callsite.capture(2))
     with callsite.boundary(dsl_program.kernel):   # the kernel as written
         assert dsl_program.framework(5, 60) == 10  # the rewritten code ran
@@ -325,7 +312,7 @@ def test_a_kernel_rewritten_with_ast_and_compile_is_the_boundary(dsl_program, ba
     assert names(seen[0][1]).count("framework") == 61
 
 
-def test_the_rewritten_kernel_and_filters_limits_first_user_frame(dsl_program, backend):
+def test_the_rewritten_kernel_and_filters_limits_first_user_frame(dsl_program, callsite_backend):
     everything_out = callsite.Filter(exclude=["user_kernels", "dsl", "test_boundary_order"])
     seen = captured(dsl_program, lambda: (callsite.capture(2, filter=everything_out),
                                           callsite.capture(2, 2),
@@ -362,7 +349,7 @@ def test_the_rewritten_kernel_in_auto_locations_boundary(dsl_program):
     assert '"framework"(' in outside
 
 
-def test_a_kernel_defined_by_exec_and_rewritten_by_exec(backend):
+def test_a_kernel_defined_by_exec_and_rewritten_by_exec(callsite_backend):
     source = textwrap.dedent('''
         def op(x):
             return capture_here(x)
@@ -398,7 +385,7 @@ def test_a_kernel_defined_by_exec_and_rewritten_by_exec(backend):
         del linecache.cache[filename]
 
 
-def test_a_function_of_the_same_name_elsewhere_is_not_the_kernel(tmp_path, backend):
+def test_a_function_of_the_same_name_elsewhere_is_not_the_kernel(tmp_path, callsite_backend):
     one = write_module(tmp_path, "one", '''
         def kernel(): return callsite.capture()
         def framework(n): return kernel() if n == 0 else framework(n - 1)
