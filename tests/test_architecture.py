@@ -208,6 +208,27 @@ def test_every_function_is_defined_on_its_header_s_layer():
     assert defined_above(REPO) == []
 
 
+PACKAGE_IMPORT = re.compile(r'PyImport_\w+\(\s*"callsite[."]')
+
+
+def package_imports(root: Path) -> list[str]:
+    """Every C/C++ file that imports the callsite Python package (or one of its modules)."""
+    return [str(path.relative_to(root)) for folder, path in source_files(root)
+            if folder != "testing" and PACKAGE_IMPORT.search(path.read_text())]
+
+
+def test_no_cxx_imports_the_python_package():
+    """The package sits above every C++ layer: what C++ needs from it (the MLIR bindings'
+    detector, the warnings' base class) the package registers when it is imported."""
+    assert package_imports(REPO) == []
+
+
+def test_checker_reports_a_package_import(tmp_path):
+    tree = {**GOOD_TREE, "src/core/ok.cc": 'PyImport_ImportModule("callsitex");\n',
+            "src/mlir/bad.cc": 'PyObject *m = PyImport_ImportModule("callsite.mlir");\n'}
+    assert package_imports(write_tree(tmp_path, tree)) == ["src/mlir/bad.cc"]
+
+
 def test_every_file_stem_has_one_folder():
     """One name, one home: a concept's header, source and Python type live under names that
     do not repeat across folders (the type of filter/decisions.h is python/filter_type.cc)."""

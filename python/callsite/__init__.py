@@ -55,6 +55,7 @@ def _detect_mlir_bindings() -> object:
 
 
 _callsite.mlir._set_bindings_detector(_detect_mlir_bindings)  # noqa: F821 (imported above)
+_callsite.native._set_warning_base(CallsiteWarning)  # noqa: F821
 
 if _internal_backend_refusal() is not None and layout_name != "none":
     # A build without a layout is a known configuration; a refused one is a surprise.

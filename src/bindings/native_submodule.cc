@@ -33,6 +33,16 @@ void init_native(nb::module_ &m) {
       nb::handle(reinterpret_cast<PyObject *>(native::framed_function_type));
   n.attr("ReificationWarning") = nb::handle(native::reification_warning);
   n.attr("FrameLocals") = nb::handle(reinterpret_cast<PyObject *>(native::frame_locals_type));
+  n.def(
+      "_set_warning_base",
+      [n](nb::handle base) {
+        if (!native::set_reification_warning_base(base.ptr()) ||
+            PyObject_SetAttrString(n.ptr(), "ReificationWarning", native::reification_warning) < 0)
+          throw nb::python_error();
+      },
+      nb::arg("base"),
+      "Registers callsite.CallsiteWarning as ReificationWarning's base (at the package's "
+      "import).");
   n.def("current", [] { return checked(native::current_native_frame()); },
         "The innermost NativeFrame pushed from Python that is active here, or None.");
   n.def("stack", [] { return checked(native::native_stack()); },

@@ -391,26 +391,37 @@ const Reified *reify_miss(const Executable *exe, std::uintptr_t state, PerExecut
 
 }  // namespace
 
+namespace {
+
+// callsite.native.ReificationWarning with `base` (nullptr: none) before RuntimeWarning.
+PyObject *new_reification_warning(PyObject *base) {
+  PyObject *bases = base ? PyTuple_Pack(2, base, PyExc_RuntimeWarning)
+                         : PyTuple_Pack(1, PyExc_RuntimeWarning);
+  if (!bases) return nullptr;
+  PyObject *category = PyErr_NewExceptionWithDoc(
+      "callsite.native.ReificationWarning",
+      "A native frame's reifier raised or returned something that is not a location; the "
+      "frame is shown as a placeholder. Reported once per executable.",
+      bases, nullptr);
+  Py_DECREF(bases);
+  return category;
+}
+
+}  // namespace
+
 bool init_reify() {
-  if (!reification_warning) {
-    // A callsite.CallsiteWarning too when the package is there (not when embedded without it).
-    PyObject *warnings = PyImport_ImportModule("callsite._warnings");
-    PyObject *base = warnings ? PyObject_GetAttrString(warnings, "CallsiteWarning") : nullptr;
-    Py_XDECREF(warnings);
-    if (!base) PyErr_Clear();
-    PyObject *bases = base ? PyTuple_Pack(2, base, PyExc_RuntimeWarning)
-                           : Py_NewRef(PyExc_RuntimeWarning);
-    Py_XDECREF(base);
-    if (!bases) return false;
-    reification_warning = PyErr_NewExceptionWithDoc(
-        "callsite.native.ReificationWarning",
-        "A native frame's reifier raised or returned something that is not a location; the "
-        "frame is shown as a placeholder. Reported once per executable.",
-        bases, nullptr);
-    Py_DECREF(bases);
-  }
+  // A RuntimeWarning until the package registers its base (set_reification_warning_base):
+  // embedded without the package, it stays one.
+  if (!reification_warning) reification_warning = new_reification_warning(nullptr);
   if (!reification_warning) return false;
   set_native_symbolizer(&symbolize_native);
+  return true;
+}
+
+bool set_reification_warning_base(PyObject *base) {
+  PyObject *category = new_reification_warning(base);
+  if (!category) return false;
+  Py_XSETREF(reification_warning, category);
   return true;
 }
 

@@ -56,5 +56,9 @@ bool symbolize_native(const RawFrame &frame, FrameInfo *out);
 extern PyObject *reification_warning;
 /// Creates the warning category and registers symbolize_native with symbolize(). Once, at init.
 bool init_reify();
+/// Makes reification_warning a new category deriving from `base` (callsite.CallsiteWarning,
+/// which the package registers at import: C++ does not import the package) and RuntimeWarning.
+/// False with a Python error.
+bool set_reification_warning_base(PyObject *base);
 
 }  // namespace callsite::native
