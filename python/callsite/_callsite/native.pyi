@@ -73,5 +73,5 @@ stack: Callable[[], list[tuple[str, str, int]]]
 cache_info: Callable[[], dict[str, int]]
 track_greenlets: Callable[[], None]
 visible_frames_refusal: Callable[[], str | None]
-def _set_warning_base(base: type[Warning]) -> None: ...
+_set_warning_base: Callable[[type[Warning]], None]
 
