@@ -417,6 +417,7 @@ NOTES: dict[str, dict] = {
             ("TypeError", "neither a callable ``reifier`` nor ``locations`` is given", 'native.Executable("k")'),
             ("ValueError", "``states`` is out of range", 'native.Executable("k", lambda s: None, states=-1)'),
             ("OverflowError", "``reify`` given a negative state", "exe.reify(-1)"),
+            ("TypeError", "``locals`` is not callable", 'native.Executable("k", lambda s: None, locals=3)'),
         ],
         "example": """
             from callsite import native
@@ -424,6 +425,26 @@ NOTES: dict[str, dict] = {
             lines = [3, 4, 7]
             exe = native.Executable("prog", lambda pc: native.Location("prog.dsl", lines[pc]))
             print(exe.reify(2).lineno)                           # 7, cached per state
+        """,
+    },
+    "callsite.native.FrameLocals": {
+        "raises": [
+            ("TypeError", "a write: the variables are read-only", None),
+        ],
+        "example": """
+            import sys
+            from callsite import native
+
+            regs = {"acc": 41}
+            exe = native.Executable("kernel", locations=[native.Location("prog.dsl", 2)],
+                                    visible=True, locals=lambda pc: dict(regs, pc=pc))
+
+            @exe.frame(state=0)
+            def callback():
+                frame = sys._getframe(1)          # the kernel frame (3.12+, visible frames)
+                return dict(frame.f_locals)       # the reifier runs now, not at the push
+
+            print(callback())                     # {'acc': 41, 'pc': 0}
         """,
     },
     "callsite.native.NativeFrame": {
