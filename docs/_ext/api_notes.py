@@ -444,7 +444,8 @@ NOTES: dict[str, dict] = {
                 frame = sys._getframe(1)          # the kernel frame (3.12+, visible frames)
                 return dict(frame.f_locals)       # the reifier runs now, not at the push
 
-            print(callback())                     # {'acc': 41, 'pc': 0}
+            if native.visible_frames_available():
+                print(callback())                 # {'acc': 41, 'pc': 0}
         """,
     },
     "callsite.native.NativeFrame": {
