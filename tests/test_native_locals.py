@@ -573,3 +573,41 @@ def test_locals_and_eval_called_directly_inside_see_the_variables():
     assert exe.frame(state=1)(eval)("x + pc") == 6
     plain = native.Executable("kernel", locations=LOCATIONS, visible=True)
     assert plain.frame(state=0)(locals)() == {}
+
+
+@pytest.mark.parametrize("visible", [True, False], ids=["visible", "shadow"])
+def test_reifier_pushing_frames_of_its_own_executable(visible):
+    if visible and not VISIBLE:
+        pytest.skip("no visible native frames here")
+    depth = []
+
+    def fn(state):
+        if not depth:  # one level: the nested frame's own reads
+            depth.append(1)
+            try:
+                inner()
+            finally:
+                depth.pop()
+        return {"state": state, "stack": len(native.stack())}
+
+    exe = (native.Executable("kernel", locations=LOCATIONS, visible=True, locals=fn) if visible
+           else native.Executable("kernel", lambda s: LOCATIONS[s], locals=fn))
+
+    @exe.frame(state=3)
+    def inner():
+        return [f.locals for f in callsite.capture() if f.kind == "native"]
+
+    @exe.frame(state=1)
+    def body():
+        raise ValueError("x")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(ValueError) as info:
+            body()
+    kernel = [f for f, _ in traceback.walk_tb(info.value.__traceback__)
+              if f.f_code.co_name == "kernel"]
+    assert dict(kernel[0].f_locals) == {"state": 1, "stack": 1}
+    assert native.stack() == []
+    # the nested frame's capture read the outer frame of the same executable: refused once
+    assert [str(w.message) for w in caught if "re-entered" in str(w.message)]

@@ -42,7 +42,6 @@ struct FrameEntry {
 auto &cpp_locals = *new std::vector<CppLocals>();
 auto &frame_entries = *new std::vector<FrameEntry>();
 auto &warned = *new std::unordered_set<const Executable *>();
-std::uint64_t calls = 0;
 
 // Executables whose locals reifier runs on this thread, innermost last; trivially
 // destructible (initial-exec TLS, as the shadow stack).
@@ -145,7 +144,6 @@ PyObject *as_variables(PyObject *result, std::string *why) {
 }
 
 PyObject *call(const Source &s, const Executable *exe, std::uintptr_t state) {
-  ++calls;
   if (s.fn) return s.fn(exe, state, s.context);
   PyObject *arg = PyLong_FromUnsignedLongLong(state);
   PyObject *result = arg ? PyObject_CallOneArg(s.callable, arg) : nullptr;
@@ -247,8 +245,6 @@ void forget_locals(const Executable *exe) noexcept {
       return;
     }
 }
-
-std::uint64_t locals_calls() noexcept { return calls; }
 
 // --- callsite.native.FrameLocals ------------------------------------------------------------
 

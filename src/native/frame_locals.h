@@ -73,7 +73,4 @@ bool is_frame_locals(PyObject *obj) noexcept;
 extern PyTypeObject *frame_locals_type;
 PyTypeObject *init_frame_locals_type() noexcept;
 
-/// How many times a locals reifier was called (for tests of laziness). GIL held.
-std::uint64_t locals_calls() noexcept;
-
 }  // namespace callsite::native
