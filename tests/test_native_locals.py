@@ -198,21 +198,25 @@ def test_other_thread_sees_the_values_as_of_its_read():
 
 @needs_visible
 def test_threads_each_see_their_own_frames():
-    errors = []
+    errors, reads = [], []
 
     def run(i):
-        regs = Registers(i=i)
-        exe = visible_executable(regs, name="kernel")
+        try:
+            regs = Registers(i=i)
+            exe = visible_executable(regs, name="kernel")
 
-        @exe.frame(state=i % 4)
-        def body():
-            for _ in range(50):
-                got = dict(sys._getframe(1).f_locals)
-                if got != {"i": i, "pc": i % 4}:
-                    errors.append((i, got))
+            @exe.frame(state=i % 4)
+            def body():
+                for _ in range(50):
+                    got = dict(sys._getframe(1).f_locals)
+                    reads.append(i)
+                    if got != {"i": i, "pc": i % 4}:
+                        errors.append((i, got))
 
-        for _ in range(20):
-            body()
+            for _ in range(20):
+                body()
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append((i, repr(e)))
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
     for t in threads:
@@ -220,6 +224,7 @@ def test_threads_each_see_their_own_frames():
     for t in threads:
         t.join()
     assert errors == []
+    assert len(reads) == 4 * 20 * 50
 
 
 # --- after the frame ended --------------------------------------------------------------------
