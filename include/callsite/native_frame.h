@@ -183,6 +183,8 @@ class NativeFrame {
 /// until the frame is popped. A plain NativeFrame pays nothing for this.
 class NativeFrameWithLocals : public NativeFrame {
  public:
+  /// Pushes a frame of `executable` at `state` (visible when `visible` is not null, as
+  /// NativeFrame's) whose variables `fn(executable, state, context)` gives.
   NativeFrameWithLocals(const Executable &executable, std::uintptr_t state,
                         const VisibleCode *visible, LocalsReifier fn, void *context) noexcept
       : NativeFrame(executable, state, visible) {
@@ -195,6 +197,7 @@ class NativeFrameWithLocals : public NativeFrame {
       PyErr_Restore(type, value, traceback);
     }
   }
+  /// Pops the frame (see pop()).
   ~NativeFrameWithLocals() { pop(); }
   /// Pops now (idempotent): the frame's variables are read one last time if a frame object
   /// outlives it (a traceback), then its reifier is forgotten.
@@ -207,7 +210,7 @@ class NativeFrameWithLocals : public NativeFrame {
   }
 
  private:
-  bool registered_ = false;
+  bool registered_ = false;  ///< set_frame_locals succeeded: pop() forgets the reifier
 };
 
 }  // namespace callsite
