@@ -68,7 +68,7 @@ void StackWalk::walk(std::size_t capacity) noexcept {
   if (capacity > kStackBuffer) {
     RawFrame *bigger = new (std::nothrow) RawFrame[capacity];
     if (!bigger) {  // out of memory: keep the shorter prefix already walked
-      complete_ = true;
+      end_ = WalkEnd::complete;
       return;
     }
     // Released before the old entries are overwritten or freed; dropping an executable may
@@ -84,8 +84,7 @@ void StackWalk::walk(std::size_t capacity) noexcept {
   n_ = walk_bounded(chain_, out, capacity, skip_, limit_, &status);
   frames_ = out;
   capacity_ = capacity;
-  complete_ = status != CALLSITE_WALK_TRUNCATED;
-  at_boundary_ = status == CALLSITE_WALK_AT_STOP;
+  end_ = static_cast<WalkEnd>(status);
   if (hold_) retain_native_entries();
 }
 
@@ -105,7 +104,7 @@ bool StackWalk::enclosing_kernel_within(std::size_t n) const noexcept {
 }
 
 bool StackWalk::extend() noexcept {
-  if (complete_) return false;
+  if (complete()) return false;
   walk(capacity_ * 4);
   return true;
 }
@@ -133,7 +132,8 @@ namespace {
   stack.walk_all();
   std::size_t n = stack.size();
   PyObject *tb = nullptr;
-  if (n > limit && stack.at_boundary() && limit > 0) {
+  const WalkEnd end = stack.end();
+  if (n > limit && end == WalkEnd::at_boundary && limit > 0) {
     std::unique_ptr<RawFrame[]> kept(new (std::nothrow) RawFrame[limit]);
     if (!kept) return PyErr_NoMemory();
     std::memcpy(kept.get(), stack.data(), (limit - 1) * sizeof(RawFrame));
@@ -143,7 +143,7 @@ namespace {
     if (n > limit) n = limit;
     tb = new_traceback(stack.data(), n);
   }
-  if (tb && stack.at_boundary() && n == stack.size()) detail::mark_at_boundary(tb);
+  if (tb && end == WalkEnd::at_boundary && n == stack.size()) detail::set_end(tb, end);
   return tb;
 }
 

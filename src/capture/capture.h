@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "callsite/frame.h"
+#include "capture/walk_end.h"
 
 namespace callsite {
 
@@ -79,11 +80,11 @@ class StackWalk {
     if (!hold_) retain_native_entries();
     hold_ = true;
   }
+  /// How the walk ended: at_boundary when the last entry is the kernel boundary's frame
+  /// (filters keep it whatever their rules say, filter/decisions.h).
+  WalkEnd end() const noexcept { return end_; }
   /// Whether the walk saw the end of the stack, the limit or the boundary.
-  bool complete() const noexcept { return complete_; }
-  /// Whether the last entry is the kernel boundary's frame: filters keep it whatever their
-  /// rules say (filter/decisions.h).
-  bool at_boundary() const noexcept { return at_boundary_; }
+  bool complete() const noexcept { return end_ != WalkEnd::truncated; }
   /// Whether a kernel boundary is in force for this walk (it may not be on the stack).
   bool bounded() const noexcept { return chain_ != nullptr; }
   /// Whether one of the first `n` entries runs the kernel of a boundary enclosing the
@@ -98,7 +99,8 @@ class StackWalk {
   void release_native_entries();
 
   std::size_t skip_, limit_, capacity_ = 0, n_ = 0;
-  bool complete_ = false, at_boundary_ = false, hold_ = false;
+  WalkEnd end_ = WalkEnd::truncated;
+  bool hold_ = false;
   PyObject *chain_;  // the boundary chain (capture/boundary.h), held, or nullptr
   const RawFrame *frames_ = inline_;
   std::unique_ptr<RawFrame[]> heap_;

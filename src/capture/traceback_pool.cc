@@ -68,7 +68,7 @@ TracebackObject *take_traceback_storage(Py_ssize_t n) noexcept {
   PyObject_InitVar(reinterpret_cast<PyVarObject *>(tb), traceback_type, n);
   tb->hash = -1;
   tb->may_have_native = false;
-  tb->at_boundary = false;
+  tb->end = WalkEnd::complete;
   return tb;
 }
 

@@ -51,8 +51,8 @@ std::size_t traceback_size(PyObject *tb) noexcept { return std::size_t(Py_SIZE(t
 const RawFrame *traceback_frames(PyObject *tb) noexcept {
   return reinterpret_cast<detail::TracebackObject *>(tb)->frames;
 }
-bool traceback_at_boundary(PyObject *tb) noexcept {
-  return reinterpret_cast<detail::TracebackObject *>(tb)->at_boundary;
+WalkEnd traceback_end(PyObject *tb) noexcept {
+  return reinterpret_cast<detail::TracebackObject *>(tb)->end;
 }
 PyObject *new_traceback(const RawFrame *frames, std::size_t n) noexcept {
   detail::TracebackObject *tb = detail::take_traceback_storage(Py_ssize_t(n));

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "callsite/frame.h"
+#include "capture/walk_end.h"
 
 namespace callsite::detail {
 
@@ -18,7 +19,7 @@ struct TracebackObject {
   Py_hash_t hash;        ///< -1 until first computed
   std::uint32_t capacity; ///< entries the storage has room for (>= ob_size; traceback_pool)
   bool may_have_native;   ///< false: every entry is a code object (dealloc skips the kind test)
-  bool at_boundary;       ///< the last entry is a kernel boundary's frame (capture/boundary.h)
+  WalkEnd end;            ///< at_boundary: the last entry is a kernel boundary's frame
   RawFrame frames[1];    ///< ob_size entries (the storage is var-size)
 };
 
@@ -35,8 +36,8 @@ void traceback_dealloc(PyObject *self);
 PyObject *adopt_traceback(const RawFrame *frames, Py_ssize_t n, bool may_have_native) noexcept;
 
 /// Marks `tb` (a Traceback) as ending at a kernel boundary's frame, which filters keep.
-inline void mark_at_boundary(PyObject *tb) noexcept {
-  reinterpret_cast<TracebackObject *>(tb)->at_boundary = true;
+inline void set_end(PyObject *tb, WalkEnd end) noexcept {
+  reinterpret_cast<TracebackObject *>(tb)->end = end;
 }
 
 /// Marks `tb` as holding native entries and takes a reference to each one's executable (the
@@ -55,7 +56,7 @@ std::size_t traceback_size(PyObject *tb) noexcept;
 const RawFrame *traceback_frames(PyObject *tb) noexcept;
 /// Whether `tb`'s last entry is a kernel boundary's frame (filters keep it); `tb` must be a
 /// Traceback.
-bool traceback_at_boundary(PyObject *tb) noexcept;
+WalkEnd traceback_end(PyObject *tb) noexcept;
 
 /// A new Traceback holding copies of `frames` (taking references to their code objects and
 /// executables). Returns a new reference, or nullptr with a Python error set.

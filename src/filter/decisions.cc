@@ -81,7 +81,7 @@ int keeps_raw(FilterObject *f, const RawFrame &frame) {
 }
 
 std::size_t keep_frames(PyObject *filter, const RawFrame *frames, std::size_t n, RawFrame *out,
-                        std::size_t limit, bool at_boundary) {
+                        std::size_t limit, WalkEnd end) {
   FilterObject *f = as_filter(filter);
   // Each decision may run Python code (reifiers, the rules), which may drop the caller's
   // reference to the Filter: held for the whole loop.
@@ -89,7 +89,7 @@ std::size_t keep_frames(PyObject *filter, const RawFrame *frames, std::size_t n,
   std::size_t written = 0;
   // The boundary frame is kept last whatever the rules say: the frames above it share the
   // rest of the limit.
-  const bool keep_last = at_boundary && n > 0 && limit > 0;
+  const bool keep_last = end == WalkEnd::at_boundary && n > 0 && limit > 0;
   const std::size_t kept = keep_first(
       n - std::size_t(keep_last), limit - std::size_t(keep_last),
       [&](std::size_t i) { return keeps_raw(f, frames[i]); },
@@ -126,10 +126,10 @@ int filter_keeps(PyObject *filter, PyCodeObject *code) {
 }
 
 std::size_t filter_frames(PyObject *filter, const RawFrame *frames, std::size_t n,
-                          RawFrame *out, std::size_t limit, bool at_boundary) {
+                          RawFrame *out, std::size_t limit, WalkEnd end) {
   const std::size_t resolved = filter_limit(filter, limit);
   if (resolved == SIZE_MAX && PyErr_Occurred()) return SIZE_MAX;
-  return detail::keep_frames(filter, frames, n, out, resolved, at_boundary);
+  return detail::keep_frames(filter, frames, n, out, resolved, end);
 }
 
 }  // namespace callsite
@@ -163,13 +163,13 @@ class NativeEntriesHeld {
 }  // namespace
 
 PyObject *filtered_traceback(PyObject *filter, const RawFrame *frames, std::size_t n,
-                             std::size_t limit, bool at_boundary) {
+                             std::size_t limit, WalkEnd end) {
   std::vector<RawFrame> kept(n < limit ? n : limit);
   NativeEntriesHeld held(frames, n);
-  const std::size_t k = filter_frames(filter, frames, n, kept.data(), limit, at_boundary);
+  const std::size_t k = filter_frames(filter, frames, n, kept.data(), limit, end);
   if (k == SIZE_MAX) return nullptr;
   PyObject *tb = new_traceback(kept.data(), k);
-  if (tb && at_boundary && k) detail::mark_at_boundary(tb);
+  if (tb && end == WalkEnd::at_boundary && k) detail::set_end(tb, end);
   return tb;
 }
 

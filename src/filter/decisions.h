@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "callsite/frame.h"
+#include "capture/walk_end.h"
 #include "filter/rules.h"
 #include "symbolize/code_info.h"
 
@@ -75,7 +76,7 @@ int keeps_raw(FilterObject *f, const RawFrame &frame);
 /// limit replaces the filter's). 1 keep, 0 drop per frame; returns the number kept or SIZE_MAX
 /// with an error. `filter` must be a checked Filter.
 std::size_t keep_frames(PyObject *filter, const RawFrame *frames, std::size_t n, RawFrame *out,
-                        std::size_t limit, bool at_boundary = false);
+                        std::size_t limit, WalkEnd end = WalkEnd::complete);
 
 /// A new generation (process-wide counter).
 std::uint64_t next_filter_generation() noexcept;

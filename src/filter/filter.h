@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "callsite/frame.h"
+#include "capture/walk_end.h"
 
 namespace callsite {
 
@@ -30,18 +31,19 @@ int filter_keeps(PyObject *filter, PyCodeObject *code);
 
 /// Copies the frames of `frames[0..n)` that `filter` keeps into `out`, in order, stopping
 /// after filter_limit(filter, limit) kept frames (the limit counts kept frames, the walk goes
-/// on past dropped ones). With `at_boundary`, frames[n-1] is a kernel boundary's frame
-/// (capture/boundary.h): it is kept whatever the rules say, as the last entry, the limit
-/// leaving room for it. `out` must have room for min(n, limit). Returns the number written, or
+/// on past dropped ones). When the walk ended at the boundary (`end`), frames[n-1] is a kernel
+/// boundary's frame (capture/boundary.h): it is kept whatever the rules say, as the last
+/// entry, the limit leaving room for it. `out` must have room for min(n, limit). Returns the number written, or
 /// SIZE_MAX with a Python error set. GIL held.
 std::size_t filter_frames(PyObject *filter, const RawFrame *frames, std::size_t n,
-                          RawFrame *out, std::size_t limit = SIZE_MAX, bool at_boundary = false);
+                          RawFrame *out, std::size_t limit = SIZE_MAX,
+                          WalkEnd end = WalkEnd::complete);
 
 /// The kept frames of `frames[0..n)` (filter_frames), as a new Traceback, which remembers
-/// `at_boundary`. New reference, or nullptr with an error (TypeError when `filter` is not a
-/// Filter).
+/// an `end` at the boundary. New reference, or nullptr with an error (TypeError when
+/// `filter` is not a Filter).
 PyObject *filtered_traceback(PyObject *filter, const RawFrame *frames, std::size_t n,
-                             std::size_t limit, bool at_boundary = false);
+                             std::size_t limit, WalkEnd end = WalkEnd::complete);
 
 /// How many kept frames a query on `filter` with the caller's `limit` returns at most: the
 /// smaller of the two (each counts kept frames; SIZE_MAX: none). The one place the two

@@ -11,7 +11,7 @@ std::size_t scan_kept(StackWalk &stack, FilterObject *f, std::size_t wanted,
   stack.hold_native_entries();  // the decisions below may run reifiers
   for (;;) {
     for (; i < stack.size(); ++i) {
-      const bool boundary = stack.at_boundary() && i + 1 == stack.size();
+      const bool boundary = stack.end() == WalkEnd::at_boundary && i + 1 == stack.size();
       const int keep = boundary || !f ? 1 : keeps_raw(f, stack.data()[i]);
       if (keep < 0) return SIZE_MAX;
       if (keep && ++found == wanted) {
@@ -31,7 +31,7 @@ std::size_t scan_kept(StackWalk &stack, FilterObject *f, std::size_t wanted,
     if (!stack.extend()) break;
     // The longer walk ended at an enclosing boundary among the frames already scanned (found
     // only once the walk is complete): its frame now counts as kept, so count again.
-    if (stack.size() < scanned || (stack.at_boundary() && stack.size() == scanned))
+    if (stack.size() < scanned || (stack.end() == WalkEnd::at_boundary && stack.size() == scanned))
       found = i = 0;
   }
   *kept = found;

@@ -75,11 +75,11 @@ namespace {
 // stores the result.
 __attribute__((always_inline)) inline PyObject *raw_frames_location(
     ContextCache &cc, PyObject *filter, std::size_t limit, const RawFrame *frames,
-    std::size_t n, bool at_boundary) {
+    std::size_t n, WalkEnd end) {
   // MLIR's rule: an explicit limit replaces the filter's.
   if (limit == SIZE_MAX) limit = detail::limit_of(filter);
   const std::uint64_t generation =
-      detail::generation_of(filter) | (at_boundary ? kAtBoundaryKey : 0);
+      detail::generation_of(filter) | (end == WalkEnd::at_boundary ? kAtBoundaryKey : 0);
   const std::uint64_t hash = hash_frames(frames, n, stack_seed(generation, limit));
   if (PyObject *hit = cc.find_stack(hash, frames, n, generation, limit)) return Py_NewRef(hit);
   if (cc.stack_count() >= kMaxStacks) cc.clear_sequences();
@@ -97,7 +97,7 @@ __attribute__((always_inline)) inline PyObject *raw_frames_location(
     return PyErr_NoMemory();
   }
   const std::size_t k =
-      detail::keep_frames(filter, key.frames.get(), n, kept.data(), limit, at_boundary);
+      detail::keep_frames(filter, key.frames.get(), n, kept.data(), limit, end);
   if (k == SIZE_MAX) return nullptr;
   PyObject *loc = kept_location(cc, kept.data(), k);
   if (!loc) return nullptr;
@@ -115,13 +115,13 @@ PyObject *stack_location(ContextCache &cc, PyObject *filter, std::size_t limit,
                          std::size_t skip) {
   StackWalk stack(skip);
   stack.walk_all();
-  return raw_frames_location(cc, filter, limit, stack.data(), stack.size(), stack.at_boundary());
+  return raw_frames_location(cc, filter, limit, stack.data(), stack.size(), stack.end());
 }
 
 PyObject *traceback_location(ContextCache &cc, PyObject *filter, std::size_t limit,
                              PyObject *tb) {
   return raw_frames_location(cc, filter, limit, traceback_frames(tb), traceback_size(tb),
-                             traceback_at_boundary(tb));
+                             traceback_end(tb));
 }
 
 PyObject *window_location(ContextCache &cc, PyObject *filter, std::size_t limit) {

@@ -59,7 +59,7 @@ PyObject *capture_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,
     size_t kept = 0;
     if (scan_kept(stack, as_filter(filter), wanted, &kept) == SIZE_MAX) return nullptr;
   }
-  return filtered_traceback(filter, stack.data(), stack.size(), wanted, stack.at_boundary());
+  return filtered_traceback(filter, stack.data(), stack.size(), wanted, stack.end());
 }
 
 }  // namespace callsite::detail

@@ -299,7 +299,7 @@ PyObject *apply_py(PyObject *self, PyObject *tb) {
     return nullptr;
   }
   return filtered_traceback(self, traceback_frames(tb), traceback_size(tb), SIZE_MAX,
-                            traceback_at_boundary(tb));
+                            traceback_end(tb));
 }
 
 PyObject *default_py(PyObject *, PyObject *) { return Py_XNewRef(callsite::default_filter()); }

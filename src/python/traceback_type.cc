@@ -192,7 +192,7 @@ PyObject *tb_to_mlir(PyObject *self, PyObject *const *args, Py_ssize_t nargs, Py
   std::vector<RawFrame> kept;
   if (filter && filter != Py_None) {
     kept.resize(n);
-    n = filter_frames(filter, frames, n, kept.data(), SIZE_MAX, as_tb(self)->at_boundary);
+    n = filter_frames(filter, frames, n, kept.data(), SIZE_MAX, as_tb(self)->end);
     if (n == SIZE_MAX) return nullptr;
     frames = kept.data();
   }

@@ -62,7 +62,7 @@ TEST(Boundary, CaptureEndsAtTheKernelFrame) {
     ASSERT_EQ(callsite::traceback_size(tb), 5u);
     EXPECT_EQ(innermost_name(tb, 0), "helper");
     EXPECT_EQ(innermost_name(tb, 4), "kernel");
-    EXPECT_TRUE(callsite::traceback_at_boundary(tb));
+    EXPECT_EQ(callsite::traceback_end(tb), callsite::WalkEnd::at_boundary);
     Py_DECREF(globals);
   }
   callsite::set_backend(callsite::Backend::internal);
@@ -75,7 +75,7 @@ TEST(Boundary, ClosedBoundaryLeavesTheWholeStack) {
   PyObject *tb = PyDict_GetItemString(globals, "result");
   ASSERT_NE(tb, nullptr);
   EXPECT_EQ(callsite::traceback_size(tb), 4u + 1u + 41u + 1u);
-  EXPECT_FALSE(callsite::traceback_at_boundary(tb));
+  EXPECT_EQ(callsite::traceback_end(tb), callsite::WalkEnd::complete);
   Py_DECREF(globals);
 }
 
