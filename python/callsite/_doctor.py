@@ -149,8 +149,8 @@ def doctor() -> dict[str, Any]:
     does), what callsite.mlir does here, the MLIR bindings callsite.mlir.bindings() finds
     (each with its distribution and version, and whether accelerated), every MLIR bindings
     installed (found by structure, never imported to find out), the other known bindings
-    modules, whether callsite.torch builds torch.fx's stack traces, and the caches' sizes. ``python -m callsite doctor`` prints
-    the same."""
+    modules, whether callsite.torch builds torch.fx's stack traces, and the caches' sizes.
+    ``python -m callsite doctor`` prints the same."""
     from . import native, tracking
 
     modes: dict[str, str | None] = tracking.available_modes()

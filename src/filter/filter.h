@@ -33,8 +33,8 @@ int filter_keeps(PyObject *filter, PyCodeObject *code);
 /// after filter_limit(filter, limit) kept frames (the limit counts kept frames, the walk goes
 /// on past dropped ones). When the walk ended at the boundary (`end`), frames[n-1] is a kernel
 /// boundary's frame (capture/boundary.h): it is kept whatever the rules say, as the last
-/// entry, the limit leaving room for it. `out` must have room for min(n, limit). Returns the number written, or
-/// SIZE_MAX with a Python error set. GIL held.
+/// entry, the limit leaving room for it. `out` must have room for min(n, limit). Returns the
+/// number written, or SIZE_MAX with a Python error set. GIL held.
 std::size_t filter_frames(PyObject *filter, const RawFrame *frames, std::size_t n,
                           RawFrame *out, std::size_t limit = SIZE_MAX,
                           WalkEnd end = WalkEnd::complete);

@@ -31,7 +31,8 @@ std::size_t scan_kept(StackWalk &stack, FilterObject *f, std::size_t wanted,
     if (!stack.extend()) break;
     // The longer walk ended at an enclosing boundary among the frames already scanned (found
     // only once the walk is complete): its frame now counts as kept, so count again.
-    if (stack.size() < scanned || (stack.end() == WalkEnd::at_boundary && stack.size() == scanned))
+    if (stack.size() < scanned ||
+        (stack.end() == WalkEnd::at_boundary && stack.size() == scanned))
       found = i = 0;
   }
   *kept = found;

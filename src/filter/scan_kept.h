@@ -9,8 +9,8 @@
 namespace callsite::detail {
 
 /// Extends `stack` until it holds `wanted` frames that `f` keeps (every frame when `f` is
-/// nullptr), or is complete. The kernel boundary's frame (stack.end() is WalkEnd::at_boundary: the last entry)
-/// counts as kept whatever the rules say. Returns the number of entries up to and including
+/// nullptr), or is complete. The kernel boundary's frame (the last entry when stack.end() is
+/// WalkEnd::at_boundary) counts as kept whatever the rules say. Returns the number of entries up to and including
 /// the wanted-th kept frame, with *kept = wanted; when the stack holds fewer, stack.size() and
 /// *kept the number found. SIZE_MAX with a Python error set when a decision fails. A decision
 /// may run Python code (a native frame's reifier): `stack` holds what its entries need.

@@ -200,7 +200,8 @@ class Accelerated:
             explicit = either(on_explicit, on_explicit_actn)
             current = either(current_loc, current_loc_actn)
             new_flags = {
-                "explicit": explicit is not None and action_flag(explicit, "explicit", "on_explicit"),
+                "explicit": explicit is not None
+                and action_flag(explicit, "explicit", "on_explicit"),
                 "current": current is not None and action_flag(current, "current", "current_loc"),
             }
             old_enabled, old_limit, old_flags = me.enabled, me.limit(), dict(me.flags)
