@@ -39,7 +39,7 @@ PRELOAD="$("${CXX_BIN:-c++}" -print-file-name=libasan.so) $("${CXX_BIN:-c++}" -p
 DEFAULT_TESTS="test_hardening_findings.py test_hardening_hostile.py test_hardening_stress.py
   test_hardening_fuzz.py test_traceback.py test_filter.py test_native.py test_native_reify.py
   test_linetable.py test_tracking.py test_reentrancy.py test_native_reentrancy.py
-  test_native_visible_safety.py test_native_locations.py"
+  test_native_visible_safety.py test_native_locations.py test_native_locals.py"
 SELECTED="${CALLSITE_SANITIZED_TESTS:-$DEFAULT_TESTS}"
 if [ "$SELECTED" = all ]; then TESTS=("$CALLSITE_ROOT/tests")
 else TESTS=(); for t in $SELECTED; do TESTS+=("$CALLSITE_ROOT/tests/$t"); done; fi
