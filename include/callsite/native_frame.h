@@ -170,8 +170,8 @@ class NativeFrame {
   }
 
  protected:
-  NativeLink link_;
-  ThreadStack *stack_;
+  NativeLink link_;     ///< this activation's link on the thread's native stack
+  ThreadStack *stack_;  ///< the stack it was pushed on; null once popped (or never pushed)
   VisibleSlot slot_;  ///< a visible frame's interpreter frame (the rest unset when frame is null)
   const VisibleCode *visible_;  ///< set when slot_.frame is
 };
