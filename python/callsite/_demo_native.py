@@ -7,7 +7,7 @@ import io
 import pdb
 import sys
 import traceback
-from typing import TextIO
+from typing import Callable, TextIO
 
 from ._callsite import Traceback, capture
 
@@ -64,7 +64,7 @@ def main(out: TextIO | None = None) -> None:
         post_mortem(e, write)
 
 
-def post_mortem(e: BaseException, write) -> None:
+def post_mortem(e: BaseException, write: Callable[[str], object]) -> None:
     """pdb.post_mortem on the exception, driven by scripted commands: `up` into the calc frame
     total(), whose variables (its environment, read by the interpreter's locals reifier when
     the exception passed the frame) pdb prints like a Python frame's."""
