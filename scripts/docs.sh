@@ -42,9 +42,9 @@ if ! command -v doxygen >/dev/null 2>&1; then
   fi
 fi
 
-# The site's browser test (tests/test_docs_site.py) renders pages in Debian's headless chromium.
+# The site's browser test (tests/docs/test_docs_site.py) renders pages in Debian's headless chromium.
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-  log "docs: apt-get install chromium (for tests/test_docs_site.py)"
+  log "docs: apt-get install chromium (for tests/docs/test_docs_site.py)"
   callsite_install_packages chromium >>"$LOGF" 2>&1 \
     || log "docs: apt-get install chromium failed: the browser test will fail (see $LOGF)"
 fi

@@ -8,7 +8,7 @@
 # file, requirements/test.txt and the interpreter's version, so every checkout on the machine (a CI
 # clone too) shares them; .venv/peer-NAME is a thin venv of this checkout that adds the cached
 # site-packages (a .pth) and holds this checkout's callsite. A failure is tolerated and its reason
-# written to .venv/peer-NAME.failed (tests/peers.py skips with it). Exits 0 unless the arguments are bad.
+# written to .venv/peer-NAME.failed (tests/support/peers.py skips with it). Exits 0 unless the arguments are bad.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 

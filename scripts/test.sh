@@ -92,8 +92,8 @@ task_setup() {
 
 # The documentation site's tests run in the docs task alone: it rebuilds the site they read while
 # the other suites run, and its venv has matplotlib for the benchmark figures.
-DOCS_TESTS=("$CALLSITE_ROOT/tests/test_docs_site.py" "$CALLSITE_ROOT/tests/test_docs_api.py"
-            "$CALLSITE_ROOT/tests/test_benchmark_results.py")
+DOCS_TESTS=("$CALLSITE_ROOT/tests/docs/test_docs_site.py" "$CALLSITE_ROOT/tests/docs/test_docs_api.py"
+            "$CALLSITE_ROOT/tests/docs/test_benchmark_results.py")
 
 task_pytest() {
   local m="$1" out="$RESULTS/pytest-py$1"
@@ -256,7 +256,7 @@ done
 if [ "${CALLSITE_SKIP_ASAN:-0}" != 1 ] && [ -n "$MAIN_MINOR" ]; then
   launch "asan-$MAIN_MINOR" task_asan "asan module" "$MAIN_MINOR"
   [[ " ${AVAIL[*]} " != *" 3.12 "* ]] || [ "$MAIN_MINOR" = 3.12 ] ||
-    CALLSITE_SANITIZED_TESTS="test_native_visible.py test_hardening_stress.py" launch asan-3.12 task_asan "asan visible" 3.12
+    CALLSITE_SANITIZED_TESTS="test_native_visible.py hardening/test_hardening_stress.py" launch asan-3.12 task_asan "asan visible" 3.12
 fi
 while [ ${#TASK_NAME[@]} -gt 0 ]; do reap; done
 

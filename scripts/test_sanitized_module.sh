@@ -6,7 +6,7 @@
 #
 # Usage: scripts/test_sanitized_module.sh [3.X]      (default: the default Python)
 #   CALLSITE_PYTEST_ARGS=..   extra pytest arguments
-#   CALLSITE_SANITIZED_TESTS  test files (in tests/) to run; default: the hardening tests
+#   CALLSITE_SANITIZED_TESTS  test files (paths under tests/) to run; default: the hardening tests
 #                             (findings, hostile states, stress, fuzz) and the core suites
 #                             below; "all" runs the whole suite (several times longer)
 #   writes build/test-results/pytest-asan-pyX.{xml,log,rc,secs}
@@ -36,9 +36,10 @@ fi
 # The sanitizer runtimes must come first in the process: the interpreter is not built with them.
 CXX_BIN="$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$BUILD/CMakeCache.txt")"
 PRELOAD="$("${CXX_BIN:-c++}" -print-file-name=libasan.so) $("${CXX_BIN:-c++}" -print-file-name=libubsan.so)"
-DEFAULT_TESTS="test_hardening_findings.py test_hardening_hostile.py test_hardening_stress.py
-  test_hardening_fuzz.py test_traceback.py test_filter.py test_native.py test_native_reify.py
-  test_linetable.py test_tracking.py test_reentrancy.py test_native_reentrancy.py
+DEFAULT_TESTS="hardening/test_hardening_findings.py hardening/test_hardening_hostile.py
+  hardening/test_hardening_stress.py hardening/test_hardening_fuzz.py core/test_traceback.py
+  core/test_filter.py test_native.py test_native_reify.py core/test_linetable.py
+  tracking/test_tracking.py core/test_reentrancy.py test_native_reentrancy.py
   test_native_visible_safety.py test_native_locations.py test_native_locals.py"
 SELECTED="${CALLSITE_SANITIZED_TESTS:-$DEFAULT_TESTS}"
 if [ "$SELECTED" = all ]; then TESTS=("$CALLSITE_ROOT/tests")

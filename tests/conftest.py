@@ -9,6 +9,10 @@ import sys
 import pytest
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The helpers every area's tests import by name (mlir_support, peers, where...).
+_SUPPORT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "support")
+if _SUPPORT not in sys.path:
+    sys.path.insert(0, _SUPPORT)
 _SOURCE_PKG = os.path.join(_REPO, "python", "callsite")
 
 
@@ -39,7 +43,7 @@ def pytest_configure(config):
     if "site-packages" not in here.split(os.sep):
         # A development build has no start-up hook in site-packages: the child processes the
         # tests start run this checkout's (python/startup), as an installed one would.
-        startup = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checkout_startup")
+        startup = os.path.join(_SUPPORT, "checkout_startup")
         paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
         if startup not in paths:
             os.environ["PYTHONPATH"] = os.pathsep.join([startup] + [p for p in paths if p])

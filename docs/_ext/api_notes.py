@@ -1,10 +1,10 @@
 """What the API reference adds to each public name's docstring: the errors it raises and an
 example (callsite_api.py renders them).
 
-``raises``: ``(exception name, when, a call that raises it)``; tests/test_docs_api.py runs each
+``raises``: ``(exception name, when, a call that raises it)``; tests/docs/test_docs_api.py runs each
 call (with ``callsite``, ``mlir`` (callsite.mlir), ``native``, ``tracking`` and ``exe``, an
 Executable, in scope) and checks it raises that exception. ``example``: a complete program,
-run by tests/test_docs_snippets.py like every snippet of the site.
+run by tests/docs/test_docs_snippets.py like every snippet of the site.
 """
 from __future__ import annotations
 

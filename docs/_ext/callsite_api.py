@@ -7,8 +7,8 @@
 - Signatures of C++ functions and types (nanobind objects, which carry no annotations) are
   taken from the package's ``.pyi`` stubs, which ``mypy.stubtest`` checks against the runtime.
 - Each public module-level name may have notes in ``api_notes.NOTES``: the errors it raises
-  (each with a call that raises it, run by tests/test_docs_api.py) and an example (run by
-  tests/test_docs_snippets.py), rendered after the docstring.
+  (each with a call that raises it, run by tests/docs/test_docs_api.py) and an example (run by
+  tests/docs/test_docs_snippets.py), rendered after the docstring.
 """
 from __future__ import annotations
 

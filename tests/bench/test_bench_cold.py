@@ -1,0 +1,172 @@
+"""The cold-path benchmarks (bench_torch.py --paths first, bench_mlir.py --contexts): each reports
+both cases side by side in one result file (torch: the first trace in a fresh process and the
+second; MLIR: a new Context per build and one Context), with the run's metadata. Checked on the
+committed result files and on short runs; no timing is asserted, only what is reported."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from where import REPO  # noqa: E402
+BENCH = REPO / "bench"
+RESULTS = REPO / "docs" / "_data" / "benchmarks" / "cold"
+MODES = ("none", "torch", "callsite")
+STAT_FIELDS = ("none_s", "torch_s", "callsite_s", "torch_added_s", "callsite_added_s",
+               "added_ratio", "callsite_vs_none", "torch_vs_none", "torch_added_us_per_node",
+               "callsite_added_us_per_node")
+COLD_KEYS = {f"{mode}/{kind}" for mode in "abc" for kind in ("one", "new")}
+
+sys.path.insert(0, str(BENCH))
+
+
+def _load(path):
+    return json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
+
+
+def _check_meta(result, script):
+    meta = result["meta"]
+    assert meta["date"] and meta["python"].startswith("3.")
+    assert {"cpu", "cores", "memory_gib", "load_average_at_start"} <= set(meta["machine"])
+    assert f"bench/{script}" in meta["command"] and "--json" in meta["command"]
+
+
+def _check_first_row(row, repeats_at_least):
+    assert row["path"] == "first" and row["identical"] is True
+    assert row["nodes"] > 0 and row["recorded"] > 0
+    assert row["frames"]["max"] >= row["frames"]["mean"] > 0
+    assert row["repeats"] >= repeats_at_least
+    assert row["torch_imports_s"] >= 0
+    for run in ("first", "again"):  # both cases, side by side in the same row
+        entry = row[run]
+        for clock in ("samples_cpu_s", "samples_wall_s"):
+            assert set(entry[clock]) == set(MODES)
+            assert all(len(v) == row["repeats"] for v in entry[clock].values())
+        for stat in ("min", "median"):
+            assert set(STAT_FIELDS) <= set(entry[stat]), (run, stat)
+            assert all(entry[stat][m + "_s"] > 0 for m in MODES)
+        assert set(entry["noise"]) == set(MODES)
+
+
+def _check_contexts(contexts, repeats_at_least):
+    assert contexts["sizes"] and contexts["repeats"] >= repeats_at_least
+    for ops, entry in contexts["sizes"].items():
+        assert int(ops) == entry["ops"] > 0
+        for stat in ("min", "median"):
+            assert set(entry[stat]) == COLD_KEYS, (ops, stat)  # one Context and a new one
+        assert all(len(v) == contexts["repeats"] for v in entry["samples_s"].values())
+        assert entry["identical_to_mlir"] is True
+
+
+def _check_instructions(counts):
+    assert counts["sizes"] and counts["builds"] >= 1
+    for ops, per_build in counts["sizes"].items():
+        assert set(per_build) == COLD_KEYS, ops
+        assert all(v > 0 for v in per_build.values())
+
+
+# --- the committed result files that docs/benchmarks.md's cold-path section quotes -------------
+
+def test_the_cold_path_result_files_are_committed():
+    names = {p.name for p in RESULTS.glob("*.json")}
+    assert {"torch-first-py3.11.json", "mlir-contexts-py3.11.json"} <= names, names
+
+
+def test_the_torch_result_file_reports_first_and_again_for_every_deep_model():
+    result = _load(RESULTS / "torch-first-py3.11.json")
+    assert result["bench"] == "torch"
+    _check_meta(result, "bench_torch.py")
+    rows = [r for r in result["rows"] if r["path"] == "first"]
+    assert len(rows) >= 2
+    for row in rows:
+        _check_first_row(row, repeats_at_least=6)
+
+
+def test_the_mlir_result_file_reports_one_and_new_contexts_by_clock_and_instructions():
+    result = _load(RESULTS / "mlir-contexts-py3.11.json")
+    assert result["bench"] == "mlir"
+    _check_meta(result, "bench_mlir.py")
+    measured = result["bindings"]["iree.compiler.ir"]
+    assert measured["mlir_walk_skipped"] is None
+    _check_contexts(measured["contexts_s_per_build"], repeats_at_least=6)
+    _check_instructions(measured["contexts_ir_per_build"])
+    assert set(measured["contexts_ir_per_build"]["sizes"]) == \
+        set(measured["contexts_s_per_build"]["sizes"])
+
+
+# --- short runs of the benchmarks themselves --------------------------------------------------
+
+def _run(script, *args, timeout=600):
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True,
+                          text=True, timeout=timeout, env=env, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_mlir_contexts_run_writes_both_cases(tmp_path):
+    pytest.importorskip("iree.compiler.ir", reason="the cold MLIR case runs on iree's bindings")
+    out = tmp_path / "mlir.json"
+    text = _run("bench_mlir.py", "--contexts", "--no-callgrind", "--builds", "1",
+                "--kernel-ops", "60", "--json", str(out))
+    assert "one Context" in text and "new Context" in text
+    result = _load(out)
+    measured = result["bindings"]["iree.compiler.ir"]
+    _check_contexts(measured["contexts_s_per_build"], repeats_at_least=6)
+    assert "ops_ns" not in measured  # --contexts runs scenario 5 alone
+
+
+def test_mlir_kernel_has_the_ops_it_says():
+    pytest.importorskip("iree.compiler.ir", reason="bench_mlir builds on MLIR bindings")
+    import bench_mlir
+
+    for ops in (40, 60, 400):
+        source = bench_mlir.cold_kernel_source(ops)
+        per_call = source.split("def level5")[1].split("def kernel")[0].count("arith.")
+        assert bench_mlir.cold_kernel_ops(ops) == per_call * 63 + 1
+
+
+def test_torch_first_trace_run_writes_first_and_again(tmp_path):
+    pytest.importorskip("torch", reason="the torch benchmark needs torch (the 3.11 bench venv)")
+    out = tmp_path / "torch.json"
+    text = _run("bench_torch.py", "--paths", "first", "--repeats", "2", "--models",
+                "resnet (4x3 blocks)", "--json", str(out))
+    assert "| first |" in text and "| again |" in text
+    result = _load(out)
+    assert [r["model"] for r in result["rows"]] == ["resnet (4x3 blocks)"]
+    _check_first_row(result["rows"][0], repeats_at_least=2)
+    # The model is as deep as a model library's at every recorded node.
+    assert result["rows"][0]["frames"]["mean"] >= 30
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--paths", "first", "--repeats", "1"], "at least 2 for the first-trace path, got 1"),
+    (["--paths", "firstt"], "unknown ['firstt']"),
+])
+def test_torch_bad_arguments_are_refused_naming_the_value(args, message):
+    pytest.importorskip("torch", reason="bench_torch imports torch")
+    done = subprocess.run([sys.executable, str(BENCH / "bench_torch.py"), *args],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert message in done.stderr
+
+
+def test_the_callgrind_breakdown_takes_a_functions_largest_entry_and_sums_mlirs_constructors():
+    import callgrind_breakdown
+
+    best = {
+        "callsite::mlir::stack_location(callsite::mlir::ContextCache&, _object*)": 900,
+        "callsite::StackWalk::StackWalk(unsigned long)": 100,
+        "nanobind::detail::func_create<false, true, X::$_38, mlir::python::mlir::PyNameLocation,"
+        " std::string>": 30,
+        "nanobind::detail::func_create<false, true, X::$_39, mlir::python::mlir::"
+        "PyCallSiteLocation, std::vector>": 50,
+    }
+    found = callgrind_breakdown.stages(best)
+    assert found["location of one op (stack_location)"] == 900
+    assert found["  … capture: the stack walk (StackWalk)"] == 100
+    assert found["MLIR's Location constructors through the bindings (Location.file / name / "
+                 "callsite)"] == 80
+    assert found["  … filter decisions (keep_frames)"] == 0  # absent: reported as none

@@ -1,0 +1,88 @@
+"""Every ```python block of the documentation site, and every example of the API reference
+(docs/_ext/api_notes.py), runs as written (each in a fresh interpreter, outside the checkout),
+as the README's do (test_readme.py).
+
+A block that cannot run on its own (a fragment of a longer program, or one that needs a GPU)
+is preceded by the line ``<!-- not run: why -->``; the reason is printed as the skip reason.
+"""
+import importlib.util
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from where import REPO  # noqa: E402
+
+DOCS = REPO / "docs"
+BLOCK = re.compile(r"^(?:<!-- not run: (?P<why>.*?) -->\n)?```python\n(?P<code>.*?)^```", re.S | re.M)
+#: Optional packages a snippet may import: the snippet skips where one is missing.
+OPTIONAL = {"iree": 'pip install "callsite[mlir]"', "mlir": "MLIR's bindings", "jaxlib": "jaxlib",
+            "torch": "torch", "pycde": "pycde", "cutlass": "nvidia-cutlass-dsl"}
+
+
+#: Fragments in pages whose authors have not marked them yet: (page, a line the block holds) -> why.
+FRAGMENTS = {
+    ("mlir.md", "callsite.mlir.accelerate(ir)"): "a fragment: `ir` stands for any bindings' ir module",
+    ("native.md", 'native.Executable("kernel", kind="dsl", visible=True,'): "a fragment of the visible-frames example",
+    ("tracking.md", "run_user_program()"): "a fragment: run_user_program stands for the user's program",
+    ("mlir.md", "callsite.mlir.location(node.traceback, filter=framework)"):
+        "a fragment: `node` stands for a graph node at emit time",
+}
+
+
+def pages():
+    return sorted(p for p in DOCS.rglob("*.md") if not any(s.startswith("_") for s in p.parts))
+
+
+def snippets():
+    out = []
+    for page in pages():
+        for i, m in enumerate(BLOCK.finditer(page.read_text(encoding="utf-8"))):
+            rel = page.relative_to(DOCS).as_posix()
+            why = m.group("why") or next((w for (pg, line), w in FRAGMENTS.items()
+                                          if pg == rel and line in m.group("code")), None)
+            out.append(pytest.param(m.group("code"), why, id=f"{rel}-{i}"))
+    return out
+
+
+def api_examples():
+    sys.path.insert(0, str(DOCS / "_ext"))
+    try:
+        import api_notes
+    finally:
+        sys.path.remove(str(DOCS / "_ext"))
+    import importlib
+
+    def exists(name):
+        module, _, attr = name.rpartition(".")
+        return hasattr(importlib.import_module(module), attr)
+
+    return [pytest.param(textwrap.dedent(note["example"]).strip() + "\n",
+                         f"{name} is not in this build yet" if name in api_notes.PENDING
+                         and not exists(name) else None, id=f"api-{name}")
+            for name, note in sorted(api_notes.NOTES.items()) if note.get("example")]
+
+
+def test_the_site_has_snippets():
+    assert len(snippets()) >= 15, "the documentation lost its Python snippets"
+    assert len(api_examples()) >= 40, "the API reference lost its examples"
+
+
+@pytest.mark.parametrize("code,why_not", snippets() + api_examples())
+def test_snippet_runs_as_written(code, why_not, tmp_path):
+    if why_not:
+        pytest.skip(f"not run: {why_not}")
+    for module in sorted(set(re.findall(r"^\s*(?:from|import)\s+(\w+)", code, flags=re.M))):
+        if module in OPTIONAL and importlib.util.find_spec(module) is None:
+            pytest.skip(f"the snippet needs {module} ({OPTIONAL[module]})")
+    script = tmp_path / "snippet.py"
+    script.write_text(code, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CALLSITE_BACKEND")}
+    run = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                         text=True, env=env, timeout=300)
+    assert run.returncode == 0, f"stdout:\n{run.stdout}\nstderr:\n{run.stderr}"
+    assert "Traceback (most recent call last)" not in run.stderr
