@@ -32,10 +32,9 @@ class Switch:
 
     def accepted(self) -> "str":
         """The accepted values in words, for errors."""
-        off = [v for v in self.off if v]
-        return (f"on is {' or '.join(self.on) if len(self.on) < 3 else ', '.join(self.on)}, "
-                f"off {', '.join(off)}{' or empty' if '' in self.off else ''} or unset "
-                f"(case and surrounding spaces ignored)")
+        off = [v for v in self.off if v] + (["empty"] if "" in self.off else []) + ["unset"]
+        return (f"on: {', '.join(self.on)}; off: {', '.join(off)} (case and surrounding "
+                f"spaces ignored)")
 
     def parse(self, value: "str | None") -> "bool":
         """True for an on-value, False for an off-value or None (unset); any other value is a
