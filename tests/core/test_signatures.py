@@ -45,7 +45,8 @@ def test_has_a_signature(fn):
     (callsite.tracking.window, "(skip=0, limit=None, *, filter=None)"),
     (callsite.tracking.last, "(filter=None, /)"),
     (callsite.native.Executable,
-     "(name, reifier=None, *, kind='python', visible=False, locations=None, states=None)"),
+     "(name, reifier=None, *, kind='python', visible=False, locations=None, states=None, "
+     "locals=None)"),
     (callsite.native.Executable.frame, "(self, /, state=0)"),
     (callsite.native.NativeFrame, "(executable, state=0)"),
 ])

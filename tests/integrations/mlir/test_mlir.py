@@ -410,9 +410,11 @@ def test_native_frame_with_only_a_line_is_what_the_bindings_build(ir):
     exe = native.Executable("jit", lambda state: native.Location("dsl.py", state))
     cols = native.Executable("jit2", lambda state: native.Location("dsl.py", state, colno=3))
     ends = native.Executable("jit3", lambda state: native.Location("dsl.py", 4, end_lineno=6))
+    # 3.10: every frame is FileLineColLoc(file, line, 0), as MLIR builds them there.
+    col = 3 if sys.version_info >= (3, 11) else 0
     with H.context(ir):
         expected = [str(ir.Location.name("jit", childLoc=ir.Location.file("dsl.py", 7, 0))),
-                    str(ir.Location.name("jit2", childLoc=ir.Location.file("dsl.py", 8, 3)))]
+                    str(ir.Location.name("jit2", childLoc=ir.Location.file("dsl.py", 8, col)))]
         seen = []
         for e, state in ((exe, 7), (cols, 8)):
             with e.frame(state):
@@ -420,7 +422,8 @@ def test_native_frame_with_only_a_line_is_what_the_bindings_build(ir):
         assert seen == expected
         assert "4294967295" not in seen[0]
         with ends.frame(1):
-            assert ':4:0 to 6:0' in str(callsite.mlir.location(limit=1))
+            span = ':4:0 to 6:0' if col else '"dsl.py":4:0)'
+            assert span in str(callsite.mlir.location(limit=1))
         for e in (exe, cols, ends):  # Traceback.to_mlir() prints the same text
             with e.frame(7):
                 tb = callsite.capture()
