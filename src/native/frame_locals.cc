@@ -377,12 +377,12 @@ void fl_dealloc(PyObject *self) {
 }
 
 PyMethodDef fl_methods[] = {
-    {"keys", fl_keys, METH_NOARGS, "the variables' names now"},
-    {"items", fl_items, METH_NOARGS, "the variables now"},
-    {"values", fl_values, METH_NOARGS, "the variables' values now"},
-    {"copy", fl_copy, METH_NOARGS, "a dict of the variables now"},
+    {"keys", fl_keys, METH_NOARGS, "keys($self, /)\n--\n\nthe variables' names now"},
+    {"items", fl_items, METH_NOARGS, "items($self, /)\n--\n\nthe variables now"},
+    {"values", fl_values, METH_NOARGS, "values($self, /)\n--\n\nthe variables' values now"},
+    {"copy", fl_copy, METH_NOARGS, "copy($self, /)\n--\n\na dict of the variables now"},
     {"get", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fl_get)), METH_FASTCALL,
-     "get(name, default=None)"},
+     "get($self, name, default=None, /)\n--\n\nthe variable `name` now, or `default`"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyType_Slot fl_slots[] = {

@@ -217,7 +217,8 @@ PyMemberDef exe_members[] = {
     {"reifier", T_OBJECT, offsetof(ExecutableObject, reifier), READONLY,
      "the Python reifier, or None (a C++ reifier)"},
     {"locals", T_OBJECT, offsetof(ExecutableObject, locals), READONLY,
-     "the Python locals reifier (state: int) -> mapping, or None"},
+     "the Python locals reifier, called with a state and returning a mapping of names to "
+     "values, or None"},
     {"__weaklistoffset__", T_PYSSIZET, offsetof(ExecutableObject, weakrefs), READONLY, nullptr},
     {nullptr, 0, 0, 0, nullptr}};
 
