@@ -17,12 +17,17 @@ import textwrap
 
 import pytest
 
+import callsite
+
 from hardening_support import _ENV_KEEP, assert_clean
 
 from where import REPO  # noqa: E402
 
 STARTUP = os.path.join(str(REPO), "python",
                        "startup")
+# Where the callsite under test lives: on the path when the hook runs, as in a venv, where the
+# .pth sits beside the package (with -S, site-packages is not on the path until added).
+CALLSITE_HOME = os.path.dirname(os.path.dirname(callsite.__file__))
 
 
 def run_with_hook(value: str | None, code: str, *, twice: str | None = None,
@@ -32,7 +37,7 @@ def run_with_hook(value: str | None, code: str, *, twice: str | None = None,
     dirs = [STARTUP] + ([twice] if twice else [])
     prelude = textwrap.dedent(f'''
         import sys, site
-        sys.path[:0] = {[extra_path] if extra_path else []!r}
+        sys.path[:0] = {([extra_path] if extra_path else []) + [CALLSITE_HOME]!r}
         before = set(sys.modules)
         for d in {dirs!r}:
             site.addsitedir(d)
