@@ -256,7 +256,7 @@ done
 if [ "${CALLSITE_SKIP_ASAN:-0}" != 1 ] && [ -n "$MAIN_MINOR" ]; then
   launch "asan-$MAIN_MINOR" task_asan "asan module" "$MAIN_MINOR"
   [[ " ${AVAIL[*]} " != *" 3.12 "* ]] || [ "$MAIN_MINOR" = 3.12 ] ||
-    CALLSITE_SANITIZED_TESTS="test_native_visible.py hardening/test_hardening_stress.py" launch asan-3.12 task_asan "asan visible" 3.12
+    CALLSITE_SANITIZED_TESTS="native/test_native_visible.py hardening/test_hardening_stress.py" launch asan-3.12 task_asan "asan visible" 3.12
 fi
 while [ ${#TASK_NAME[@]} -gt 0 ]; do reap; done
 

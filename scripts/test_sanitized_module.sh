@@ -38,9 +38,9 @@ CXX_BIN="$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$BUILD/CMakeCache.txt")"
 PRELOAD="$("${CXX_BIN:-c++}" -print-file-name=libasan.so) $("${CXX_BIN:-c++}" -print-file-name=libubsan.so)"
 DEFAULT_TESTS="hardening/test_hardening_findings.py hardening/test_hardening_hostile.py
   hardening/test_hardening_stress.py hardening/test_hardening_fuzz.py core/test_traceback.py
-  core/test_filter.py test_native.py test_native_reify.py core/test_linetable.py
-  tracking/test_tracking.py core/test_reentrancy.py test_native_reentrancy.py
-  test_native_visible_safety.py test_native_locations.py test_native_locals.py"
+  core/test_filter.py native/test_native.py native/test_native_reify.py core/test_linetable.py
+  tracking/test_tracking.py core/test_reentrancy.py native/test_native_reentrancy.py
+  native/test_native_visible_safety.py native/test_native_locations.py native/test_native_locals.py"
 SELECTED="${CALLSITE_SANITIZED_TESTS:-$DEFAULT_TESTS}"
 if [ "$SELECTED" = all ]; then TESTS=("$CALLSITE_ROOT/tests")
 else TESTS=(); for t in $SELECTED; do TESTS+=("$CALLSITE_ROOT/tests/$t"); done; fi

@@ -19,7 +19,7 @@ def _installed_cmake_dir():
     except FileNotFoundError:
         return None
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
+from where import REPO  # noqa: E402
 
 
 def test_capsule_is_exported():
