@@ -124,7 +124,8 @@ struct NativeAPI {
   /// one through __wrapped__) for the calling thread and asyncio task: walks stop at its
   /// innermost frame. Returns the token that closes it (new reference), or nullptr + error.
   PyObject *(*open_boundary)(PyObject *kernel) noexcept;
-  /// Closes the boundary `token` opened, restoring the enclosing one: 0, or -1 + error.
+  /// Closes exactly the boundary `token` opened (the others stay in force, whatever the
+  /// order): 0, or -1 + error.
   int (*close_boundary)(PyObject *token) noexcept;
   // --- CALLSITE_ABI_MINOR 2 ---
   /// Gives frames of `executable` a locals reifier (a callsite::LocalsReifier, native_frame.h,

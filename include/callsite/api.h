@@ -121,8 +121,8 @@ inline const Executable *executable_of(PyObject *obj) noexcept {
 
 /// callsite.boundary for a C++ scope: while it lives, every capture, first user frame and MLIR
 /// location on this thread (and asyncio task) ends at the innermost frame running `kernel`'s
-/// code, which filters keep; nothing below it is walked. Nestable; destroy in reverse order
-/// of creation on the thread that made it. GIL held for both.
+/// code, which filters keep; nothing below it is walked. Nestable; destroying one removes
+/// exactly that boundary (any order), on the thread that made it. GIL held for both.
 class Boundary {
  public:
   /// `kernel`: a function, method or code object (or a wrapper of one via __wrapped__).
@@ -153,7 +153,7 @@ class Boundary {
   }
 
  private:
-  PyObject *token_;  ///< the contextvars.Token that closes it; nullptr once closed or on failure
+  PyObject *token_;  ///< what close_boundary() takes; nullptr once closed or on failure
 };
 
 }  // namespace callsite::api
