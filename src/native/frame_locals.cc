@@ -382,7 +382,7 @@ PyMethodDef fl_methods[] = {
     {"values", fl_values, METH_NOARGS, "values($self, /)\n--\n\nthe variables' values now"},
     {"copy", fl_copy, METH_NOARGS, "copy($self, /)\n--\n\na dict of the variables now"},
     {"get", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fl_get)), METH_FASTCALL,
-     "get($self, name, default=None, /)\n--\n\nthe variable `name` now, or `default`"},
+     "get(name, default=None)"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyType_Slot fl_slots[] = {
