@@ -516,28 +516,12 @@ def test_pytest_l_shows_the_dsl_variables(visible, tmp_path):
 
 # --- the calc interpreter's registers -----------------------------------------------------------
 
-CALC = """\
-fn area(w, h)
-  let a = w * h
-  return scale(a)
-end
-fn total(n)
-  let sum = 0
-  let i = 1
-  while i <= n
-    let sum = sum + area(i, i + 1)
-    let i = i + 1
-  end
-  return check(sum)
-end
-"""
-
-
 @pytest.mark.parametrize("visible", [True, False], ids=["visible", "shadow"])
 def test_calc_interpreter_shows_its_environment(visible):
     if visible and not VISIBLE:
         pytest.skip("no visible native frames here")
     from callsite._calc import Program
+    from callsite._demo_native import PROGRAM
 
     seen = []
 
@@ -550,7 +534,7 @@ def test_calc_interpreter_shows_its_environment(visible):
     def check(total):
         raise ValueError(total)
 
-    program = Program(CALC, "locals_test.calc", {"scale": scale, "check": check},
+    program = Program(PROGRAM, "locals_test.calc", {"scale": scale, "check": check},
                       visible=visible)
     with pytest.raises(ValueError) as info:
         program.call("total", 2)
