@@ -94,13 +94,7 @@ Source source_of(const Executable *exe, const NativeLink *link) {
 // again). False: the warning was turned into an error.
 bool warn(const Executable *exe, std::uintptr_t state, const std::string &why) {
   if (!warned.insert(exe).second) return true;
-  PyObject *category = reification_warning ? reification_warning : PyExc_RuntimeWarning;
-  return PyErr_WarnFormat(category, 1,
-                          "callsite.native: the locals reifier of %s executable '%s' failed "
-                          "for state %llu: %s; the frame shows no variables (reported once "
-                          "per executable)",
-                          exe->kind ? exe->kind : "native", exe->name ? exe->name : "?",
-                          (unsigned long long)state, why.c_str()) == 0;
+  return warn_reifier_failed(exe, "locals reifier", state, why, "the frame shows no variables");
 }
 
 std::string describe_exception() {

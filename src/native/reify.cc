@@ -344,17 +344,6 @@ Reified *store(PerExecutable &slot, std::uintptr_t state, Reified &r, StateMap *
   return &slot.young.emplace(state, r).first->second;
 }
 
-// The once-per-executable ReificationWarning; false if it was turned into an error.
-bool warn_failure(const Executable *exe, std::uintptr_t state, const std::string &why) {
-  PyObject *category = reification_warning ? reification_warning : PyExc_RuntimeWarning;
-  return PyErr_WarnFormat(category, 1,
-                          "callsite.native: the reifier of %s executable '%s' failed for state "
-                          "%llu: %s; showing a placeholder frame (reported once per "
-                          "executable)",
-                          exe->kind ? exe->kind : "native", exe->name ? exe->name : "?",
-                          (unsigned long long)state, why.c_str()) == 0;
-}
-
 // reify() for a state not in the cache of `per` (exe's): compute, warn once, store. Every
 // call into Python (the reifier, the warning) comes before the store, and nothing released
 // after it runs Python (the graveyard): the entry returned is the one just looked up.
@@ -380,7 +369,7 @@ const Reified *reify_miss(const Executable *exe, std::uintptr_t state, PerExecut
   bool warned_ok = true;
   if (outcome == Outcome::placeholder && !cache[exe].warned) {
     cache[exe].warned = true;  // before warning: a showwarning hook may reify again
-    warned_ok = warn_failure(exe, state, why);
+    warned_ok = warn_reifier_failed(exe, "reifier", state, why, "showing a placeholder frame");
   }
   StateMap dead;
   Reified *entry = store(cache[exe], state, r, &dead);
@@ -416,6 +405,16 @@ bool init_reify() {
   if (!reification_warning) return false;
   set_native_symbolizer(&symbolize_native);
   return true;
+}
+
+bool warn_reifier_failed(const Executable *exe, const char *reifier, std::uintptr_t state,
+                         const std::string &why, const char *shown) {
+  PyObject *category = reification_warning ? reification_warning : PyExc_RuntimeWarning;
+  return PyErr_WarnFormat(category, 1,
+                          "callsite.native: the %s of %s executable '%s' failed for state %llu: "
+                          "%s; %s (reported once per executable)",
+                          reifier, exe->kind ? exe->kind : "native", exe->name ? exe->name : "?",
+                          (unsigned long long)state, why.c_str(), shown) == 0;
 }
 
 bool set_reification_warning_base(PyObject *base) {

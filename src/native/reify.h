@@ -3,6 +3,8 @@
 #include <Python.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 
 #include "callsite/native_frame.h"
 
@@ -54,6 +56,13 @@ bool symbolize_native(const RawFrame &frame, FrameInfo *out);
 /// The warning category of reifier failures (callsite.native.ReificationWarning); created by
 /// init_reify(). Borrowed.
 extern PyObject *reification_warning;
+/// Warns reification_warning: "callsite.native: the <reifier> of <kind> executable '<name>'
+/// failed for state <state>: <why>; <shown> (reported once per executable)". The caller
+/// reports once per executable, marking it before the call: the warning may run any Python (a
+/// showwarning hook), which may reify or read locals again. False with a Python error when the
+/// warning was turned into an error. GIL held.
+bool warn_reifier_failed(const Executable *executable, const char *reifier, std::uintptr_t state,
+                         const std::string &why, const char *shown);
 /// Creates the warning category and registers symbolize_native with symbolize(). Once, at init.
 bool init_reify();
 /// Makes reification_warning a new category deriving from `base` (callsite.CallsiteWarning,
