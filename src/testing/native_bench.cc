@@ -41,6 +41,30 @@ const VisibleCode *bench_visible() {
   return code;
 }
 
+// The visible loops, for any executable with 64 visible states (`visible`, of `exe`): the
+// timed bodies are the same, so the loops with and without locals compare the executables only.
+double push_pop_visible(const Executable &exe, const VisibleCode *visible, std::size_t n) noexcept {
+  const auto t0 = clock::now();
+  for (std::size_t i = 0; i < n; ++i) {
+    NativeFrame frame(exe, i & 63, visible);
+    barrier();
+  }
+  return since(t0);
+}
+
+double push_set_pop_visible(const Executable &exe, const VisibleCode *visible,
+                            std::size_t n) noexcept {
+  const auto t0 = clock::now();
+  for (std::size_t i = 0; i < n; ++i) {
+    NativeFrame frame(exe, i & 63, visible);
+    for (std::uintptr_t pc = 0; pc < 4; ++pc) {
+      frame.set_state(pc);
+      barrier();
+    }
+  }
+  return since(t0);
+}
+
 double capture_at(std::size_t remaining, std::size_t iterations, const VisibleCode *visible) {
   if (remaining) {
     NativeFrame frame(kBench, remaining % 64, visible);
@@ -85,26 +109,11 @@ __attribute__((noinline)) double push_set_pop_loop(std::size_t n) noexcept {
 }
 
 __attribute__((noinline)) double push_pop_visible_loop(std::size_t n) noexcept {
-  const VisibleCode *visible = bench_visible();
-  const auto t0 = clock::now();
-  for (std::size_t i = 0; i < n; ++i) {
-    NativeFrame frame(kBench, i & 63, visible);
-    barrier();
-  }
-  return since(t0);
+  return push_pop_visible(kBench, bench_visible(), n);
 }
 
 __attribute__((noinline)) double push_set_pop_visible_loop(std::size_t n) noexcept {
-  const VisibleCode *visible = bench_visible();
-  const auto t0 = clock::now();
-  for (std::size_t i = 0; i < n; ++i) {
-    NativeFrame frame(kBench, i & 63, visible);
-    for (std::uintptr_t pc = 0; pc < 4; ++pc) {
-      frame.set_state(pc);
-      barrier();
-    }
-  }
-  return since(t0);
+  return push_set_pop_visible(kBench, bench_visible(), n);
 }
 
 // Two shards' worth of states: set_state between k and kStatesPerShard + k switches the code.
@@ -141,26 +150,11 @@ const VisibleCode *bench_visible_locals() {
 }
 
 __attribute__((noinline)) double push_pop_visible_locals_loop(std::size_t n) noexcept {
-  const VisibleCode *visible = bench_visible_locals();
-  const auto t0 = clock::now();
-  for (std::size_t i = 0; i < n; ++i) {
-    NativeFrame frame(kBenchLocals, i & 63, visible);
-    barrier();
-  }
-  return since(t0);
+  return push_pop_visible(kBenchLocals, bench_visible_locals(), n);
 }
 
 __attribute__((noinline)) double push_set_pop_visible_locals_loop(std::size_t n) noexcept {
-  const VisibleCode *visible = bench_visible_locals();
-  const auto t0 = clock::now();
-  for (std::size_t i = 0; i < n; ++i) {
-    NativeFrame frame(kBenchLocals, i & 63, visible);
-    for (std::uintptr_t pc = 0; pc < 4; ++pc) {
-      frame.set_state(pc);
-      barrier();
-    }
-  }
-  return since(t0);
+  return push_set_pop_visible(kBenchLocals, bench_visible_locals(), n);
 }
 
 std::uint64_t locals_calls() noexcept { return locals_reifier_calls; }
