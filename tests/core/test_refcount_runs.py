@@ -3,12 +3,12 @@ Traceback storage: exact counts on mixed stacks, immortal code objects left alon
 blocks of every size class reused without mixing up contents."""
 from __future__ import annotations
 
-import gc
 import importlib.abc
 import random
 import sys
 
 import pytest
+from refcount_support import check_one_reference_per_entry, stack_codes
 
 import callsite
 
@@ -31,21 +31,10 @@ def _dispatch(pattern, i):
 
 @pytest.mark.parametrize("pattern", ["aaaa", "abab", "aabbbaa", "b", "abbbbbbbbbbba", "ba" * 9])
 def test_counts_exact_on_interleaved_runs(callsite_backend, pattern):
-    codes = (_a.__code__, _b.__code__, _dispatch.__code__)
-    gc.collect()
-    base = [sys.getrefcount(c) for c in codes]
-    tb = _dispatch(pattern, 0)
-    held = [sum(1 for f in tb.raw() if f[0] is c) for c in codes]
-    assert held == [pattern.count("a"), pattern.count("b"), len(pattern) + 1]
-    assert [sys.getrefcount(c) for c in codes] == [b + h for b, h in zip(base, held)]
-    sliced = tb[1::3]
-    held_slice = [sum(1 for f in sliced.raw() if f[0] is c) for c in codes]
-    assert [sys.getrefcount(c) for c in codes] == [
-        b + h + s for b, h, s in zip(base, held, held_slice)]
-    del tb
-    assert [sys.getrefcount(c) for c in codes] == [b + s for b, s in zip(base, held_slice)]
-    del sliced
-    assert [sys.getrefcount(c) for c in codes] == base
+    check_one_reference_per_entry(lambda: _dispatch(pattern, 0),
+                                  (_a.__code__, _b.__code__, _dispatch.__code__),
+                                  [pattern.count("a"), pattern.count("b"), len(pattern) + 1],
+                                  slice(1, None, 3))
 
 
 class _CapturingFinder(importlib.abc.MetaPathFinder):
@@ -96,26 +85,17 @@ def _at(depth, fn):
     return fn()
 
 
-def _expected_codes():
-    f = sys._getframe(1)
-    out = []
-    while f is not None:
-        out.append(f.f_code)
-        f = f.f_back
-    return out
-
-
 def test_recycled_storage_of_every_size_class_keeps_contents(callsite_backend):
     # Depths around every class boundary (8 entries apart, up to 256, then unpooled), kept
     # alive and freed in random order so blocks are handed back and reused across classes.
     rng = random.Random(7)
-    base = len(_expected_codes()) - 1
+    base = len(stack_codes()) - 1
     depths = [d for d in range(1, 300) if d % 8 in (0, 1, 7)] + [255, 256, 257, 512, 513]
     alive = []
     for round_ in range(6):
         rng.shuffle(depths)
         for d in depths:
-            tb, codes = _at(d, lambda: (callsite.capture(), _expected_codes()))
+            tb, codes = _at(d, lambda: (callsite.capture(), stack_codes()))
             assert [f[0] for f in tb.raw()] == codes
             alive.append((tb, codes))
         rng.shuffle(alive)

@@ -8,6 +8,7 @@ import types
 import weakref
 
 import pytest
+from refcount_support import check_one_reference_per_entry, stack_codes
 
 import callsite
 
@@ -42,16 +43,6 @@ def _capture_recursive(k):
     if k > 1:
         return _capture_recursive(k - 1)
     return callsite.capture()
-
-
-def stack_codes():
-    """The code objects of the caller's stack, with their current reference counts."""
-    f = sys._getframe(1)
-    out = []
-    while f is not None:
-        out.append(f.f_code)
-        f = f.f_back
-    return out
 
 
 def at_depth(k, fn):
@@ -172,18 +163,9 @@ def test_symbolizing_leaves_memory_and_refcounts_flat(callsite_backend):
 # --- exact ownership: one reference per frame, released once ----------------------------------
 
 def test_traceback_owns_one_reference_per_frame(callsite_backend):
-    code = _capture_recursive.__code__
-    gc.collect()
-    base = sys.getrefcount(code)
-    tb = _capture_recursive(7)
-    assert sum(1 for f in tb.raw() if f[0] is code) == 7
-    assert sys.getrefcount(code) == base + 7
-    sliced = tb[::2]  # frames 0, 2, 4, 6 of the 7 recursive ones
-    assert sys.getrefcount(code) == base + 7 + 4
-    del tb
-    assert sys.getrefcount(code) == base + 4
-    del sliced
-    assert sys.getrefcount(code) == base
+    # The slice [::2] holds frames 0, 2, 4, 6 of the 7 recursive ones.
+    check_one_reference_per_entry(lambda: _capture_recursive(7), [_capture_recursive.__code__],
+                                  [7], slice(None, None, 2), held_in_part=[4])
 
 
 def test_frame_owns_its_code(callsite_backend):
