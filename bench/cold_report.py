@@ -4,6 +4,7 @@ of ``bench_torch.py --paths first`` and ``bench_mlir.py --contexts`` (and, for t
 the MLIR case, the callgrind files that ``--keep-callgrind`` kept).
 
     python bench/cold_report.py --torch FILE --mlir FILE [--callgrind-dir DIR]
+    python bench/cold_report.py --readme     # the README's cold rows, from the committed files
 """
 from __future__ import annotations
 
@@ -111,12 +112,56 @@ def mlir_breakdown(result: dict, folder: str) -> str:
     return "\n".join(out)
 
 
+#: The committed result files the README's headline rows are taken from.
+RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs",
+                       "_data", "benchmarks", "cold")
+TORCH_RESULT = os.path.join(RESULTS, "torch-first-py3.11.json")
+MLIR_RESULT = os.path.join(RESULTS, "mlir-contexts-py3.11.json")
+
+
+def _span(values: list[float], digits: int = 0) -> str:
+    low, high = min(values), max(values)
+    text = f"{low:.{digits}f}" if round(low, digits) == round(high, digits) \
+        else f"{low:.{digits}f}–{high:.{digits}f}"
+    return text
+
+
+def readme_rows(torch_result: dict, mlir_result: dict) -> list[str]:
+    """The README's headline rows for the cold and warm cases side by side: torch's first trace
+    and its second (median added-time ratios over the models), MLIR's new Context per build and
+    one Context (callgrind instructions over the kernel sizes)."""
+    rows = [row for row in torch_result["rows"] if row["path"] == "first"]
+    frames = [row["frames"]["mean"] for row in rows]
+    out = []
+    for run, label in (("first", "first trace in a process"), ("again", "second trace")):
+        ratios = [row[run]["median"]["added_ratio"] for row in rows]
+        out.append(f"| a torch.fx node's `stack_trace`, library-depth models "
+                   f"({_span(frames)} frames), {label} | torch's own walk: time it adds per "
+                   f"node | {_span(ratios, 1)}× less |")
+    counts = mlir_result["bindings"]["iree.compiler.ir"]["contexts_ir_per_build"]["sizes"]
+    sizes = sorted(counts, key=int)
+    for kind, label in (("new", "a new `ir.Context` per kernel"), ("one", "one `ir.Context`")):
+        ratios = []
+        for ops in sizes:
+            a, b, c = (counts[ops][f"{m}/{kind}"] for m in "abc")
+            ratios.append((b - a) / (c - a))
+        out.append(f"| an MLIR op's location, {label} ({'/'.join(sizes)}-op kernels) | MLIR's "
+                   f"`loc_tracebacks()`: instructions it adds per build | {_span(ratios, 1)}× "
+                   f"fewer |")
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--torch", metavar="FILE")
     parser.add_argument("--mlir", metavar="FILE")
     parser.add_argument("--callgrind-dir", metavar="DIR")
+    parser.add_argument("--readme", action="store_true",
+                        help="print the README's cold-path rows from the committed result files")
     args = parser.parse_args()
+    if args.readme:
+        print("\n".join(readme_rows(json.load(open(TORCH_RESULT)), json.load(open(MLIR_RESULT)))))
+        return 0
     for option, path in (("--torch", args.torch), ("--mlir", args.mlir)):
         if path and not os.path.exists(path):
             parser.error(f"{option}: no such file {path!r}")

@@ -175,3 +175,44 @@ def test_the_callgrind_breakdown_takes_a_functions_largest_entry_and_sums_mlirs_
     assert found["MLIR's Location constructors through the bindings (Location.file / name / "
                  "callsite)"] == 80
     assert found["  … filter decisions (keep_frames)"] == 0  # absent: reported as none
+
+
+def test_the_readme_shows_both_cases_from_the_committed_result_files():
+    """The README's headline table carries the cold rows (torch's first trace, a new MLIR
+    Context) beside their warm ones, exactly as cold_report.py computes them from the committed
+    result files: a re-measured file without the README following fails here."""
+    import cold_report
+
+    rows = cold_report.readme_rows(_load(cold_report.TORCH_RESULT), _load(cold_report.MLIR_RESULT))
+    assert len(rows) == 4
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## What it costs", 1)[1].split("\n## ", 1)[0]
+    for row in rows:
+        assert row in table, f"README.md's cost table lacks {row!r} (python3 bench/cold_report.py --readme)"
+    assert "first trace in a process" in table and "second trace" in table
+    assert "a new `ir.Context` per kernel" in table and "one `ir.Context`" in table
+
+
+def test_the_memory_benchmark_reports_every_mode(tmp_path):
+    """bench_cold_memory.py: the RSS of each mode after the first and the last tracer, in a
+    process of its own, and what callsite still caches (a short run: no figure is asserted)."""
+    pytest.importorskip("torch")
+    out = tmp_path / "memory.json"
+    subprocess.run([sys.executable, str(BENCH / "bench_cold_memory.py"), "--torch",
+                    "--tracers", "3", "--json", str(out)], check=True, capture_output=True,
+                   text=True, timeout=600)
+    result = _load(out)
+    _check_meta(result, "bench_cold_memory.py")
+    modes = {row["mode"]: row for row in result["torch"]["modes"]}
+    assert set(modes) == {"none", "torch", "callsite"}
+    for mode, row in modes.items():
+        assert [n for n, _ in row["samples_kib"]][0] == 1 and row["samples_kib"][-1][0] == 3
+        assert row["growth"]["rss_last_kib"] > 0
+        assert (row["recorded_nodes_first"] > 0) == (mode != "none"), (mode, row)
+    assert modes["callsite"]["callsite_cached_texts"] is not None
+
+
+def test_the_memory_benchmark_refuses_a_count_below_two():
+    out = subprocess.run([sys.executable, str(BENCH / "bench_cold_memory.py"), "--tracers", "1"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "--tracers and --contexts: expected at least 2, got 1" in out.stderr

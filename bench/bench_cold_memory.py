@@ -1,0 +1,206 @@
+# bench/bench_cold_memory.py — what callsite's caches keep: RSS over 2,000 tracers and 1,000 Contexts.
+"""Memory of the cold path's caches, each mode in a fresh process.
+
+- **torch**: 2,000 ``fx.Tracer`` traces with ``record_stack_traces``, each of a model whose
+  ``forward`` is in a file of its own (a new code object and a new source file per tracer, the
+  worst case for caches keyed by stack), every tracer and graph dropped after its trace. Modes:
+  no stack traces, torch's own, callsite's (``callsite.torch.accelerate()``).
+- **MLIR**: 1,000 kernels, each built in a new ``ir.Context`` (what a DSL's JIT does per
+  compile) and dropped. Modes: (a) no locations, (b) MLIR's ``loc_tracebacks()``, (c) the same
+  switch served by callsite.
+
+Reported per mode: the resident set (``VmRSS``) after the first unit of work and after the last,
+its growth per unit, and what is still alive at the end (for MLIR the live Contexts, for torch
+callsite's cached texts). linecache keeps every source file read, the same in every mode that
+records stack traces; its size is reported beside the RSS.
+
+    python bench/bench_cold_memory.py [--torch] [--mlir] [--tracers 2000] [--contexts 1000] [--json PATH]
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _timing  # noqa: E402
+
+TORCH_MODES = ("none", "torch", "callsite")
+MLIR_MODES = ("a", "b", "c")
+
+MODEL_SOURCE = '''\
+import torch
+
+
+class Model{index}(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.linear(x)
+        y = torch.relu(y) + {index}
+        return self.helper(y)
+
+    def helper(self, y):
+        return y * 2 - 1
+'''
+
+
+def rss_kib() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+def linecache_bytes() -> int:
+    import linecache
+
+    total = 0
+    for entry in list(linecache.cache.values()):
+        if len(entry) == 4:
+            total += sum(len(line) for line in entry[2])
+    return total
+
+
+def torch_child(mode: str, tracers: int) -> dict:
+    import importlib.util
+
+    import torch
+    import torch.fx as fx
+
+    if mode == "callsite":
+        import callsite.torch
+
+        callsite.torch.accelerate()
+    folder = tempfile.mkdtemp(prefix="callsite-cold-memory-")
+    x = None
+    samples = []
+    for index in range(tracers):
+        path = os.path.join(folder, f"model_{index}.py")
+        with open(path, "w") as f:
+            f.write(MODEL_SOURCE.format(index=index))
+        spec = importlib.util.spec_from_file_location(f"cold_memory_model_{index}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        model = getattr(module, f"Model{index}")()
+        tracer = fx.Tracer()
+        tracer.record_stack_traces = mode != "none"
+        graph = tracer.trace(model)
+        if index == 0:
+            nodes = [n for n in graph.nodes if n.op not in ("placeholder", "output")]
+            x = sum(1 for n in nodes if n.stack_trace)
+        del graph, tracer, model, module, spec
+        if index == 0 or (index + 1) % max(1, tracers // 8) == 0:
+            gc.collect()
+            samples.append((index + 1, rss_kib()))
+    cached = None
+    if mode == "callsite":
+        import callsite.torch
+
+        cached = callsite.torch.status().get("cached_texts")
+    return {"mode": mode, "samples_kib": samples, "recorded_nodes_first": x,
+            "linecache_bytes": linecache_bytes(), "callsite_cached_texts": cached}
+
+
+def mlir_child(mode: str, contexts: int) -> dict:
+    import bench_mlir
+    import callsite.mlir  # noqa: F401
+    from iree.compiler import ir
+    from iree.compiler.dialects import arith
+
+    kernel = bench_mlir.cold_kernel(64)
+    samples = []
+    live = getattr(ir.Context, "_get_live_count", None)
+    with bench_mlir.cold_mode(ir, mode):
+        for index in range(contexts):
+            module = bench_mlir.cold_build(ir, arith, kernel, None)
+            del module
+            if index == 0 or (index + 1) % max(1, contexts // 8) == 0:
+                gc.collect()
+                samples.append((index + 1, rss_kib()))
+    gc.collect()
+    return {"mode": mode, "samples_kib": samples,
+            "live_contexts_at_end": live() if live is not None else None}
+
+
+def run_child(kind: str, mode: str, count: int) -> dict:
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", kind, mode,
+                          str(count)], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def growth(result: dict) -> dict:
+    (first_n, first), (last_n, last) = result["samples_kib"][0], result["samples_kib"][-1]
+    per = (last - first) / max(1, last_n - first_n)
+    return {"rss_first_kib": first, "rss_last_kib": last, "growth_kib": last - first,
+            "growth_kib_per_unit": round(per, 3)}
+
+
+def table(kind: str, rows: list[dict], unit: str) -> str:
+    header = ["mode", f"RSS after 1 {unit} (MiB)", f"after the last (MiB)",
+              f"growth per {unit} (KiB)", "alive at the end"]
+    lines = []
+    for row in rows:
+        g = row["growth"]
+        alive = row.get("live_contexts_at_end", row.get("callsite_cached_texts"))
+        lines.append([row["mode"], f"{g['rss_first_kib'] / 1024:.1f}",
+                      f"{g['rss_last_kib'] / 1024:.1f}", f"{g['growth_kib_per_unit']:.2f}",
+                      "—" if alive is None else str(alive)])
+    return _timing.markdown_table(header, lines)
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        kind, mode, count = sys.argv[2], sys.argv[3], int(sys.argv[4])
+        result = torch_child(mode, count) if kind == "torch" else mlir_child(mode, count)
+        print(json.dumps(result))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--torch", action="store_true", help="the tracers' part only")
+    parser.add_argument("--mlir", action="store_true", help="the Contexts' part only")
+    parser.add_argument("--tracers", type=int, default=2000)
+    parser.add_argument("--contexts", type=int, default=1000)
+    parser.add_argument("--json", metavar="PATH", type=_timing.result_path)
+    args = parser.parse_args()
+    if args.tracers < 2 or args.contexts < 2:
+        parser.error(f"--tracers and --contexts: expected at least 2, got {args.tracers} and "
+                     f"{args.contexts}")
+    both = not args.torch and not args.mlir
+    results: dict = {}
+    print(_timing.environment_line())
+    if args.torch or both:
+        rows = []
+        for mode in TORCH_MODES:
+            row = run_child("torch", mode, args.tracers)
+            row["growth"] = growth(row)
+            rows.append(row)
+        results["torch"] = {"tracers": args.tracers, "modes": rows}
+        print(f"\ntorch: {args.tracers} tracers, each of a model in a file of its own\n")
+        print(table("torch", rows, "tracer"))
+    if args.mlir or both:
+        try:
+            import iree.compiler.ir  # noqa: F401
+        except ImportError as error:
+            print(f"\nMLIR: skipped, iree's bindings are not installed ({error})")
+        else:
+            rows = []
+            for mode in MLIR_MODES:
+                row = run_child("mlir", mode, args.contexts)
+                row["growth"] = growth(row)
+                rows.append(row)
+            results["mlir"] = {"contexts": args.contexts, "modes": rows}
+            print(f"\nMLIR: {args.contexts} kernels of 64 ops, a new Context each\n")
+            print(table("mlir", rows, "Context"))
+    if args.json:
+        _timing.write_results(args.json, "cold_memory", results)
+
+
+if __name__ == "__main__":
+    main()
