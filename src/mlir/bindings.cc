@@ -1,7 +1,10 @@
 // mlir/bindings.cc — one `ir` module's classes as callsite uses them, and the registry of them.
 #include "mlir/bindings.h"
 
+#include <cstdlib>
 #include <exception>
+
+#include "mlir/capi.h"
 
 namespace callsite::mlir {
 namespace {
@@ -62,6 +65,7 @@ bool fill_bindings(BindingsObject *b, PyObject *ir) noexcept {
                       "callsite.mlir: Context/OpView/Operation/Module are not classes");
   }
   if (!ok) return false;
+  resolve_capi(b);
   try {
     registry.push_back(b);
   } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
@@ -75,8 +79,13 @@ bool fill_bindings(BindingsObject *b, PyObject *ir) noexcept {
 void clear_bindings(BindingsObject *b) noexcept {
   for (PyObject **p : {&b->ir, &b->context_type, &b->location_type, &b->opview_type,
                        &b->operation_type, &b->module_type, &b->nameloc_type, &b->loc_file,
-                       &b->loc_name, &b->loc_callsite, &b->loc_unknown, &b->process_settings})
+                       &b->loc_name, &b->loc_callsite, &b->loc_unknown, &b->process_settings,
+                       &b->capi_create, &b->capi_status})
     Py_CLEAR(*p);
+  delete b->capi;  // only unregistered bindings are ever freed: no cache refers to them
+  b->capi = nullptr;
+  std::free(b->location_capsule);
+  b->location_capsule = nullptr;
   for (int i = 0; i < BindingsObject::kEntryPoints; ++i) {
     Py_CLEAR(b->saved[i]);
     Py_CLEAR(b->installed[i]);

@@ -9,6 +9,10 @@
 
 namespace callsite::mlir {
 
+namespace capi {
+struct Api;  // mlir/capi.h
+}
+
 struct BindingsObject {
   PyObject_HEAD
   PyObject *ir;  ///< the `ir` module
@@ -30,7 +34,19 @@ struct BindingsObject {
   /// scope use: an MlirSettings published by callsite.mlir's knobs (python/callsite/
   /// _mlir_knobs.py owns them), nullptr or None when the switch is off.
   PyObject *process_settings;
+  /// MLIR's C API in the library these bindings loaded (mlir/capi.h), or nullptr: locations are
+  /// then built through the Python API (mlir/build.h). Resolved at registration.
+  const capi::Api *capi;
+  PyObject *capi_create;         ///< Location._CAPICreate (with `capi`)
+  PyObject *capi_status;         ///< str: which path builds locations, and why (the doctor's)
+  char *location_capsule;        ///< "<prefix>ir.Location._CAPIPtr", from the first Context
+  bool python_api_forced;        ///< the Python API path even with `capi` (tests; private)
 };
+
+/// The C API when these bindings build locations through it, else nullptr.
+inline const capi::Api *location_capi(const BindingsObject *b) noexcept {
+  return b->python_api_forced ? nullptr : b->capi;
+}
 
 /// Fills `b` (freshly allocated) from the module `ir` and registers it; false + TypeError
 /// when `ir` is not MLIR bindings. The registry's reference is taken here.

@@ -3,6 +3,7 @@
 #include "mlir/bindings_type.h"
 
 #include "mlir/bindings.h"
+#include "mlir/context_cache.h"
 #include "mlir/settings.h"
 #include "mlir/wrappers.h"
 
@@ -63,6 +64,21 @@ int set_process_settings(PyObject *self, PyObject *value, void *) {
   Py_XSETREF(as_b(self)->process_settings, value && value != Py_None ? Py_NewRef(value) : nullptr);
   return 0;
 }
+PyObject *get_location_api(PyObject *self, void *) {
+  BindingsObject *b = as_b(self);
+  if (b->capi && b->python_api_forced)
+    return PyUnicode_FromString("Python API (forced: MLIR's C API was found)");
+  return Py_NewRef(b->capi_status ? b->capi_status : Py_None);
+}
+// Private (the tests run both paths on the same bindings): the caches start over, since each
+// was made for one path.
+PyObject *py_use_python_api(PyObject *self, PyObject *arg) {
+  const int on = PyObject_IsTrue(arg);
+  if (on < 0) return nullptr;
+  as_b(self)->python_api_forced = on != 0;
+  clear_all_caches();
+  Py_RETURN_NONE;
+}
 PyObject *bindings_repr(PyObject *self) {
   return PyUnicode_FromFormat("<callsite MlirBindings for %R>", as_b(self)->ir);
 }
@@ -72,6 +88,9 @@ PyMethodDef bindings_methods[] = {
      "acquire(): one more scope needs the op-builder wrappers (installed on the first)."},
     {"release", py_release, METH_NOARGS,
      "release(): one scope fewer (the originals are restored with the last)."},
+    {"_use_python_api", py_use_python_api, METH_O,
+     "_use_python_api(flag): build locations through the bindings' Python API even where "
+     "MLIR's C API was found (private: tests); drops every location cache."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef bindings_getset[] = {
@@ -80,6 +99,10 @@ PyGetSetDef bindings_getset[] = {
     {"process_settings", get_process_settings, set_process_settings,
      "MlirSettings | None: used by threads without an auto_locations scope (MLIR's process-wide "
      "switch, as callsite.mlir.accelerate maps it)",
+     nullptr},
+    {"location_api", get_location_api, nullptr,
+     "str: how locations are built: through MLIR's C API (the library exporting it) or the "
+     "bindings' Python API (and why)",
      nullptr},
     {"refs_per_location", get_refs, nullptr,
      "int: context references one ir.Location holds (-1: not measured yet)", nullptr},

@@ -6,6 +6,7 @@
 
 #include "core/compat.h"
 #include "mlir/bindings.h"
+#include "mlir/build_capi.h"
 #include "render/mlir_text.h"
 #include "symbolize/symbolize.h"
 
@@ -100,6 +101,7 @@ PyObject *callsite_location(ContextCache &cc, PyObject *callee, PyObject *caller
 
 PyObject *nameloc_wrap(ContextCache &cc, PyObject *current, PyObject *inner,
                        bool own_inner) {
+  if (cc.mlir_context) return nameloc_wrap_capi(cc, current, inner, own_inner);
   if (PyObject *hit = cc.find_wrap(current, inner)) return hit;
 
   std::vector<PyObject *> names;  // outermost first, as Location.current nests them

@@ -1,5 +1,6 @@
 // mlir/build.h — builds ir.Location objects through the bindings' own Python API (any
-// distribution of the bindings works; only cache misses get here).
+// distribution of the bindings works; only cache misses get here). A cache whose bindings
+// export MLIR's C API builds through mlir/build_capi.h instead.
 #pragma once
 #include <Python.h>
 

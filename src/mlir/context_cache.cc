@@ -14,6 +14,7 @@
 
 #include "core/frame_refs.h"
 #include "mlir/bindings.h"
+#include "mlir/capi.h"
 
 namespace callsite::mlir {
 namespace {
@@ -117,34 +118,34 @@ std::uint64_t hash_frames(const RawFrame *f, std::size_t n, std::uint64_t seed) 
   return h;
 }
 
-PyObject *SeqTable::find(std::uint64_t hash, const RawFrame *f, std::size_t n, std::uint64_t e0,
-                         std::uint64_t e1) const noexcept {
+const void *SeqTable::find(std::uint64_t hash, const RawFrame *f, std::size_t n,
+                           std::uint64_t e0, std::uint64_t e1) const noexcept {
   auto range = map_.equal_range(hash);
   for (auto it = range.first; it != range.second; ++it)
     if (it->second.extra0 == e0 && it->second.extra1 == e1 && it->second.key.equals(f, n))
-      return it->second.location;
+      return it->second.value;
   return nullptr;
 }
 
 bool SeqTable::insert(std::uint64_t hash, const RawFrame *f, std::size_t n, std::uint64_t e0,
-                      std::uint64_t e1, PyObject *location) noexcept {
+                      std::uint64_t e1, const void *value) noexcept {
   try {
-    map_.emplace(hash, Entry{FrameSeq(f, n), e0, e1, location});
+    map_.emplace(hash, Entry{FrameSeq(f, n), e0, e1, value});
   } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
     return false;
   }
-  if (owning_) Py_INCREF(location);
+  if (owning_) Py_INCREF(as_object(value));
   return true;
 }
 
 bool SeqTable::insert(std::uint64_t hash, FrameSeq &&key, std::uint64_t e0, std::uint64_t e1,
-                      PyObject *location) noexcept {
+                      const void *value) noexcept {
   try {
-    map_.emplace(hash, Entry{std::move(key), e0, e1, location});
+    map_.emplace(hash, Entry{std::move(key), e0, e1, value});
   } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
     return false;
   }
-  if (owning_) Py_INCREF(location);
+  if (owning_) Py_INCREF(as_object(value));
   return true;
 }
 
@@ -152,7 +153,7 @@ void SeqTable::clear() noexcept {
   if (owning_) {
     std::vector<PyObject *> locs;  // decref after the map is consistent (dealloc may re-enter)
     locs.reserve(map_.size());
-    for (auto &kv : map_) locs.push_back(kv.second.location);
+    for (auto &kv : map_) locs.push_back(as_object(kv.second.value));
     map_.clear();
     for (PyObject *l : locs) Py_DECREF(l);
   } else {
@@ -174,6 +175,32 @@ PyObject *ContextCache::store_frame(const RawFrame &frame, PyObject *loc) noexce
   }
   ++held_;
   retain(frame);  // the key's reference, released with the entry
+  return loc;
+}
+
+bool ContextCache::store_raw_frame(const RawFrame &frame, const void *loc) noexcept {
+  try {
+    if (!raw_frames_.emplace(frame, loc).second) return true;  // a re-entrant call's: the same
+  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
+    return false;
+  }
+  retain(frame);  // the key's reference, released with the entry
+  return true;
+}
+
+PyObject *ContextCache::store_final(const void *raw, PyObject *loc) noexcept {
+  try {
+    auto [it, inserted] = finals_.emplace(raw, loc);
+    if (!inserted) {  // made meanwhile by a re-entrant call: keep the first
+      Py_DECREF(loc);
+      return it->second;
+    }
+  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
+    Py_DECREF(loc);
+    PyErr_NoMemory();
+    return nullptr;
+  }
+  ++held_;
   return loc;
 }
 
@@ -238,11 +265,13 @@ std::size_t ContextCache::wrap_count() const noexcept {
 
 PyObject *ContextCache::info() const noexcept {
   const std::size_t wraps = wrap_count();
+  const std::size_t frames = frames_.size() + raw_frames_.size();
+  const std::size_t chains = chains_.size() + raw_chains_.size();
   const std::size_t entries =
-      frames_.size() + chains_.size() + stacks_.size() + wraps + (unknown_ ? 1 : 0);
-  return Py_BuildValue("{sn sn sn sn sn sK sK sn}", "frames", Py_ssize_t(frames_.size()),
-                       "chains", Py_ssize_t(chains_.size()), "stacks",
-                       Py_ssize_t(stacks_.size()), "wraps", Py_ssize_t(wraps), "held",
+      frames + chains + stacks_.size() + wraps + finals_.size() + (unknown_ ? 1 : 0);
+  return Py_BuildValue("{sn sn sn sn sn sn sK sK sn}", "frames", Py_ssize_t(frames), "chains",
+                       Py_ssize_t(chains), "stacks", Py_ssize_t(stacks_.size()), "wraps",
+                       Py_ssize_t(wraps), "finals", Py_ssize_t(finals_.size()), "held",
                        Py_ssize_t(held_), "hits", (unsigned long long)hits_, "misses",
                        (unsigned long long)misses_, "entries", Py_ssize_t(entries));
 }
@@ -266,6 +295,13 @@ void ContextCache::clear_sequences() noexcept {
   stacks_.clear();
   held_ -= chains_.size();
   chains_.clear();
+  raw_chains_.clear();
+  std::vector<PyObject *> drop;  // the stacks pointed at these (already cleared)
+  drop.reserve(finals_.size());
+  for (auto &kv : finals_) drop.push_back(kv.second);
+  finals_.clear();
+  held_ -= drop.size();
+  for (PyObject *o : drop) Py_DECREF(o);
 }
 
 void ContextCache::clear_frames() noexcept {
@@ -276,7 +312,9 @@ void ContextCache::clear_frames() noexcept {
     drop.push_back(kv.second);
     keys.push_back(kv.first);
   }
+  for (auto &kv : raw_frames_) keys.push_back(kv.first);
   frames_.clear();
+  raw_frames_.clear();
   held_ -= drop.size();
   for (PyObject *o : drop) Py_DECREF(o);
   for (const RawFrame &k : keys) release(k);
@@ -313,7 +351,9 @@ ContextCache *cache_for(BindingsObject *b, PyObject *ctx) noexcept {
   if (ephemeral) destroy(ephemeral);
   calibrate(b, ctx);
   sweep();
-  // Both ran Python code (the bindings, finalizers), which may have made this context's cache.
+  void *mlir_context = location_capi(b) ? context_pointer(b, ctx) : nullptr;
+  // All three ran Python code (the bindings, finalizers), which may have made this context's
+  // cache.
   if (ContextCache *cc = find_cache(ctx)) return cc;
   auto *cc = new (std::nothrow) ContextCache(b, ctx);
   if (!cc) {
@@ -326,6 +366,10 @@ ContextCache *cache_for(BindingsObject *b, PyObject *ctx) noexcept {
     // Neither a weak reference nor held references tell us when this context dies: keep the
     // cache only until the next lookup of another context.
     if (b->refs_per_location <= 0) ephemeral = cc;
+  } else {
+    // Raw handles only where the context's death is seen (the weak reference): they must not
+    // outlive it, and they do not keep it alive as ir.Location objects do.
+    cc->mlir_context = mlir_context;
   }
   caches.push_back(cc);
   return last = cc;

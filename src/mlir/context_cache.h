@@ -27,24 +27,25 @@ struct FrameSeq {
 
 std::uint64_t hash_frames(const RawFrame *f, std::size_t n, std::uint64_t seed) noexcept;
 
-/// A hash table of frame sequences (+ two words of extra key) to locations.
+/// A hash table of frame sequences (+ two words of extra key) to values: ir.Location objects
+/// (owned iff the table was created owning) or raw MlirLocation handles (never owning).
 class SeqTable {
  public:
   struct Entry {
     FrameSeq key;
     std::uint64_t extra0, extra1;
-    PyObject *location;  ///< owned iff the table was created owning
+    const void *value;  ///< a PyObject, owned iff the table was created owning
   };
   explicit SeqTable(bool owning) : owning_(owning) {}
   ~SeqTable() { clear(); }
-  PyObject *find(std::uint64_t hash, const RawFrame *f, std::size_t n, std::uint64_t e0,
-                 std::uint64_t e1) const noexcept;
-  /// Stores `location` (a new reference is taken iff owning). False on allocation failure.
+  const void *find(std::uint64_t hash, const RawFrame *f, std::size_t n, std::uint64_t e0,
+                   std::uint64_t e1) const noexcept;
+  /// Stores `value` (a new reference is taken iff owning). False on allocation failure.
   bool insert(std::uint64_t hash, const RawFrame *f, std::size_t n, std::uint64_t e0,
-              std::uint64_t e1, PyObject *location) noexcept;
+              std::uint64_t e1, const void *value) noexcept;
   /// The same with a key already built (its frames retained).
   bool insert(std::uint64_t hash, FrameSeq &&key, std::uint64_t e0, std::uint64_t e1,
-              PyObject *location) noexcept;
+              const void *value) noexcept;
   void clear() noexcept;
   std::size_t size() const noexcept { return map_.size(); }
 
@@ -52,6 +53,10 @@ class SeqTable {
   std::unordered_multimap<std::uint64_t, Entry> map_;
   bool owning_;
 };
+
+inline PyObject *as_object(const void *p) noexcept {
+  return static_cast<PyObject *>(const_cast<void *>(p));
+}
 
 struct RawFrameHash {
   std::size_t operator()(const RawFrame &f) const noexcept {
@@ -87,7 +92,7 @@ class ContextCache {
   /// Takes `loc` (a new reference) for `frame`. Returns the stored location (borrowed: `loc`,
   /// or the one a re-entrant call stored first, `loc` then released), nullptr + MemoryError.
   PyObject *store_frame(const RawFrame &frame, PyObject *loc) noexcept;
-  std::size_t frame_count() const noexcept { return frames_.size(); }
+  std::size_t frame_count() const noexcept { return frames_.size() + raw_frames_.size(); }
 
   // --- Location.unknown() -------------------------------------------------------------
   PyObject *unknown() const noexcept { return unknown_; }
@@ -95,7 +100,7 @@ class ContextCache {
 
   // --- kept-frame chains -> CallSiteLoc -----------------------------------------------
   PyObject *find_chain(std::uint64_t hash, const RawFrame *f, std::size_t n) const noexcept {
-    return chains_.find(hash, f, n, 0, 0);
+    return as_object(chains_.find(hash, f, n, 0, 0));
   }
   /// Keeps a reference of its own to `loc`; false on allocation failure.
   bool store_chain(std::uint64_t hash, const RawFrame *f, std::size_t n, PyObject *loc) noexcept;
@@ -103,17 +108,44 @@ class ContextCache {
   // --- whole raw stack (+ filter stamp, limit) -> final location, borrowed ------------
   PyObject *find_stack(std::uint64_t hash, const RawFrame *f, std::size_t n, std::uint64_t stamp,
                        std::uint64_t limit) noexcept {
-    PyObject *hit = stacks_.find(hash, f, n, stamp, limit);
+    PyObject *hit = as_object(stacks_.find(hash, f, n, stamp, limit));
     ++(hit ? hits_ : misses_);
     return hit;
   }
-  /// `loc` must be owned by the frame or chain table (or be unknown()): only pointed at. The
-  /// key's frames are taken from `key` (already retained).
+  /// `loc` must be owned by the frame, chain or final table (or be unknown()): only pointed
+  /// at. The key's frames are taken from `key` (already retained).
   bool store_stack(std::uint64_t hash, FrameSeq &&key, std::uint64_t stamp, std::uint64_t limit,
                    PyObject *loc) noexcept {
     return stacks_.insert(hash, std::move(key), stamp, limit, loc);
   }
   std::size_t stack_count() const noexcept { return stacks_.size(); }
+
+  // --- MLIR's C API path (mlir/capi.h): raw handles, one ir.Location per final location ---
+  /// The MlirContext of `context` when this cache builds through the C API, else nullptr. The
+  /// raw handles below belong to that context; they are valid while it lives, and the cache
+  /// is dropped when it dies (it is made only with a weak reference to the context).
+  void *mlir_context = nullptr;
+  const void *find_raw_frame(const RawFrame &frame) const noexcept {
+    auto it = raw_frames_.find(frame);
+    return it != raw_frames_.end() ? it->second : nullptr;
+  }
+  /// False on allocation failure.
+  bool store_raw_frame(const RawFrame &frame, const void *loc) noexcept;
+  const void *find_raw_chain(std::uint64_t hash, const RawFrame *f, std::size_t n) const noexcept {
+    return raw_chains_.find(hash, f, n, 0, 0);
+  }
+  bool store_raw_chain(std::uint64_t hash, const RawFrame *f, std::size_t n,
+                       const void *loc) noexcept {
+    return raw_chains_.insert(hash, f, n, 0, 0, loc);
+  }
+  /// The ir.Location made of a raw final location (borrowed), or nullptr.
+  PyObject *find_final(const void *raw) const noexcept {
+    auto it = finals_.find(raw);
+    return it != finals_.end() ? it->second : nullptr;
+  }
+  /// Takes `loc` (a new reference) for `raw`. Returns the stored location (borrowed: `loc`, or
+  /// the one a re-entrant call stored first, `loc` then released), nullptr + MemoryError.
+  PyObject *store_final(const void *raw, PyObject *loc) noexcept;
 
   // --- nameloc_wrap: (Location.current, inner) -> wrapped -----------------------------
   PyObject *find_wrap(PyObject *current, PyObject *inner) const noexcept;
@@ -133,7 +165,8 @@ class ContextCache {
 
   /// Location objects this cache owns (each holds one or more references to the context).
   std::size_t held() const noexcept { return held_; }
-  /// {"frames", "chains", "stacks", "wraps", "held", "hits", "misses", "entries"}. New ref.
+  /// {"frames", "chains", "stacks", "wraps", "finals", "held", "hits", "misses", "entries"}
+  /// (frames and chains: Python objects or raw handles, whichever path builds). New ref.
   PyObject *info() const noexcept;
 
   /// One more holder (a lookup in progress, or the registry).
@@ -164,6 +197,9 @@ class ContextCache {
     std::unordered_map<PyObject *, Wrapped> by_inner;
   };
   std::unordered_map<PyObject *, WrapGroup> wraps_;
+  std::unordered_map<RawFrame, const void *, RawFrameHash> raw_frames_;  ///< keys retained
+  SeqTable raw_chains_{false};
+  std::unordered_map<const void *, PyObject *> finals_;  ///< raw -> ir.Location, owned
   std::uint64_t hits_ = 0, misses_ = 0;
 };
 

@@ -10,6 +10,7 @@
 #include "filter/filter.h"
 #include "mlir/bindings.h"
 #include "mlir/build.h"
+#include "mlir/build_capi.h"
 #include "mlir/settings.h"
 #include "tracking/tracking.h"
 
@@ -37,6 +38,7 @@ PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m) {
   // New references throughout: building calls into the bindings, which may run a collection
   // or even re-enter here; nothing borrowed from the tables is held across such a call.
   if (cc.frame_count() + m > kMaxFrames) cc.clear_frames();  // before anything is borrowed
+  if (cc.mlir_context) return Py_XNewRef(kept_location_capi(cc, kept, m));
   if (m == 0) return Py_XNewRef(unknown_location(cc));
   if (m == 1) return Py_XNewRef(frame_location(cc, kept[0]));
   // The longest cached suffix S_i = callsite(f_i at S_{i+1}) (S_{m-1} = f_{m-1}), then the

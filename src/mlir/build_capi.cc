@@ -1,0 +1,154 @@
+// mlir/build_capi.cc — raw MLIR locations per frame and per call-site link, cached per context;
+// an ir.Location only for the final location of a stack.
+//
+// The same locations as MLIR's tracebackToLocation (mlir/lib/Bindings/Python/IRCore.cpp,
+// LLVM 20–22) builds with the same C API: 3.11+ mlirLocationNameGet(ctx, co_qualname,
+// mlirLocationFileLineColRangeGet(ctx, file, line, col, end_line, end_col)), 3.10
+// mlirLocationNameGet(ctx, co_name, mlirLocationFileLineColGet(ctx, file, line, 0)), chained
+// innermost first by mlirLocationCallSiteGet(callee, caller).
+#include "mlir/build_capi.h"
+
+#include <exception>
+#include <vector>
+
+#include "core/compat.h"
+#include "mlir/bindings.h"
+#include "render/mlir_text.h"
+#include "symbolize/symbolize.h"
+
+namespace callsite::mlir {
+namespace {
+
+using capi::MlirContext;
+using capi::MlirLocation;
+using capi::MlirStringRef;
+
+inline const capi::Api &api_of(const ContextCache &cc) { return *cc.bindings->capi; }
+inline MlirContext context_of(const ContextCache &cc) { return {cc.mlir_context}; }
+
+// The bytes MLIR copies into the context (an identifier, a file name): UTF-8, as the bindings
+// convert a str argument. {nullptr} + error.
+MlirStringRef utf8(PyObject *s) {
+  Py_ssize_t n = 0;
+  const char *data = PyUnicode_AsUTF8AndSize(s, &n);
+  return {data, data ? std::size_t(n) : 0};
+}
+
+MlirLocation build_frame(ContextCache &cc, const RawFrame &frame) {
+  FrameInfo info;
+  if (!symbolize(frame, &info)) return {nullptr};
+  // Borrowed from caches (the reifier's, the code object's) that Python code may clear; held
+  // while used, as the Python API path does.
+  PyObject *name = Py_XNewRef(compat::mlir_frame_name(info));
+  PyObject *filename = Py_XNewRef(info.filename);
+  MlirLocation loc{nullptr};
+  if (name && filename) {
+    const MlirStringRef name_ref = utf8(name), file_ref = utf8(filename);
+    if (name_ref.data && file_ref.data) {
+      const capi::Api &api = api_of(cc);
+      const MlirPositions p = mlir_positions(info);
+      // MLIR receives the positions as `unsigned`: a missing -1 arrives as 4294967295 there too.
+      const MlirLocation file =
+          compat::kHasColumns
+              ? api.file_line_col_range(context_of(cc), file_ref, unsigned(p.line),
+                                        unsigned(p.col), unsigned(p.end_line),
+                                        unsigned(p.end_col))
+              : api.file_line_col(context_of(cc), file_ref, unsigned(p.line), 0);
+      loc = api.name(context_of(cc), name_ref, file);
+    }
+  } else if (!PyErr_Occurred()) {
+    PyErr_SetString(PyExc_RuntimeError, "callsite.mlir: a frame without a file or a name");
+  }
+  Py_XDECREF(name);
+  Py_XDECREF(filename);
+  return loc;
+}
+
+MlirLocation frame_location_raw(ContextCache &cc, const RawFrame &frame) {
+  if (const void *hit = cc.find_raw_frame(frame)) return {hit};
+  const MlirLocation loc = build_frame(cc, frame);
+  if (loc.ptr && !cc.store_raw_frame(frame, loc.ptr)) {
+    PyErr_NoMemory();
+    return {nullptr};
+  }
+  return loc;
+}
+
+// The ir.Location of a final raw location: one per distinct location per context.
+PyObject *final_location(ContextCache &cc, MlirLocation raw) {
+  if (PyObject *hit = cc.find_final(raw.ptr)) return hit;
+  PyObject *loc = wrap_location(cc.bindings, raw);
+  // Looked up again inside: the call ran Python code, which may have stored it.
+  return loc ? cc.store_final(raw.ptr, loc) : nullptr;
+}
+
+}  // namespace
+
+PyObject *kept_location_capi(ContextCache &cc, const RawFrame *kept, std::size_t m) {
+  // Only raw handles are held across the calls into Python below (a native frame's reifier):
+  // they stay valid while the context lives, and the caller holds the context.
+  const capi::Api &api = api_of(cc);
+  MlirLocation loc{nullptr};
+  if (m == 0) {
+    loc = api.unknown(context_of(cc));
+  } else if (m == 1) {
+    loc = frame_location_raw(cc, kept[0]);
+  } else {
+    // The longest cached suffix S_i = callsite(f_i at S_{i+1}) (S_{m-1} = f_{m-1}), then the
+    // missing links: an op whose stack shares its outer frames with an earlier op's builds
+    // only its new inner links.
+    std::vector<std::uint64_t> hashes;
+    try {
+      hashes.resize(m);
+    } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
+      return PyErr_NoMemory();
+    }
+    for (std::size_t i = 0; i + 1 < m; ++i) hashes[i] = hash_frames(kept + i, m - i, 0);
+    std::size_t i = 0;
+    for (; i + 1 < m; ++i)
+      if (const void *hit = cc.find_raw_chain(hashes[i], kept + i, m - i)) {
+        loc = {hit};
+        break;
+      }
+    if (!loc.ptr) {
+      i = m - 1;
+      loc = frame_location_raw(cc, kept[m - 1]);
+    }
+    while (loc.ptr && i-- > 0) {
+      const MlirLocation callee = frame_location_raw(cc, kept[i]);
+      if (!callee.ptr) return nullptr;
+      loc = api.call_site(callee, loc);
+      if (!cc.store_raw_chain(hashes[i], kept + i, m - i, loc.ptr)) return PyErr_NoMemory();
+    }
+  }
+  return loc.ptr ? final_location(cc, loc) : nullptr;
+}
+
+PyObject *nameloc_wrap_capi(ContextCache &cc, PyObject *current, PyObject *inner,
+                            bool own_inner) {
+  if (PyObject *hit = cc.find_wrap(current, inner)) return hit;
+  // Both calls run Python code (the _CAPIPtr properties); `current` and `inner` are held by
+  // the caller, and so are their contexts, which the handles belong to.
+  const MlirLocation cur = location_pointer(cc.bindings, current);
+  if (!cur.ptr) return nullptr;
+  const MlirLocation in = location_pointer(cc.bindings, inner);
+  if (!in.ptr) return nullptr;
+  // MLIR's NAMELOC_WRAP: the names of Location.current while it is a NameLoc (outermost
+  // first), around the traceback location, whatever the Python class of `current`.
+  const capi::Api &api = api_of(cc);
+  std::vector<MlirStringRef> names;
+  try {
+    for (MlirLocation l = cur; api.is_a_name(l); l = api.name_get_child(l))
+      names.push_back(api.identifier_str(api.name_get_name(l)));
+  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
+    return PyErr_NoMemory();
+  }
+  MlirLocation loc = in;
+  for (auto it = names.rbegin(); it != names.rend(); ++it) loc = api.name(context_of(cc), *it, loc);
+  PyObject *wrapped = loc.ptr == in.ptr ? Py_NewRef(inner) : wrap_location(cc.bindings, loc);
+  if (!wrapped) return nullptr;
+  // The tables are looked up again inside: making the ir.Location called into the bindings.
+  return cc.store_wrap(current, inner, wrapped, own_inner);
+}
+
+}  // namespace callsite::mlir

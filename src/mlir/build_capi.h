@@ -1,0 +1,21 @@
+// mlir/build_capi.h — locations built through MLIR's C API (mlir/capi.h) for a cache whose
+// context has it (ContextCache::mlir_context): raw handles per frame and per call-site link,
+// cached per context, and one ir.Location per distinct final location.
+#pragma once
+#include <Python.h>
+
+#include "callsite/frame.h"
+#include "mlir/capi.h"
+#include "mlir/context_cache.h"
+
+namespace callsite::mlir {
+
+/// The location of given kept frames (innermost first), as kept_location (mlir/locate.h)
+/// builds it: unknown, one NameLoc, or the CallSiteLoc chain. Borrowed from the cache.
+PyObject *kept_location_capi(ContextCache &cc, const RawFrame *kept, std::size_t m);
+
+/// nameloc_wrap (mlir/build.h) through the C API. Borrowed from the cache.
+PyObject *nameloc_wrap_capi(ContextCache &cc, PyObject *current, PyObject *inner,
+                            bool own_inner);
+
+}  // namespace callsite::mlir
