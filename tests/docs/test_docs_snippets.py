@@ -5,23 +5,15 @@ as the README's do (test_readme.py).
 A block that cannot run on its own (a fragment of a longer program, or one that needs a GPU)
 is preceded by the line ``<!-- not run: why -->``; the reason is printed as the skip reason.
 """
-import importlib.util
-import os
-import pathlib
-import re
-import subprocess
 import sys
 import textwrap
 
 import pytest
 
+from doc_snippets import python_blocks, run_as_written, skip_unless_importable
 from where import REPO  # noqa: E402
 
 DOCS = REPO / "docs"
-BLOCK = re.compile(r"^(?:<!-- not run: (?P<why>.*?) -->\n)?```python\n(?P<code>.*?)^```", re.S | re.M)
-#: Optional packages a snippet may import: the snippet skips where one is missing.
-OPTIONAL = {"iree": 'pip install "callsite[mlir]"', "mlir": "MLIR's bindings", "jaxlib": "jaxlib",
-            "torch": "torch", "pycde": "pycde", "cutlass": "nvidia-cutlass-dsl"}
 
 
 #: Fragments in pages whose authors have not marked them yet: (page, a line the block holds) -> why.
@@ -41,11 +33,11 @@ def pages():
 def snippets():
     out = []
     for page in pages():
-        for i, m in enumerate(BLOCK.finditer(page.read_text(encoding="utf-8"))):
+        for i, (code, why) in enumerate(python_blocks(page.read_text(encoding="utf-8"))):
             rel = page.relative_to(DOCS).as_posix()
-            why = m.group("why") or next((w for (pg, line), w in FRAGMENTS.items()
-                                          if pg == rel and line in m.group("code")), None)
-            out.append(pytest.param(m.group("code"), why, id=f"{rel}-{i}"))
+            why = why or next((w for (pg, line), w in FRAGMENTS.items()
+                               if pg == rel and line in code), None)
+            out.append(pytest.param(code, why, id=f"{rel}-{i}"))
     return out
 
 
@@ -76,13 +68,5 @@ def test_the_site_has_snippets():
 def test_snippet_runs_as_written(code, why_not, tmp_path):
     if why_not:
         pytest.skip(f"not run: {why_not}")
-    for module in sorted(set(re.findall(r"^\s*(?:from|import)\s+(\w+)", code, flags=re.M))):
-        if module in OPTIONAL and importlib.util.find_spec(module) is None:
-            pytest.skip(f"the snippet needs {module} ({OPTIONAL[module]})")
-    script = tmp_path / "snippet.py"
-    script.write_text(code, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CALLSITE_BACKEND")}
-    run = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
-                         text=True, env=env, timeout=300)
-    assert run.returncode == 0, f"stdout:\n{run.stdout}\nstderr:\n{run.stderr}"
-    assert "Traceback (most recent call last)" not in run.stderr
+    skip_unless_importable(code)
+    run_as_written(code, tmp_path)

@@ -1,47 +1,33 @@
 """The README's Python snippets run as written (each in a fresh interpreter, outside the checkout)."""
-import importlib.util
 import os
-import pathlib
 import re
 import subprocess
 import sys
 
 import pytest
 
+from doc_snippets import python_blocks, run_as_written, skip_unless_importable
 from where import REPO  # noqa: E402
 
 README = REPO / "README.md"
 
 
 def snippets():
-    text = README.read_text(encoding="utf-8")
-    blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
+    blocks = python_blocks(README.read_text(encoding="utf-8"))
     assert len(blocks) >= 5, "the README lost its Python snippets"
     out = []
-    for i, block in enumerate(blocks):
+    for i, (block, why) in enumerate(blocks):
         first = next(line for line in block.splitlines() if line.strip())
-        out.append(pytest.param(block, id=f"{i}-{first[:40]}"))
+        out.append(pytest.param(block, why, id=f"{i}-{first[:40]}"))
     return out
 
 
-def needs(block):
-    """Top-level packages a snippet imports that may be missing (optional dependencies)."""
-    return sorted({m for m in re.findall(r"^\s*(?:from|import)\s+(\w+)", block, flags=re.M)
-                   if m in ("iree", "mlir", "jaxlib", "torch")})
-
-
-@pytest.mark.parametrize("block", snippets())
-def test_snippet_runs_as_written(block, tmp_path):
-    for module in needs(block):
-        if importlib.util.find_spec(module) is None:
-            pytest.skip(f"the snippet needs {module}, which is not installed here")
-    script = tmp_path / "snippet.py"
-    script.write_text(block, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CALLSITE_BACKEND")}
-    run = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
-                         text=True, env=env, timeout=300)
-    assert run.returncode == 0, f"stdout:\n{run.stdout}\nstderr:\n{run.stderr}"
-    assert "Traceback (most recent call last)" not in run.stderr
+@pytest.mark.parametrize("block,why_not", snippets())
+def test_snippet_runs_as_written(block, why_not, tmp_path):
+    if why_not:
+        pytest.skip(f"not run: {why_not}")
+    skip_unless_importable(block)
+    run_as_written(block, tmp_path)
 
 
 def test_quick_start_prints_the_callers_line(tmp_path):
@@ -84,9 +70,7 @@ def test_mlir_snippet_comment_names_the_frames_that_print(tmp_path):
     """The comment above the DSL snippet's kernel() call names, innermost first, every frame of
     the op's location as the snippet really prints it (the bindings' own arith.py included)."""
     block = next(p.values[0] for p in snippets() if "auto_locations(dsl" in p.values[0])
-    for module in needs(block):
-        if importlib.util.find_spec(module) is None:
-            pytest.skip(f"the snippet needs {module}, which is not installed here")
+    skip_unless_importable(block)
     comment = " ".join(line.strip().lstrip("# ") for line in block.splitlines()
                        if line.strip().startswith("#"))
     assert "innermost first" in comment
