@@ -12,6 +12,7 @@
 #include "python/capture_entry.h"
 #include "python/frame_type.h"
 #include "python/init.h"
+#include "symbolize/source_lines.h"
 
 namespace nb = nanobind;
 
@@ -25,6 +26,14 @@ PyMethodDef capture_def = {
     "capture(skip=0, limit=None, *, filter=None, source='walk')\n--\n\n"
     "The calling thread's stack, innermost first: skip drops that many innermost frames\n"
     "(0 keeps the caller of capture), limit keeps at most that many."};
+
+PyObject *source_lines_py(PyObject *, PyObject *filename) {
+  return callsite::detail::source_lines(filename);
+}
+PyMethodDef source_lines_def = {
+    "_source_lines", source_lines_py, METH_O,
+    "_source_lines(filename, /)\n--\n\n"
+    "linecache.getlines(filename), read natively where the result is the same."};
 
 std::string backend_name() {
   return callsite::backend() == callsite::Backend::internal ? "internal" : "public";
@@ -63,6 +72,18 @@ NB_MODULE(_callsite, m) {
   PyObject *capture = PyCFunction_NewEx(&capture_def, nullptr, m.attr("__name__").ptr());
   if (!capture) throw nb::python_error();
   m.attr("capture") = nb::steal(capture);
+  PyObject *source_lines = PyCFunction_NewEx(&source_lines_def, nullptr, m.attr("__name__").ptr());
+  if (!source_lines) throw nb::python_error();
+  m.attr("_source_lines") = nb::steal(source_lines);
+  m.def(
+      "_source_line",
+      [](nb::handle filename, long lineno) {
+        PyObject *line = callsite::detail::source_line(filename.ptr(), lineno);
+        if (!line) throw nb::python_error();
+        return nb::steal(line);
+      },
+      nb::arg("filename"), nb::arg("lineno"),
+      "linecache.getline(filename, lineno), read natively where the result is the same.");
 
   m.def("get_backend", &backend_name, "The frame walk in use: 'internal' or 'public'.");
   m.def("set_backend", &set_backend_by_name, nb::arg("name"),
