@@ -199,15 +199,21 @@ def render(page: pathlib.Path, name: str) -> dict:
     png.unlink(missing_ok=True)
     shot = _run_chromium(f"--screenshot={png}", page.as_uri())
     assert png.is_file() and png.stat().st_size > 10_000, f"no screenshot of {page}:\n{shot.stderr[-3000:]}"
-    probe_page = page.with_name(f"_probe_{page.name}")
-    probe_page.write_text(page.read_text(encoding="utf-8").replace("</body>", _PROBE + "</body>"),
+    return _run_probe(page, _PROBE, "callsite-probe")
+
+
+def _run_probe(page: pathlib.Path, script: str, element_id: str) -> dict:
+    """What `script`, appended to a copy of `page` (named with a leading "_": no site page),
+    reports in Chromium: the JSON it writes into <pre id=element_id> after load."""
+    probe_page = page.with_name(f"_{element_id}_{page.name}")
+    probe_page.write_text(page.read_text(encoding="utf-8").replace("</body>", script + "</body>"),
                           encoding="utf-8")
     try:
         dom = _run_chromium("--dump-dom", probe_page.as_uri())
     finally:
         probe_page.unlink()
-    m = re.search(r'<pre id="callsite-probe">(.*?)</pre>', dom.stdout, re.S)
-    assert m, f"the page's script did not run in chromium:\n{dom.stderr[-3000:]}"
+    m = re.search(rf'<pre id="{element_id}">(.*?)</pre>', dom.stdout, re.S)
+    assert m, f"the {element_id} script did not run in chromium on {page.name}:\n{dom.stderr[-3000:]}"
     return json.loads(html.unescape(m.group(1)))
 
 
@@ -264,16 +270,7 @@ _WIDE_GRID = 7
 
 
 def layout(page: pathlib.Path) -> dict:
-    probe_page = page.with_name(f"_layout_{page.name}")
-    probe_page.write_text(page.read_text(encoding="utf-8").replace("</body>", _LAYOUT_PROBE + "</body>"),
-                          encoding="utf-8")
-    try:
-        dom = _run_chromium("--dump-dom", probe_page.as_uri())
-    finally:
-        probe_page.unlink()
-    m = re.search(r'<pre id="callsite-layout">(.*?)</pre>', dom.stdout, re.S)
-    assert m, f"the layout probe did not run in chromium on {page.name}:\n{dom.stderr[-3000:]}"
-    return json.loads(html.unescape(m.group(1)))
+    return _run_probe(page, _LAYOUT_PROBE, "callsite-layout")
 
 
 def test_tables_and_code_blocks_fit_the_column_at_1280_px(site):
