@@ -59,16 +59,27 @@ PyObject *build_frame(ContextCache &cc, const RawFrame &frame) {
   return loc;
 }
 
-bool is_nameloc(BindingsObject *b, PyObject *loc) {
-  if (b->nameloc_type) return PyObject_TypeCheck(loc, reinterpret_cast<PyTypeObject *>(b->nameloc_type));
+// `loc` as a NameLoc object (new reference), or nullptr without an error when it is not one.
+PyObject *as_nameloc(BindingsObject *b, PyObject *loc) {
+  if (b->nameloc_type) {
+    auto *type = reinterpret_cast<PyTypeObject *>(b->nameloc_type);
+    if (PyObject_TypeCheck(loc, type)) return Py_NewRef(loc);
+    if (!Py_IS_TYPE(loc, reinterpret_cast<PyTypeObject *>(b->location_type))) return nullptr;
+    // A plain ir.Location may hold a NameLoc (one made by Location._CAPICreate, an op's
+    // location): the typed class casts it, and raises when it is not one. MLIR's own
+    // NAMELOC_WRAP asks mlirLocationIsAName, whatever the Python class.
+    PyObject *cast = PyObject_CallOneArg(b->nameloc_type, loc);
+    if (!cast) PyErr_Clear();
+    return cast;
+  }
   PyObject *r = PyObject_CallMethodNoArgs(loc, str_is_a_name);  // untyped older bindings
   if (!r) {
     PyErr_Clear();
-    return false;
+    return nullptr;
   }
   const bool yes = PyObject_IsTrue(r) == 1;
   Py_DECREF(r);
-  return yes;
+  return yes ? Py_NewRef(loc) : nullptr;
 }
 
 }  // namespace
@@ -105,8 +116,7 @@ PyObject *nameloc_wrap(ContextCache &cc, PyObject *current, PyObject *inner,
   if (PyObject *hit = cc.find_wrap(current, inner)) return hit;
 
   std::vector<PyObject *> names;  // outermost first, as Location.current nests them
-  PyObject *cur = Py_NewRef(current);
-  while (is_nameloc(cc.bindings, cur)) {
+  for (PyObject *cur = as_nameloc(cc.bindings, current); cur;) {
     PyObject *name = PyObject_GetAttr(cur, str_name_str);
     PyObject *child = name ? PyObject_GetAttr(cur, str_child_loc) : nullptr;
     Py_DECREF(cur);
@@ -116,9 +126,9 @@ PyObject *nameloc_wrap(ContextCache &cc, PyObject *current, PyObject *inner,
       return nullptr;
     }
     names.push_back(name);
-    cur = child;
+    cur = as_nameloc(cc.bindings, child);
+    Py_DECREF(child);
   }
-  Py_DECREF(cur);
   PyObject *loc = Py_NewRef(inner);
   for (auto it = names.rbegin(); it != names.rend() && loc; ++it) {
     PyObject *args[3] = {*it, loc, cc.context};

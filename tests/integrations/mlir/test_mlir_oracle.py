@@ -2,7 +2,8 @@
 
 For every program and rule set, the op is built once under MLIR's ir.loc_tracebacks() and once
 under callsite (auto_locations, the loc_tracebacks drop-in), from the same call site; the text
-MLIR prints for each op's location and callsite's Traceback.to_mlir() must be equal.
+MLIR prints for each op's location and callsite's Traceback.to_mlir() must be equal; through
+MLIR's C API and through the bindings' Python API (location_path).
 """
 import sys
 
@@ -77,6 +78,25 @@ SCENARIOS = {
 @pytest.fixture(params=H.CANDIDATES)
 def ir(request):
     return H.oracle_ir(request.param)
+
+
+@pytest.fixture(params=["c_api", "python_api"], autouse=True)
+def location_path(request):
+    """Every test on both of callsite's paths: MLIR's C API where the bindings' library exports
+    it (iree's), and the bindings' Python API, forced on the same bindings."""
+    used = []
+    for name in H.CANDIDATES:
+        try:
+            used.append(callsite.mlir.use(name))
+        except ImportError:
+            continue
+    for b in used:
+        b._use_python_api(request.param == "python_api")
+    try:
+        yield request.param
+    finally:
+        for b in used:
+            b._use_python_api(False)
 
 
 def run_all_ways(ir, fn, f, *, limit=10, mlir_kw=None, callsite_kw=None, current=None):

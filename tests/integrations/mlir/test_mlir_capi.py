@@ -1,0 +1,323 @@
+"""Locations built through MLIR's C API (src/mlir/capi.*, build_capi.*) and through the
+bindings' Python API (the fallback): which bindings take which path, that both give MLIR's own
+loc_tracebacks() text over generated programs with a new Context per kernel, that lookups
+survive Python code run from inside them, and that dead Contexts are freed.
+
+Every test that takes the `path` fixture runs twice: through the C API (where the bindings'
+library exports it, as iree's does) and forced through the Python API on the same bindings.
+"""
+import gc
+import random
+import sys
+import weakref
+
+import pytest
+
+import callsite
+import callsite.mlir
+import mlir_support as H
+
+IREE = "iree.compiler.ir"
+
+
+@pytest.fixture(params=["c_api", "python_api"])
+def path(request):
+    """(ir, path): iree's bindings building locations through `path`."""
+    ir = H.import_ir(IREE)
+    b = callsite.mlir.use(ir)
+    if request.param == "c_api":
+        # iree-base-compiler's libIREECompiler.so exports MLIR's C API (IREE_API_0.0): the fast
+        # path must be the one taken, on every Python (abi3 wheels included).
+        assert b.location_api.startswith("MLIR C API (") and "libIREECompiler" in b.location_api
+    b._use_python_api(request.param == "python_api")
+    try:
+        yield ir, request.param
+    finally:
+        b._use_python_api(False)
+
+
+def expect_path(info, path):
+    """The cache of a context built through the path under test (and not the other)."""
+    assert info is not None and info["frames"] > 0
+    assert (info["finals"] > 0) == (path == "c_api"), info
+
+
+def test_location_api_is_reported():
+    ir = H.import_ir(IREE)
+    b = callsite.mlir.use(ir)
+    assert b.location_api.startswith("MLIR C API (")
+    b._use_python_api(True)
+    try:
+        assert b.location_api.startswith("Python API (forced")
+    finally:
+        b._use_python_api(False)
+    assert b.location_api.startswith("MLIR C API (")
+
+
+def test_bindings_without_the_exported_api_take_the_python_api_path():
+    """jaxlib links MLIR into its extension with hidden symbols: the Python API path, and the
+    same locations as iree's C API path gives for the same stack."""
+    ir = H.import_ir("jaxlib.mlir.ir")
+    b = callsite.mlir.use(ir)
+    assert b.location_api.startswith("Python API (") and "exports" in b.location_api
+    with H.context(ir) as ctx:
+        text = str(callsite.mlir.location())
+        info = callsite.mlir.cache_info(ctx)
+    assert __file__ in text and info["finals"] == 0 and info["frames"] > 0
+
+
+# --- generated programs, a new Context per kernel, against MLIR's own walk ----------------------
+
+def generated_program(seed):
+    """Source of a random program: helpers f0..fN, each calling later ones (so ops share their
+    outer frames), through lambdas and comprehensions, recursing, building ops on one line or
+    across lines, some helpers named outside ASCII. `B` bounds the ops of one kernel."""
+    rng = random.Random(seed)
+    n = rng.randint(3, 7)
+    names = [f"f{i}" + ("é" if rng.random() < 0.2 else "") for i in range(n)]
+    lines = ["B = [0]", ""]
+    for i, name in enumerate(names):
+        lines += [f"def {name}(ir, depth):", "    if B[0] <= 0:", "        return"]
+        later = names[i + 1:]
+        for _ in range(rng.randint(1, 4)):
+            kind = rng.choice(["op", "op", "multiline", "call", "lambda", "comprehension",
+                               "recurse", "closure"])
+            callee = rng.choice(later) if later else None
+            if kind == "multiline":
+                lines += ["    B[0] -= 1", "    ir.Operation.create(", "        'test.op')"]
+            elif kind == "recurse":
+                lines.append(f"    if depth > 0: {name}(ir, depth - 1)")
+            elif callee is None or kind == "op":
+                lines += ["    B[0] -= 1", "    ir.Operation.create('test.op')"]
+            elif kind == "call":
+                lines.append(f"    {callee}(ir, depth)")
+            elif kind == "lambda":
+                lines.append(f"    (lambda: {callee}(ir, depth))()")
+            elif kind == "comprehension":
+                lines.append(f"    [{callee}(ir, depth) for _ in range(2)]")
+            else:
+                lines += ["    def inner():", f"        return {callee}(ir, depth)", "    inner()"]
+        lines += ["    B[0] -= 1", "    ir.Operation.create('test.op')", ""]
+    lines += ["def kernel(ir, budget):", "    B[0] = budget", f"    {names[0]}(ir, 2)", ""]
+    return "\n".join(lines)
+
+
+def build_in_new_context(ir, kernel, scope, budget=60):
+    """One kernel built in a new Context (as a DSL's JIT does per compile): every op's location
+    text, and the context's callsite cache info."""
+    ctx = ir.Context()
+    ctx.allow_unregistered_dialects = True
+    with ctx, ir.Location.unknown():
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body), scope():
+            kernel(ir, budget)
+        texts = [str(op.location) for op in module.body.operations]
+        info = callsite.mlir.cache_info(ctx)
+    return texts, info
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_generated_programs_new_context_per_kernel(path, tmp_path, seed):
+    ir, which = path
+    if H.mlir_walk_refusal(ir):
+        pytest.skip(H.mlir_walk_refusal(ir))
+    H.register_support_exclusion(ir)
+    prog = H.write_program(tmp_path, f"gen{seed}", generated_program(seed))
+    limit = random.Random(seed).choice([1, 2, 4, 10, 30])
+    ways = {"mlir": lambda: ir.loc_tracebacks(max_depth=limit),
+            "callsite": lambda: callsite.mlir.loc_tracebacks(max_depth=limit, ir=ir)}
+    for build in range(2):  # the second kernel: process-wide symbolization, new per-Context tables
+        out = {}
+        for way, scope in ways.items():  # one call site for both
+            out[way] = build_in_new_context(ir, prog.kernel, scope)
+        (mlir, _), (ours, info) = out["mlir"], out["callsite"]
+        assert len(mlir) > 1
+        assert ours == mlir
+        assert any(f"gen{seed}.py" in t for t in ours)
+        expect_path(info, which)
+
+
+def test_python_310_and_311_forms(path, tmp_path):
+    """3.10: NameLoc(co_name, FileLineColLoc(file, line, 0)); 3.11+: NameLoc(co_qualname,
+    FileLineColRange(file, line, col, end_line, end_col)), here across lines; MLIR's own text
+    where its walk records frames."""
+    ir, which = path
+    prog = H.write_program(tmp_path, "forms", '''
+        class K:
+            def method(self, ir):
+                return ir.Operation.create(
+                    "test.op")
+    ''')
+    why = H.mlir_walk_refusal(ir)
+    H.register_support_exclusion(ir)
+    f = H.support_filter()
+    ways = {"callsite": lambda: callsite.mlir.auto_locations(f, limit=1, ir=ir),
+            "mlir": lambda: ir.loc_tracebacks(max_depth=1)}
+    out = {}
+    with H.context(ir) as ctx:
+        for way, scope in ways.items():
+            with scope():
+                out[way] = str(prog.K().method(ir).location)
+        expect_path(callsite.mlir.cache_info(ctx), which)
+    text = out["callsite"]
+    where = f'"{tmp_path / "forms.py"}"'
+    if sys.version_info >= (3, 11):
+        assert text.startswith(f'loc("K.method"({where}:4:') and " to 5:" in text, text
+    else:
+        assert text.startswith(f'loc("method"({where}:') and text.endswith(":0))"), text
+    if not why:
+        assert text == out["mlir"]
+
+
+# --- Python code run from inside a lookup ------------------------------------------------------
+
+def test_context_finalizers_clearing_caches_inside_lookups(path, tmp_path):
+    """Contexts in reference cycles whose finalizer calls clear_caches(), collected at every
+    few allocations: a collection (and so clear_caches()) runs inside callsite's lookups, between
+    building raw handles and making the ir.Location. Every op's location is still callsite's
+    Traceback of the same call site."""
+    ir, which = path
+    prog = H.write_program(tmp_path, "fin", '''
+        def leaf(ir, f):
+            return H.make(ir, f)
+
+        def mid(ir, f, i):
+            return [leaf(ir, f) for _ in range(i % 3 + 1)]
+    ''')
+
+    class Ctx(ir.Context):
+        def __del__(self):
+            callsite.mlir.clear_caches()
+
+    f = H.support_filter()
+    old = gc.get_threshold()
+    gc.set_threshold(5, 1, 1)
+    try:
+        with callsite.mlir.auto_locations(f, ir=ir):
+            for i in range(40):
+                ctx = Ctx()
+                ctx.cycle = ctx  # freed by a collection, at some allocation
+                ctx.allow_unregistered_dialects = True
+                with ctx:
+                    module = ir.Module.create(ir.Location.unknown())
+                    with ir.InsertionPoint(module.body):
+                        for text, expected in prog.mid(ir, f, i):
+                            assert text == expected
+                del ctx, module
+    finally:
+        gc.set_threshold(*old)
+        gc.collect()
+
+
+def test_reifier_clearing_caches_inside_a_lookup(path):
+    """A native frame's reifier runs inside the lookup (symbolization, between raw links) and
+    calls clear_caches(): the location is still right, and the same on both paths."""
+    from callsite import native
+
+    ir, which = path
+
+    def reify(state):
+        callsite.mlir.clear_caches()
+        return native.Location("jit.dsl", state + 1, end_lineno=state + 1, colno=2, end_colno=9)
+
+    exe = native.Executable("jit", reify)
+    with H.context(ir) as ctx:
+        frame = exe.frame(0)
+        with frame:
+            for state in range(20):
+                frame.state = state
+                text = str(callsite.mlir.location())
+                assert f'"jit"("jit.dsl":{state + 1}:2 to :9)' in text or (
+                    sys.version_info < (3, 11) and f'"jit"("jit.dsl":{state + 1}:0)' in text), text
+                assert __file__ in text
+        info = callsite.mlir.cache_info(ctx)
+        assert info is None or (info["finals"] > 0) == (which == "c_api")
+
+
+class HostileStr(str):
+    """A file name whose Python-level methods call callsite: a str's bytes are read directly."""
+
+    def __hash__(self):
+        callsite.mlir.clear_caches()
+        return str.__hash__(self)
+
+    def __eq__(self, other):
+        callsite.mlir.clear_caches()
+        return str.__eq__(self, other)
+
+    def __str__(self):
+        callsite.mlir.clear_caches()
+        return "not the file name"
+
+
+def test_str_subclass_file_name(path, tmp_path):
+    ir, which = path
+    plain = str(tmp_path / "hostile.py")
+    namespace = {}
+    exec(compile("def emit(ir, loc):\n    return loc()\n", plain, "exec"), namespace)
+    emit = namespace["emit"]
+    file = HostileStr(plain)
+    emit.__code__ = emit.__code__.replace(co_filename=file)
+    assert type(emit.__code__.co_filename) is HostileStr
+    with H.context(ir) as ctx:
+        text = str(emit(ir, callsite.mlir.location))
+        expect_path(callsite.mlir.cache_info(ctx), which)
+    assert f'"emit"("{plain}":2:11 to :16)' in text or (
+        sys.version_info < (3, 11) and f'"emit"("{plain}":2:0)' in text), text
+
+
+def test_nameloc_wrap_of_a_plain_location_current(path, tmp_path):
+    """MLIR's NAMELOC_WRAP looks at what Location.current is (mlirLocationIsAName), not at its
+    Python class: a NameLoc held as a plain ir.Location (as _CAPICreate and op.location give it)
+    wraps too."""
+    ir, which = path
+    if H.mlir_walk_refusal(ir):
+        pytest.skip(H.mlir_walk_refusal(ir))
+    H.register_support_exclusion(ir)
+    prog = H.write_program(tmp_path, "wrap", '''
+        def build(ir):
+            return str(ir.Operation.create("test.op").location)
+    ''')
+    out = {}
+    with H.context(ir):
+        named = ir.Location.name("outer", childLoc=ir.Location.name("inner"))
+        plain = ir.Location._CAPICreate(named._CAPIPtr)
+        assert type(plain) is ir.Location
+        for name, scope in {
+                "mlir": lambda: ir.loc_tracebacks(current_loc_actn=ir.CurrentLocAction.NAMELOC_WRAP),
+                "callsite": lambda: callsite.mlir.loc_tracebacks(current_loc="nameloc_wrap", ir=ir),
+        }.items():
+            with plain, scope():
+                out[name] = prog.build(ir)
+    assert out["mlir"].startswith('loc("outer"("inner"(')
+    assert out["callsite"] == out["mlir"]
+
+
+# --- dead Contexts ---------------------------------------------------------------------------
+
+def test_dead_contexts_are_freed(path):
+    """1,000 Contexts (200 on the Python API path), each building a few ops with callsite's
+    locations: none is kept alive beyond the next one's first lookup, none after a collection."""
+    ir, which = path
+    n = 1000 if which == "c_api" else 200
+    refs = []
+    most_alive = 0
+    with callsite.mlir.loc_tracebacks(ir=ir):
+        for i in range(n):
+            ctx = ir.Context()
+            ctx.allow_unregistered_dialects = True
+            refs.append(weakref.ref(ctx))
+            with ctx, ir.Location.unknown():
+                module = ir.Module.create()
+                with ir.InsertionPoint(module.body):
+                    for _ in range(3):
+                        ir.Operation.create("test.op")
+            if i == 0:
+                expect_path(callsite.mlir.cache_info(ctx), which)
+            del ctx, module
+            if i % 50 == 0:
+                most_alive = max(most_alive, sum(r() is not None for r in refs))
+                assert callsite._callsite.mlir.cache_count() <= 2
+    assert most_alive <= 2
+    gc.collect()
+    assert sum(r() is not None for r in refs) == 0
