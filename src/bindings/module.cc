@@ -13,6 +13,7 @@
 #include "python/frame_type.h"
 #include "python/init.h"
 #include "symbolize/source_lines.h"
+#include "torch/texts_type.h"
 
 namespace nb = nanobind;
 
@@ -68,6 +69,9 @@ NB_MODULE(_callsite, m) {
   m.attr("Frame") = nb::handle(reinterpret_cast<PyObject *>(callsite::detail::frame_type));
   m.attr("Filter") = nb::handle(reinterpret_cast<PyObject *>(callsite::detail::filter_type));
   m.attr("boundary") = nb::handle(reinterpret_cast<PyObject *>(callsite::detail::boundary_type));
+  PyTypeObject *torch_texts = callsite::torch::init_texts_type();
+  if (!torch_texts) throw nb::python_error();
+  m.attr("_TorchTexts") = nb::handle(reinterpret_cast<PyObject *>(torch_texts));
 
   PyObject *capture = PyCFunction_NewEx(&capture_def, nullptr, m.attr("__name__").ptr());
   if (!capture) throw nb::python_error();

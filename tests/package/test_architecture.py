@@ -24,7 +24,7 @@ LAYERS = (
     ("symbolize", "native"),
     ("capture",),
     ("filter", "render"),
-    ("tracking", "mlir"),
+    ("tracking", "mlir", "torch"),
     ("python",),
     ("bindings",),
     ("testing",),

@@ -5,8 +5,10 @@ After :func:`accelerate` (or with ``CALLSITE_TORCH=1`` in the environment), ever
 ``record_stack_traces``, ``make_fx(record_stack_traces=True)``, export's tracers) comes from a
 raw callsite capture instead of torch's symbolized walk. The text is torch's own, byte for
 byte: torch's filter decisions, made once per file and function name, and torch's formatting
-(``traceback.StackSummary.format``), done once per distinct raw stack and checked against the
-copy of each source file ``linecache`` holds. A tracer whose class overrides
+(``traceback.StackSummary.format``). One native call per node (``_TorchTexts.record``) captures
+the stack, keeps torch's frames and looks their text up in process-wide tables keyed by the
+kept (file, line, name) frames, checked against the copy of each source file ``linecache``
+holds; each distinct frame is formatted once per process. A tracer whose class overrides
 ``_filter_traceback_frames`` gets its override called with a ``StackSummary`` of the same
 frames torch would have given it.
 
@@ -15,8 +17,8 @@ torch's code is recognised by structure (``callsite.torch._recognise``); where i
 
 No finalizer of this module runs Python code: a weak-reference callback or ``__del__`` runs
 wherever a collection happens (inside a lock this module holds, or with a KeyboardInterrupt
-pending, which it would swallow). What must die with the tracers is freed by reference
-counting alone (see :class:`_Generation`).
+pending, which it would swallow). Nothing cached refers to a tracer, a graph or a code object:
+the tables hold strings and linecache's entries.
 """
 from __future__ import annotations
 
@@ -27,12 +29,10 @@ import sys
 import threading
 import traceback as _traceback
 import warnings
-import weakref
-from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from .._callsite import Traceback, capture
+from .._callsite import Traceback, _TorchTexts, capture
 from .._switches import BY_INTEGRATION
 from .._warnings import CallsiteWarning
 from . import _detect
@@ -99,48 +99,15 @@ class _Recorded(tuple):  # type: ignore[type-arg]
         return (type(None), ())
 
 
-def _dead_ref() -> None:
-    return None
-
-
-class _Bounded:
-    """A cache of strings bounded by an estimate of its bytes: past the bound it starts over
-    (a program whose stacks never repeat)."""
-
-    __slots__ = ("entries", "size", "limit")
-
-    def __init__(self, limit: int) -> None:
-        self.entries: dict[Any, Any] = {}
-        self.size = 0
-        self.limit = limit
-
-    def put(self, key: Any, value: Any, size: int) -> None:
-        if self.size + size > self.limit:
-            self.entries.clear()
-            self.size = 0
-        self.entries[key] = value
-        self.size += size
-
-    def clear(self) -> None:
-        self.entries.clear()
-        self.size = 0
-
-
-#: Estimated bytes of a key's frame (three references and a tuple) beside the text's characters.
-_FRAME_KEY_BYTES = 100
-_STACK_TEXTS_BYTES = 1 << 24
-_FRAME_TEXTS_BYTES = 1 << 22
-
-
 class _Rules:
     """torch's filter rules, published as one object once complete (a thread recording its
     first node sees either no rules or all of them): the modules they are read from,
-    uninteresting_files() and the registered anchors; and what depends on them alone, as
-    strings that outlive tracers: the filter decisions by (file, function name), and the
-    texts by the stack they were made from."""
+    uninteresting_files() and the registered anchors; the native recorder made for them (its
+    filter decisions by (file, function name) are these rules'; the texts it serves are
+    process-wide strings, whatever the rules); and the decisions of the Python path."""
 
-    __slots__ = ("proxy", "symbolic_shapes", "function", "uninteresting", "anchors",
-                 "decisions", "stack_texts")
+    __slots__ = ("proxy", "symbolic_shapes", "function", "uninteresting", "anchors", "texts",
+                 "decisions")
 
     def __init__(self, proxy: ModuleType, symbolic_shapes: ModuleType, function: Any,
                  uninteresting: frozenset[str], anchors: frozenset[tuple[str, str]],
@@ -150,13 +117,12 @@ class _Rules:
         self.function = function
         self.uninteresting = uninteresting
         self.anchors = anchors
+        self.texts: Any = same_as.texts if same_as is not None else _TorchTexts(
+            uninteresting, anchors, _Recorded, _file_state, _format_frame, _format_stack)
         #: (file, function name) -> (named forward, kept by forward-only mode, not an
-        #: uninteresting file).
+        #: uninteresting file), for the stacks recorded in Python (native frames).
         self.decisions: dict[tuple[str, str], tuple[bool, bool, bool]] = \
             same_as.decisions if same_as is not None else {}
-        #: (mode, then (file, line, name) per frame, outermost first) -> (text, its checks).
-        self.stack_texts: _Bounded = same_as.stack_texts if same_as is not None \
-            else _Bounded(_STACK_TEXTS_BYTES)
 
 
 _rules: _Rules | None = None
@@ -180,139 +146,23 @@ def _load_rules(previous: _Rules | None) -> _Rules:
     return rules
 
 
-class _Generation:
-    """The texts looked up by raw stack (their Traceback keys hold code objects), made under
-    one _Rules. It lives exactly while a tracer registered with it is alive: see
-    _TracerRef."""
+# --- linecache's copies of the source files, and the formatting the native tables call ------
 
-    __slots__ = ("rules", "texts", "ref", "tracers", "tracers_pruned_at", "__weakref__")
-
-    def __init__(self, rules: _Rules) -> None:
-        self.rules = rules
-        #: (Traceback, forward-only mode) -> (text, checks, _Recorded).
-        self.texts: dict[tuple[Traceback, bool], tuple[str | None, Any, _Recorded]] = {}
-        self.ref = weakref.ref(self)
-        #: id(tracer) -> weakref.ref(tracer): the tracers registered (dead ones pruned).
-        self.tracers: dict[int, Any] = {}
-        self.tracers_pruned_at = 64
-
-
-class _TracerRef(weakref.ref):  # type: ignore[type-arg]
-    """A registered tracer's weak reference, holding the generation serving it. It is held by
-    _tracer_refs alone, and its callback is that set's ``discard`` (a method of C): when the
-    tracer dies, CPython calls it (a collection too) and the reference, then the generation
-    once no other tracer's reference holds it, are freed by reference counting. No Python code
-    runs as a finalizer."""
-
-    __slots__ = ("generation",)
-    generation: _Generation
-
-
-#: Past this many entries, a generation's texts start over.
-_TEXTS_MAX = 1 << 16
-
-_generation_ref: Callable[[], _Generation | None] = _dead_ref
-#: Weak references to every generation made (to clear them all); pruned as they die.
-_generations: list[Any] = []
-#: The registered tracers' references (each hashed while its tracer is alive).
-_tracer_refs: set[_TracerRef] = set()
-#: Generations serving a tracer that cannot be weakly referenced or hashed: held until
-#: clear_caches().
-_pinned: list[_Generation] = []
-
-
-def _generation_for(tracer: Any, rules: _Rules) -> _Generation:
-    """The current generation (a new one when there is none alive, or it was made under other
-    rules), with `tracer` registered to hold it."""
-    global _generation_ref
-    generation = _generation_ref()
-    if generation is None or generation.rules is not rules:
-        if generation is not None:  # made under other rules: its tracers may hold it still
-            generation.texts.clear()
-        generation = _Generation(rules)
-        _generation_ref = generation.ref
-        with _lock:
-            _generations[:] = [ref for ref in _generations if ref() is not None]
-            _generations.append(generation.ref)
-    key = id(tracer)
-    known = generation.tracers.get(key)
-    if known is not None and known() is tracer:
-        return generation
-    try:
-        plain = weakref.ref(tracer)
-        ref = _TracerRef(tracer, _tracer_refs.discard)
-        ref.generation = generation
-        _tracer_refs.add(ref)  # hashes the tracer (which may run its __hash__)
-    except TypeError:  # not weak-referenceable, or not hashable: held until clear_caches()
-        with _lock:
-            if not any(pinned is generation for pinned in _pinned):
-                _pinned.append(generation)
-        return generation
-    with _lock:
-        tracers = generation.tracers
-        tracers[key] = plain
-        if len(tracers) > generation.tracers_pruned_at:
-            for dead in [k for k, r in tracers.items() if r() is None]:
-                del tracers[dead]
-            generation.tracers_pruned_at = max(64, 2 * len(tracers))
-    return generation
-
-
-#: (weak reference to the tracer of the previous node, whether its class overrides the filter,
-#: weak reference to the generation serving it): one tuple, so that a thread never reads one
-#: tracer's reference with another's flag.
-_NO_TRACER: tuple[Any, bool, Any] = (_dead_ref, True, _dead_ref)
-_current = _NO_TRACER
-
-
-def _new_tracer(tracer: Any) -> tuple[bool, _Generation | None]:
-    """A node from a tracer other than the previous node's: whether its class overrides
-    _filter_traceback_frames, and else the generation serving it."""
-    global _current
-    state = _state
-    try:
-        ref: Any = weakref.ref(tracer)
-    except TypeError:
-        ref = _dead_ref
-    if state is None or type(tracer)._filter_traceback_frames is not state.default_filter:
-        _current = (ref, True, _dead_ref)
-        return True, None
-    rules = _rules
-    if rules is None:
-        rules = _load_rules(None)
-    generation = _generation_for(tracer, rules)
-    _current = (ref, False, generation.ref)
-    return False, generation
-
-
-# --- linecache's copies of the source files ------------------------------------------------
-
-#: file -> (the linecache entry last seen for it, its fingerprint, estimated bytes): the entry
-#: is held only to know, by identity, that linecache still has it; bounded by bytes, since an
-#: entry held here after linecache let go of it keeps the file's lines in memory.
-_files: dict[str, tuple[Any, Any, int]] = {}
-_files_size = 0
-_FILES_BYTES = 1 << 23
 #: Estimated bytes per line of a linecache entry beyond its characters (the str and the list).
 _LINE_BYTES = 64
 
 
-def _fingerprint(name: str) -> Any:
-    """What identifies linecache's copy of file `name`, which torch's walk reads every line
-    from: None when there is none; else its size, modification time, full name and a hash of
-    its lines (a copy read again with the same lines has the same fingerprint). A file not read
-    yet is read, as torch's walk reads it."""
-    global _files_size
+def _file_state(name: str) -> tuple[Any, Any, int]:
+    """For the native tables, linecache's copy of file `name`, which torch's walk reads every
+    line from: (linecache's entry, its fingerprint, estimated bytes). The fingerprint is None
+    when there is no copy; else its size, modification time, full name and a hash of its lines
+    (a copy read again with the same lines has an equal fingerprint). A file not read yet is
+    read, as torch's walk reads it."""
     cache = linecache.cache
     entry = cache.get(name)
-    known = _files.get(name)
-    if known is not None and known[0] is entry:
-        return known[1]
     if entry is None or len(entry) == 1:  # not read, or registered lazily
         linecache.getlines(name)
         entry = cache.get(name)
-        if known is not None and known[0] is entry:
-            return known[1]
     fingerprint: Any = None
     size = 0
     if entry is not None and len(entry) != 1:
@@ -322,38 +172,22 @@ def _fingerprint(name: str) -> Any:
             size = (length if isinstance(length, int) else 0) + _LINE_BYTES * len(lines)
         except Exception:  # not linecache's shape: a fingerprint equal to no other
             fingerprint = object()
-    with _lock:
-        old = _files.pop(name, None)
-        if old is not None:
-            _files_size -= old[2]
-        while _files and _files_size + size > _FILES_BYTES:
-            _files_size -= _files.pop(next(iter(_files)))[2]
-        _files[name] = (entry, fingerprint, size)
-        _files_size += size
-    return fingerprint
+    return entry, fingerprint, size
 
 
-def _checks(frames: list[tuple[str, int | None, str]]) -> tuple[tuple[str, Any], ...]:
-    """(file, fingerprint) for each distinct file of `frames`."""
-    return tuple([(name, _fingerprint(name)) for name in dict.fromkeys([f[0] for f in frames])])
+def _format_frame(filename: str, lineno: int, name: str) -> str:
+    """One frame's lines as StackSummary.format writes them (what the native formatter leaves
+    to CPython: lines its version writes differently, files that are no plain copy)."""
+    return "".join(_summary([(filename, lineno, name)]).format())
 
 
-def _unchanged(checks: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...] | None:
-    """`checks` when linecache still holds the same copies of their files (with the current
-    fingerprint objects, so that a later check is by identity), else None."""
-    same = True
-    for name, fingerprint in checks:
-        now = _fingerprint(name)
-        if now is not fingerprint:
-            if now != fingerprint:
-                return None
-            same = False
-    if same:
-        return checks
-    return tuple((name, _fingerprint(name)) for name, _ in checks)
+def _format_stack(frames: list[tuple[str, int | None, str]]) -> str:
+    """The text of `frames` (outermost first) as torch writes it: StackSummary.format (its
+    repetition cut-off), stripped."""
+    return "".join(_summary(frames).format()).strip()
 
 
-# --- texts -----------------------------------------------------------------------------------
+# --- the Python path: a tracer's own filter, native frames -----------------------------------
 
 def _decision(rules: _Rules, filename: str, name: str) -> tuple[bool, bool, bool]:
     """(named forward, kept by forward-only mode, not an uninteresting file): torch's filter
@@ -394,113 +228,51 @@ def _kept(rules: _Rules, frames: list[tuple[str, int | None, str]],
     return [frame for frame in kept if _decision(rules, frame[0], frame[2])[2]]
 
 
-#: A frame's formatted lines, keyed by what StackSummary.format_frame_summary reads (file, line
-#: number, name, its keyword arguments), with the fingerprint of the file they were read from:
-#: strings only, so they outlive tracers (most frames recur in every graph a program traces).
-_frame_texts = _Bounded(_FRAME_TEXTS_BYTES)
-
-
-if sys.version_info >= (3, 11):
-    class _FormattedOnce(_traceback.StackSummary):
-        """StackSummary.format as CPython writes it (its order, its repetition cut-off), each
-        frame's own lines formatted once."""
-
-        def format_frame_summary(self, frame_summary: Any, **kwargs: Any) -> str:
-            key = (frame_summary.filename, frame_summary.lineno, frame_summary.name,
-                   *kwargs.items())
-            # Taken before the format reads the file: a copy changed in between is not trusted.
-            known = _files.get(frame_summary.filename)
-            if known is not None and known[0] is linecache.cache.get(frame_summary.filename):
-                fingerprint = known[1]
-            else:
-                fingerprint = _fingerprint(frame_summary.filename)
-            found = _frame_texts.entries.get(key)
-            if found is not None and found[1] == fingerprint:
-                cached: str = found[0]
-                return cached
-            text: str = super().format_frame_summary(frame_summary, **kwargs)
-            _frame_texts.put(key, (text, fingerprint), len(text) + _FRAME_KEY_BYTES)
-            return text
-else:  # 3.10's StackSummary.format formats each frame inline, with no method to serve
-    _FormattedOnce = _traceback.StackSummary
-
-
-def _summary(frames: list[tuple[str, int | None, str]],
-             kind: type[_traceback.StackSummary] = _traceback.StackSummary,
-             ) -> _traceback.StackSummary:
-    stack = kind()
+def _summary(frames: list[tuple[str, int | None, str]]) -> _traceback.StackSummary:
+    stack = _traceback.StackSummary()
     for filename, lineno, name in frames:
         stack.append(_traceback.FrameSummary(filename, lineno, name, lookup_line=False))
     return stack
 
 
-def _stack_text(tb: Traceback, forward_only: bool,
-                rules: _Rules) -> tuple[str | None, Any, _Recorded]:
-    """The text of torch's default filter for `tb`, from the texts kept as strings when
-    linecache holds the same copies of its files, else formatted."""
-    frames = _frames(tb)
-    key = (forward_only, *frames)
-    found = rules.stack_texts.entries.get(key)
-    checks = None
-    if found is not None:
-        text, stored = found
-        checks = _unchanged(stored)
-        if checks is not None and checks is not stored:  # equal copies, read again
-            rules.stack_texts.entries[key] = (text, checks)
-    if checks is None:
-        kept = _kept(rules, frames, forward_only)
-        # Taken before the format reads the files: a copy changed in between is not trusted.
-        checks = _checks(kept)
-        text = "".join(_summary(kept, _FormattedOnce).format()).strip() if kept else None
-        rules.stack_texts.put(key, (text, checks),
-                              len(text or "") + _FRAME_KEY_BYTES * len(key))
-    return text, checks, _Recorded((tb, text))
-
-
 def _record_stack_trace(tracer: Any, node: Any) -> None:
-    """The recording block of TracerBase.create_node, served by callsite."""
-    tb = capture(1)  # innermost: create_node, as torch's walk without extract's frame
-    ref, overrides, generation_ref = _current
-    if ref() is not tracer:
-        overrides, generation = _new_tracer(tracer)
-    else:
-        generation = generation_ref()
-    if overrides:
-        _record_through_override(tracer, node, tb)
+    """The recording block of TracerBase.create_node, served by callsite: one native call per
+    node (_TorchTexts.record captures the stack without this frame, as capture(1) here)."""
+    state = _state
+    if state is None or type(tracer)._filter_traceback_frames is not state.default_filter:
+        _record_through_override(tracer, node, capture(1))
         return
-    if generation is None:  # its holders were let go of (clear_caches, decelerate)
-        generation = _new_tracer(tracer)[1]
-        assert generation is not None
-    rules = generation.rules
-    if rules.symbolic_shapes.uninteresting_files is not rules.function \
+    rules = _rules
+    if rules is None or rules.symbolic_shapes.uninteresting_files is not rules.function \
             or rules.proxy._STACK_TRACE_ANCHORS != rules.anchors:
-        _load_rules(rules)
-        generation = _new_tracer(tracer)[1]
-        assert generation is not None
-        rules = generation.rules
+        rules = _load_rules(rules)
     forward_only = tracer._record_forward_stack_traces_only
-    key = (tb, forward_only)
-    found = generation.texts.get(key)
-    if found is not None:
-        files, cache = _files, linecache.cache
-        for name, fingerprint in found[1]:
-            known = files.get(name)
-            if known is None or known[0] is not cache.get(name) or known[1] is not fingerprint:
-                found = None
-                break
-    if found is None:
-        found = _stack_text(tb, forward_only, rules)
-        texts = generation.texts
-        if len(texts) >= _TEXTS_MAX:
-            texts.clear()
-        texts[key] = found
-    text = found[0]
+    if _meta_write:
+        recorded = rules.texts.record(node.meta, forward_only)
+        if type(recorded) is _Recorded:
+            return
+    else:
+        recorded = rules.texts.record(None, forward_only)
+        if type(recorded) is _Recorded:
+            text = recorded[1]
+            if text:
+                node.stack_trace = text
+            node.meta[_META_KEY] = recorded
+            return
+    _record_in_python(rules, node, recorded, forward_only)
+
+
+def _record_in_python(rules: _Rules, node: Any, tb: Traceback, forward_only: bool) -> None:
+    """The default filter's recording in Python, for a stack the native recorder does not
+    describe (a native frame, a name that is a str subclass, a frame without a line)."""
+    kept = _kept(rules, _frames(tb), forward_only)
+    text = _format_stack(kept) if kept else None
     if text:
         if _meta_write:
             node.meta["stack_trace"] = text
         else:
             node.stack_trace = text
-    node.meta[_META_KEY] = found[2]
+    node.meta[_META_KEY] = _Recorded((tb, text))
 
 
 def _record_through_override(tracer: Any, node: Any, tb: Traceback) -> None:
@@ -583,18 +355,6 @@ def accelerate() -> bool:
     return _state is not None
 
 
-def _clear_generations() -> None:
-    """Empties every live generation's texts (the code objects they hold) and lets go of the
-    pinned ones; the tracers' registrations stay."""
-    global _current
-    _current = _NO_TRACER
-    for ref in list(_generations):
-        generation = ref()
-        if generation is not None:
-            generation.texts.clear()
-    _pinned.clear()
-
-
 def decelerate() -> bool:
     """Back to torch's own create_node (False: it was not accelerated)."""
     global _state
@@ -607,7 +367,6 @@ def decelerate() -> bool:
         if state.copied_fields is not None and _META_KEY in state.copied_fields:
             state.copied_fields.remove(_META_KEY)
         _state = None
-        _clear_generations()
         return True
 
 
@@ -616,18 +375,14 @@ def is_accelerated() -> bool:
 
 
 def clear_caches() -> None:
-    """Drops the cached texts (and the code objects they hold), the filter decisions, each
-    frame's formatted lines and what is kept of linecache's copies."""
-    global _files_size
+    """Drops the cached texts, each frame's formatted lines, what is kept of linecache's
+    copies and the filter decisions."""
     with _lock:
-        _clear_generations()
         rules = _rules
         if rules is not None:
-            rules.stack_texts.clear()
+            rules.texts.clear_decisions()
             rules.decisions.clear()
-        _frame_texts.clear()
-        _files.clear()
-        _files_size = 0
+        _TorchTexts.clear_tables()
 
 
 def traceback_of(node: Any) -> Traceback | None:
@@ -677,11 +432,7 @@ def status() -> dict[str, Any]:
         summary = f"on once torch.fx is imported ({VARIABLE}=1)"
     else:
         summary = f"off ({VARIABLE}=1 or callsite.torch.accelerate() turns it on)"
-    cached = 0
-    for ref in list(_generations):
-        generation = ref()
-        if generation is not None:
-            cached += len(generation.texts)
+    cached = _TorchTexts.cached_texts()
     return {
         "status": summary,
         "accelerated": _state is not None,

@@ -1,0 +1,566 @@
+// torch/text_tables.cc — linecache's copies (versions), each frame's lines and each kept
+// stack's text, process-wide. Every entry holds strong references to the strs of its key, so
+// a key compares by identity (no __eq__ runs) and no address is reused while it is held.
+#include "torch/text_tables.h"
+
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "symbolize/source_lines.h"
+
+namespace callsite::torch {
+namespace {
+
+constexpr std::uint64_t kPrime = 0x100000001b3ull;
+
+// Estimated bytes beside a text's characters: the frame's key (three references, the entry).
+constexpr std::size_t kFrameKeyBytes = 100;
+constexpr std::size_t kStackTextsBytes = std::size_t(1) << 24;
+constexpr std::size_t kFrameTextsBytes = std::size_t(1) << 22;
+// A file's copy is held while its entry is: bounded, since an entry held here after linecache
+// let go of it keeps the file's lines in memory.
+constexpr std::size_t kFilesBytes = std::size_t(1) << 23;
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) noexcept { return (h ^ v) * kPrime; }
+
+std::uint64_t hash_frame(const FrameKey &f) noexcept {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  h = mix(h, std::uintptr_t(f.file) >> 4);
+  h = mix(h, std::uintptr_t(f.name) >> 4);
+  return mix(h, std::uint64_t(std::uint32_t(f.line)));
+}
+
+std::uint64_t hash_frames(const FrameKey *f, std::size_t n) noexcept {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+  for (std::size_t i = 0; i < n; ++i) h = mix(h, hash_frame(f[i]));
+  return h;
+}
+
+bool same_frame(const FrameKey &a, const FrameKey &b) noexcept {
+  return a.file == b.file && a.name == b.name && a.line == b.line;
+}
+
+// References released once no table refers to them: a release may run a finalizer (of an
+// entry's object), which may call back into these tables.
+using Garbage = std::vector<PyObject *>;
+
+void release(Garbage &garbage) noexcept {
+  for (PyObject *o : garbage) Py_XDECREF(o);
+  garbage.clear();
+}
+
+struct FileCopy {
+  PyObject *entry;        // linecache.cache[file] when the version was taken (or None)
+  PyObject *fingerprint;  // equal for copies with the same lines
+  std::uint64_t version;
+  std::size_t bytes;
+};
+
+struct FrameEntry {
+  PyObject *file, *name;  // the key's strs, held
+  int line;
+  PyObject *text;
+  std::uint64_t version;  // of the file's copy the text was read from
+};
+
+struct StackEntry {
+  std::vector<FrameKey> frames;  // the key: each str held
+  PyObject *text;
+  // (file, version) of each distinct file of the frames, files held.
+  std::vector<std::pair<PyObject *, std::uint64_t>> files;
+};
+
+struct Tables {
+  std::unordered_map<PyObject *, FileCopy> files;  // file (held) -> its copy
+  std::size_t files_bytes = 0;
+  std::uint64_t next_version = 0;
+  std::unordered_multimap<std::uint64_t, FrameEntry> frames;
+  std::size_t frames_bytes = 0;
+  std::unordered_multimap<std::uint64_t, StackEntry> stacks;
+  std::size_t stacks_bytes = 0;
+};
+
+Tables &tables() noexcept {
+  static Tables *t = new Tables();  // never destroyed: it holds Python objects
+  return *t;
+}
+
+void drop_file(std::pair<PyObject *const, FileCopy> &item, Garbage &garbage) {
+  garbage.push_back(item.first);
+  garbage.push_back(item.second.entry);
+  garbage.push_back(item.second.fingerprint);
+}
+
+void drop_frame(FrameEntry &e, Garbage &garbage) {
+  garbage.push_back(e.file);
+  garbage.push_back(e.name);
+  garbage.push_back(e.text);
+}
+
+void drop_stack(StackEntry &e, Garbage &garbage) {
+  for (const FrameKey &f : e.frames) {
+    garbage.push_back(f.file);
+    garbage.push_back(f.name);
+  }
+  for (auto &file : e.files) garbage.push_back(file.first);
+  garbage.push_back(e.text);
+}
+
+void clear_files(Tables &t, Garbage &garbage) {
+  for (auto &item : t.files) drop_file(item, garbage);
+  t.files.clear();
+  t.files_bytes = 0;
+}
+
+void clear_frames(Tables &t, Garbage &garbage) {
+  for (auto &item : t.frames) drop_frame(item.second, garbage);
+  t.frames.clear();
+  t.frames_bytes = 0;
+}
+
+void clear_stacks(Tables &t, Garbage &garbage) {
+  for (auto &item : t.stacks) drop_stack(item.second, garbage);
+  t.stacks.clear();
+  t.stacks_bytes = 0;
+}
+
+/// linecache.cache[file] (borrowed, looked at only by identity), None when absent.
+bool cached_entry(PyObject *cache, PyObject *file, PyObject **out) noexcept {
+  PyObject *entry = PyDict_GetItemWithError(cache, file);
+  if (!entry && PyErr_Occurred()) return false;
+  *out = entry ? entry : Py_None;
+  return true;
+}
+
+/// Reads `file` into linecache.cache as torch's walk would (linecache.getlines, natively where
+/// that cannot differ) when linecache holds no copy of it or only a lazy one. May run anything.
+bool read_file(PyObject *cache, PyObject *file) noexcept {
+  PyObject *entry;
+  if (!cached_entry(cache, file, &entry)) return false;
+  if (entry != Py_None && !(PyTuple_Check(entry) && PyTuple_GET_SIZE(entry) == 1)) return true;
+  PyObject *lines = detail::source_lines(file);
+  Py_XDECREF(lines);
+  return lines != nullptr;
+}
+
+/// The version of linecache's copy of `file` and that copy's entry (a new reference, when
+/// `entry` is non-null): by identity when linecache holds the entry the version was taken
+/// from, else through file_state, whose fingerprint keeps the version of a copy read again
+/// with the same lines.
+bool file_version(const Callbacks &cb, PyObject *cache, PyObject *file, std::uint64_t *version,
+                  PyObject **entry) noexcept {
+  Tables &t = tables();
+  if (cache) {
+    PyObject *now;
+    if (!cached_entry(cache, file, &now)) return false;
+    TableLock lock;
+    auto it = t.files.find(file);
+    if (it != t.files.end() && it->second.entry == now) {
+      *version = it->second.version;
+      if (entry) *entry = Py_NewRef(now);
+      return true;
+    }
+  }
+  if (cache && !read_file(cache, file)) return false;
+  PyObject *state = PyObject_CallOneArg(cb.file_state, file);  // may run anything
+  if (!state) return false;
+  if (!PyTuple_CheckExact(state) || PyTuple_GET_SIZE(state) != 3 ||
+      !PyLong_CheckExact(PyTuple_GET_ITEM(state, 2))) {
+    PyErr_Format(PyExc_TypeError, "callsite.torch: file_state must return (entry, fingerprint, "
+                 "bytes), not %.200s", Py_TYPE(state)->tp_name);
+    Py_DECREF(state);
+    return false;
+  }
+  PyObject *now = PyTuple_GET_ITEM(state, 0), *fingerprint = PyTuple_GET_ITEM(state, 1);
+  const Py_ssize_t bytes_signed = PyLong_AsSsize_t(PyTuple_GET_ITEM(state, 2));
+  if (bytes_signed == -1 && PyErr_Occurred()) {
+    Py_DECREF(state);
+    return false;
+  }
+  const std::size_t bytes = bytes_signed > 0 ? std::size_t(bytes_signed) : 0;
+  PyObject *known = nullptr;
+  std::uint64_t known_version = 0;
+  {
+    TableLock lock;
+    auto it = t.files.find(file);
+    if (it != t.files.end()) {
+      known = Py_NewRef(it->second.fingerprint);
+      known_version = it->second.version;
+    }
+  }
+  bool same = false;
+  if (known) {
+    const int equal = known == fingerprint ? 1 : PyObject_RichCompareBool(known, fingerprint, Py_EQ);
+    Py_DECREF(known);
+    if (equal < 0) {
+      Py_DECREF(state);
+      return false;
+    }
+    same = equal == 1;
+  }
+  Garbage garbage;
+  std::uint64_t v;
+  try {
+    TableLock lock;
+    v = same ? known_version : ++t.next_version;
+    auto it = t.files.find(file);
+    if (it != t.files.end()) {
+      t.files_bytes -= it->second.bytes;
+      drop_file(*it, garbage);
+      t.files.erase(it);
+    }
+    if (t.files_bytes + bytes > kFilesBytes) clear_files(t, garbage);
+    t.files.emplace(Py_NewRef(file), FileCopy{Py_NewRef(now), Py_NewRef(fingerprint), v, bytes});
+    t.files_bytes += bytes;
+  } catch (const std::bad_alloc &) {
+    release(garbage);
+    Py_DECREF(state);
+    PyErr_NoMemory();
+    return false;
+  }
+  *version = v;
+  if (entry) *entry = Py_NewRef(now);
+  Py_DECREF(state);
+  release(garbage);
+  return true;
+}
+
+/// Whether `c` ends a line for str.splitlines (textwrap.indent splits there on 3.13+) or is a
+/// newline (3.13+ partitions the line there): such a line goes through Python's format.
+bool breaks_line(Py_UCS4 c) noexcept {
+  switch (c) {
+    case '\n': case '\r': case 0x0b: case 0x0c: case 0x1c: case 0x1d: case 0x1e: case 0x85:
+    case 0x2028: case 0x2029:
+      return true;
+    default:
+      return false;
+  }
+}
+
+PyObject *interned(const char *text) noexcept {
+  // Process-wide, like the tables: created once, never released.
+  PyObject *s = PyUnicode_InternFromString(text);
+  return s;
+}
+
+/// The frame's lines as StackSummary.format writes them for FrameSummary(file, line, name,
+/// lookup_line=False), read from `entry` (linecache's copy the version was taken from): the
+/// common case. nullptr without an error: an unusual case, for Python's own format.
+PyObject *format_common(const FrameKey &f, PyObject *entry, bool *unusual) noexcept {
+  static PyObject *strip = interned("strip");
+  static PyObject *stdin_prefix = interned("<stdin>");
+  *unusual = true;
+  if (!strip || !stdin_prefix) return nullptr;
+  // 3.13+ writes "<stdin>-N" files as "<stdin>".
+  const Py_ssize_t stdin_match = PyUnicode_Tailmatch(f.file, stdin_prefix, 0, PY_SSIZE_T_MAX, -1);
+  if (stdin_match != 0) {
+    if (stdin_match < 0) *unusual = false;
+    return nullptr;
+  }
+  // linecache.getline: the entry's lines (linecache's shape: size, mtime, lines, fullname).
+  if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 4) return nullptr;
+  PyObject *lines = PyTuple_GET_ITEM(entry, 2);
+  if (!PyList_CheckExact(lines)) return nullptr;
+  PyObject *source = nullptr;
+  if (f.line >= 1 && f.line <= PyList_GET_SIZE(lines)) {
+    source = PyList_GET_ITEM(lines, f.line - 1);
+    if (!PyUnicode_CheckExact(source)) return nullptr;
+  }
+  PyObject *stripped = nullptr;
+  if (source) {
+    Py_INCREF(source);  // the list is linecache's: held while str.strip (C code) runs
+    stripped = PyObject_CallMethodNoArgs(source, strip);
+    Py_DECREF(source);
+    if (!stripped) {
+      *unusual = false;
+      return nullptr;
+    }
+    const Py_ssize_t length = PyUnicode_GET_LENGTH(stripped);
+    const int kind = PyUnicode_KIND(stripped);
+    const void *data = PyUnicode_DATA(stripped);
+    for (Py_ssize_t i = 0; i < length; ++i) {
+      if (breaks_line(PyUnicode_READ(kind, data, i))) {
+        Py_DECREF(stripped);
+        return nullptr;
+      }
+    }
+  }
+  *unusual = false;
+  PyObject *text;
+  if (stripped && PyUnicode_GET_LENGTH(stripped) > 0)
+    text = PyUnicode_FromFormat("  File \"%U\", line %d, in %U\n    %U\n", f.file, f.line, f.name,
+                                stripped);
+  else
+    text = PyUnicode_FromFormat("  File \"%U\", line %d, in %U\n", f.file, f.line, f.name);
+  Py_XDECREF(stripped);
+  return text;
+}
+
+/// The frame's lines for the copy of its file at `version` (`entry`), from the table or
+/// formatted (then stored). A new reference, or nullptr with an error.
+PyObject *frame_text(const Callbacks &cb, const FrameKey &f, std::uint64_t version,
+                     PyObject *entry) noexcept {
+  Tables &t = tables();
+  const std::uint64_t h = hash_frame(f);
+  {
+    TableLock lock;
+    auto range = t.frames.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it) {
+      FrameEntry &e = it->second;
+      if (e.file == f.file && e.name == f.name && e.line == f.line && e.version == version)
+        return Py_NewRef(e.text);
+    }
+  }
+  bool unusual = false;
+  PyObject *text = format_common(f, entry, &unusual);
+  if (!text && !unusual) return nullptr;
+  if (!text) {
+    PyObject *line = PyLong_FromLong(f.line);
+    if (!line) return nullptr;
+    PyObject *args[] = {f.file, line, f.name};
+    text = PyObject_Vectorcall(cb.format_frame, args, 3, nullptr);  // may run anything
+    Py_DECREF(line);
+    if (!text) return nullptr;
+    if (!PyUnicode_CheckExact(text)) {
+      PyErr_Format(PyExc_TypeError, "callsite.torch: format_frame must return a str, not %.200s",
+                   Py_TYPE(text)->tp_name);
+      Py_DECREF(text);
+      return nullptr;
+    }
+  }
+  const std::size_t bytes = std::size_t(PyUnicode_GET_LENGTH(text)) + kFrameKeyBytes;
+  Garbage garbage;
+  try {
+    TableLock lock;
+    auto range = t.frames.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it) {
+      FrameEntry &e = it->second;
+      if (e.file == f.file && e.name == f.name && e.line == f.line) {  // an older copy's
+        t.frames_bytes -= std::size_t(PyUnicode_GET_LENGTH(e.text)) + kFrameKeyBytes;
+        drop_frame(e, garbage);
+        t.frames.erase(it);
+        break;
+      }
+    }
+    if (t.frames_bytes + bytes > kFrameTextsBytes) clear_frames(t, garbage);
+    t.frames.emplace(h, FrameEntry{Py_NewRef(f.file), Py_NewRef(f.name), f.line,
+                                   Py_NewRef(text), version});
+    t.frames_bytes += bytes;
+  } catch (const std::bad_alloc &) {
+    release(garbage);
+    Py_DECREF(text);
+    PyErr_NoMemory();
+    return nullptr;
+  }
+  release(garbage);
+  return text;
+}
+
+/// Whether StackSummary.format would cut a run of the same frame short ("[Previous line
+/// repeated N more times]"): a frame equal (by value, as it compares them) to the three
+/// before it.
+bool repeats(const FrameKey *kept, std::size_t n) noexcept {
+  auto equal_str = [](PyObject *a, PyObject *b) {
+    return a == b || (PyUnicode_GET_LENGTH(a) == PyUnicode_GET_LENGTH(b) &&
+                      PyUnicode_Compare(a, b) == 0);
+  };
+  std::size_t run = 1;
+  for (std::size_t i = 1; i < n; ++i) {
+    const FrameKey &a = kept[i - 1], &b = kept[i];
+    if (a.line == b.line && equal_str(a.file, b.file) && equal_str(a.name, b.name)) {
+      if (++run > 3) return true;
+    } else {
+      run = 1;
+    }
+  }
+  return false;
+}
+
+PyObject *format_stack_in_python(const Callbacks &cb, const FrameKey *kept,
+                                 std::size_t n) noexcept {
+  PyObject *list = PyList_New(Py_ssize_t(n));
+  if (!list) return nullptr;
+  for (std::size_t i = 0; i < n; ++i) {
+    PyObject *line = PyLong_FromLong(kept[i].line);
+    PyObject *item = line ? PyTuple_Pack(3, kept[i].file, line, kept[i].name) : nullptr;
+    Py_XDECREF(line);
+    if (!item) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, Py_ssize_t(i), item);
+  }
+  PyObject *text = PyObject_CallOneArg(cb.format_stack, list);  // may run anything
+  Py_DECREF(list);
+  if (text && !PyUnicode_CheckExact(text)) {
+    PyErr_Format(PyExc_TypeError, "callsite.torch: format_stack must return a str, not %.200s",
+                 Py_TYPE(text)->tp_name);
+    Py_CLEAR(text);
+  }
+  return text;
+}
+
+/// A new text for `kept`: the versions of its files taken first (a copy changed while the
+/// text is made is not trusted), then each frame's lines. `files` receives (file, version),
+/// files held.
+PyObject *make_stack_text(const Callbacks &cb, PyObject *cache, const FrameKey *kept,
+                          std::size_t n,
+                          std::vector<std::pair<PyObject *, std::uint64_t>> &files) noexcept {
+  std::vector<PyObject *> entries;  // held, one per file
+  auto done = [&](PyObject *result) {
+    for (PyObject *e : entries) Py_DECREF(e);
+    return result;
+  };
+  try {
+    for (std::size_t i = 0; i < n; ++i) {
+      bool seen = false;
+      for (auto &file : files) seen = seen || file.first == kept[i].file;
+      if (seen) continue;
+      std::uint64_t version;
+      PyObject *entry;
+      if (!file_version(cb, cache, kept[i].file, &version, &entry)) return done(nullptr);
+      entries.push_back(entry);
+      files.emplace_back(Py_NewRef(kept[i].file), version);
+    }
+    if (repeats(kept, n)) return done(format_stack_in_python(cb, kept, n));
+    PyObject *parts = PyList_New(Py_ssize_t(n));
+    if (!parts) return done(nullptr);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::size_t k = 0;
+      while (files[k].first != kept[i].file) ++k;
+      PyObject *text = frame_text(cb, kept[i], files[k].second, entries[k]);
+      if (!text) {
+        Py_DECREF(parts);
+        return done(nullptr);
+      }
+      PyList_SET_ITEM(parts, Py_ssize_t(i), text);
+    }
+    static PyObject *empty = PyUnicode_InternFromString("");
+    static PyObject *strip = PyUnicode_InternFromString("strip");
+    if (!empty || !strip) {
+      Py_DECREF(parts);
+      return done(nullptr);
+    }
+    PyObject *joined = PyUnicode_Join(empty, parts);
+    Py_DECREF(parts);
+    if (!joined) return done(nullptr);
+    PyObject *text = PyObject_CallMethodNoArgs(joined, strip);  // str.strip: C code
+    Py_DECREF(joined);
+    return done(text);
+  } catch (const std::bad_alloc &) {
+    PyErr_NoMemory();
+    return done(nullptr);
+  }
+}
+
+void release_files(std::vector<std::pair<PyObject *, std::uint64_t>> &files) noexcept {
+  for (auto &file : files) Py_DECREF(file.first);
+  files.clear();
+}
+
+}  // namespace
+
+PyObject *stack_text(const Callbacks &cb, PyObject *cache, const FrameKey *kept,
+                     std::size_t n) noexcept {
+  Tables &t = tables();
+  const std::uint64_t h = hash_frames(kept, n);
+  std::vector<std::pair<PyObject *, std::uint64_t>> files;
+  PyObject *text = nullptr;
+  try {
+    TableLock lock;
+    auto range = t.stacks.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it) {
+      StackEntry &e = it->second;
+      if (e.frames.size() != n) continue;
+      bool same = true;
+      for (std::size_t i = 0; same && i < n; ++i) same = same_frame(e.frames[i], kept[i]);
+      if (!same) continue;
+      // Copies: checking a file may call into Python, which may empty the table.
+      files.reserve(e.files.size());
+      for (auto &file : e.files) files.emplace_back(Py_NewRef(file.first), file.second);
+      text = Py_NewRef(e.text);
+      break;
+    }
+  } catch (const std::bad_alloc &) {
+    release_files(files);
+    PyErr_NoMemory();
+    return nullptr;
+  }
+  if (text) {
+    bool same = true;
+    for (auto &file : files) {
+      std::uint64_t now;
+      if (!file_version(cb, cache, file.first, &now, nullptr)) {
+        release_files(files);
+        Py_DECREF(text);
+        return nullptr;
+      }
+      if (now != file.second) {
+        same = false;
+        break;
+      }
+    }
+    release_files(files);
+    if (same) return text;
+    Py_CLEAR(text);
+  }
+  text = make_stack_text(cb, cache, kept, n, files);
+  if (!text) {
+    release_files(files);
+    return nullptr;
+  }
+  const std::size_t bytes = std::size_t(PyUnicode_GET_LENGTH(text)) + kFrameKeyBytes * n;
+  Garbage garbage;
+  try {
+    std::vector<FrameKey> key(kept, kept + n);
+    TableLock lock;
+    auto range = t.stacks.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it) {  // a text of older copies
+      StackEntry &e = it->second;
+      bool same = e.frames.size() == n;
+      for (std::size_t i = 0; same && i < n; ++i) same = same_frame(e.frames[i], kept[i]);
+      if (!same) continue;
+      t.stacks_bytes -= std::size_t(PyUnicode_GET_LENGTH(e.text)) + kFrameKeyBytes * n;
+      drop_stack(e, garbage);
+      t.stacks.erase(it);
+      break;
+    }
+    if (t.stacks_bytes + bytes > kStackTextsBytes) clear_stacks(t, garbage);
+    auto it = t.stacks.emplace(h, StackEntry{std::move(key), text, std::move(files)});
+    Py_INCREF(text);
+    for (const FrameKey &f : it->second.frames) {
+      Py_INCREF(f.file);
+      Py_INCREF(f.name);
+    }
+    t.stacks_bytes += bytes;
+  } catch (const std::bad_alloc &) {
+    release(garbage);
+    release_files(files);
+    Py_DECREF(text);
+    PyErr_NoMemory();
+    return nullptr;
+  }
+  release(garbage);
+  return text;
+}
+
+void clear_text_tables() noexcept {
+  Garbage garbage;
+  try {
+    TableLock lock;
+    Tables &t = tables();
+    clear_stacks(t, garbage);
+    clear_frames(t, garbage);
+    clear_files(t, garbage);
+  } catch (const std::bad_alloc &) {
+  }
+  release(garbage);
+}
+
+std::size_t stack_text_count() noexcept {
+  TableLock lock;
+  return tables().stacks.size();
+}
+
+}  // namespace callsite::torch

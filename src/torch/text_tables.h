@@ -1,0 +1,70 @@
+// torch/text_tables.h — the process-wide tables behind callsite.torch's node stack traces:
+// linecache's copies of source files (a version per copy), each frame's formatted lines and
+// each kept stack's text. Keys and values are strings and linecache's own entries, never code
+// objects, so they outlive every tracer and graph without keeping a module alive.
+#pragma once
+#include <Python.h>
+
+#include <cstddef>
+#include <cstdint>
+#ifdef Py_GIL_DISABLED
+#include <mutex>
+#endif
+
+namespace callsite::torch {
+
+/// Held around every read and write of the tables (theirs and the filter decisions of
+/// torch/texts_type.cc), never across a call into Python nor a release of a reference (which
+/// may run a finalizer). With a GIL the GIL is that lock: nothing between those calls lets
+/// another thread in. The free-threaded build has no such guarantee: a mutex.
+class TableLock {
+ public:
+#ifdef Py_GIL_DISABLED
+  TableLock() : guard_(mutex()) {}
+
+ private:
+  static std::mutex &mutex() noexcept {
+    static std::mutex m;
+    return m;
+  }
+  std::lock_guard<std::mutex> guard_;
+#else
+  TableLock() {}  // user-provided: a scope marker the compiler does not call unused
+#endif
+};
+
+/// One frame as torch's walk describes it, with traceback.FrameSummary's fields: exact strs,
+/// borrowed (from a code object the caller's Traceback holds, or held by the table that
+/// stores the key).
+struct FrameKey {
+  PyObject *file;
+  PyObject *name;
+  int line;
+};
+
+/// The Python functions the tables call (held by the caller for the whole call):
+/// file_state(file) -> (linecache's entry after reading the file as torch's walk would, a
+/// fingerprint equal for copies with the same lines, estimated bytes); format_frame(file,
+/// line, name) -> the frame's lines as StackSummary.format writes them; format_stack(frames)
+/// -> the stripped text of a list of (file, line, name) (the repetition cut-off's path).
+struct Callbacks {
+  PyObject *file_state;
+  PyObject *format_frame;
+  PyObject *format_stack;
+};
+
+/// The text torch's StackSummary.format(...).strip() gives `kept` (outermost first, n > 0),
+/// from the tables when linecache still holds the copies of its files the text was made from.
+/// `cache` is linecache.cache when it is a dict (else nullptr: every check goes through
+/// file_state). A new reference, or nullptr with a Python error set. Calls into Python only
+/// on a miss; every table is looked up again after such a call.
+PyObject *stack_text(const Callbacks &callbacks, PyObject *cache, const FrameKey *kept,
+                     std::size_t n) noexcept;
+
+/// Empties every table (the references are released after the tables are empty).
+void clear_text_tables() noexcept;
+
+/// Number of stack texts held.
+std::size_t stack_text_count() noexcept;
+
+}  // namespace callsite::torch
