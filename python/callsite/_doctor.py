@@ -50,8 +50,9 @@ def _distribution_of_file(file: str, name: str) -> str | None:
 
 def _mlir_bindings() -> dict[str, dict[str, Any]]:
     """Every set of bindings callsite.mlir.bindings() finds (imported, recognised by
-    structure, or registered with use()), with its distribution and version and whether
-    callsite serves its switches (accelerated) or its wrappers are in place now."""
+    structure, or registered with use()), with its distribution and version, whether
+    callsite serves its switches (accelerated) or its wrappers are in place now, and how it
+    builds their locations (MLIR's C API, or the bindings' Python API and why)."""
     from . import mlir
     from .mlir import _accelerate
     from .mlir._state import KNOBS
@@ -68,6 +69,7 @@ def _mlir_bindings() -> dict[str, dict[str, Any]]:
             "accelerated": id(b) in KNOBS.accelerated,
             "wrappers_installed": b.installed,
             "mlir_switch": _accelerate.has_traceback_knobs(ir),
+            "locations": b.location_api,
         }
     return report
 

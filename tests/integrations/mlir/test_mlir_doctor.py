@@ -31,7 +31,7 @@ EXPECTED_DISTRIBUTION = {  # package -> distribution whose file is the ir module
 }
 
 
-def _check(python: str, package: str, *, has_switch: bool) -> None:
+def _check(python: str, package: str, *, has_switch: bool, c_api: bool | None = None) -> None:
     version = run(python, "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))",
                   EXPECTED_DISTRIBUTION[package])
     assert version.returncode == 0, version.stderr
@@ -48,6 +48,8 @@ def _check(python: str, package: str, *, has_switch: bool) -> None:
         accelerated = has_switch and (mode == "1" or "CALLSITE_MLIR" in env)
         assert entry["accelerated"] is accelerated, (mode, env, entry)
         assert entry["wrappers_installed"] is accelerated
+        if c_api is not None:  # (a peer's venv runs the callsite installed there)
+            assert entry["locations"].startswith("MLIR C API (" if c_api else "Python API (")
         assert data["report"]["hint"] is None
         assert package + ".ir" not in data["report"]["other_known"]
 
@@ -56,7 +58,7 @@ def test_doctor_with_the_installed_iree():
     probe = run(sys.executable, "import iree.compiler.ir")
     if probe.returncode:
         pytest.skip("iree-base-compiler is not installed")
-    _check(sys.executable, "iree.compiler", has_switch=True)
+    _check(sys.executable, "iree.compiler", has_switch=True, c_api=True)
 
 
 @pytest.mark.parametrize("peer,has_switch", [("wave", True), ("flydsl", True),
