@@ -426,12 +426,18 @@ def instructions_table(rows: list[dict]) -> str:
 
 #: stage -> the functions whose inclusive time is that stage (file suffix, function name); a
 #: builtin's "file" is "~" and its name ends with the given text.
+_MODULE = "callsite/torch/__init__.py"
 PROFILE_STAGES = {
-    "capture (callsite.capture)": [("~", "capture>")],
-    "frames: symbolize (Traceback.frames) and tuples": [("callsite/torch.py", "_frames")],
-    "filter decisions (_kept, _decision)": [("callsite/torch.py", "_kept")],
-    "torch's rules (uninteresting_files, anchors)": [("callsite/torch.py", "_refresh_rules")],
-    "new tracer (weakref, finalize)": [("callsite/torch.py", "_note_tracer")],
+    "native recording (_TorchTexts.record: capture, decisions, text lookup, source files "
+    "read, meta write), its Python callbacks included": [
+        ("~", "<method 'record' of 'callsite._callsite._TorchTexts' objects>")],
+    "frames formatted by Python (_format_frame: unusual lines)": [
+        (_MODULE, "_format_frame")],
+    "stacks formatted by Python (_format_stack: repetition cut-off, native frames)": [
+        (_MODULE, "_format_stack")],
+    "torch's rules (_load_rules)": [(_MODULE, "_load_rules")],
+    "Python path (_record_through_override, _record_in_python)": [
+        (_MODULE, "_record_through_override"), (_MODULE, "_record_in_python")],
     "text: StackSummary.format, source lines included": [("traceback.py", "format")],
 }
 
@@ -476,20 +482,19 @@ def profile_first(name: str, mode: str) -> dict:
     stages["source lines (linecache, from FrameSummary.line)"] = lines
     stages["formatting alone (format minus source lines)"] = \
         stages["text: StackSummary.format, source lines included"] - lines
-    record = inclusive("callsite/torch.py", "_record_stack_trace")
-    stages["FrameSummary objects (_summary)"] = inclusive("callsite/torch.py", "_summary")
-    stages["text key: a tuple of strings per stack, its lookup, the linecache check"] = (
-        inclusive("callsite/torch.py", "_default_text") - sum(stages[k] for k in (
-            "frames: symbolize (Traceback.frames) and tuples",
-            "filter decisions (_kept, _decision)",
-            "text: StackSummary.format, source lines included",
-            "FrameSummary objects (_summary)")))
-    stages["node -> Traceback map (WeakKeyDictionary.__setitem__)"] = sum(
-        v[3] for k, v in stats.items() if k[0].endswith("weakref.py") and k[2] == "__setitem__")
-    parts = [k for k in stages if k not in ("source lines (linecache, from FrameSummary.line)",
-                                            "formatting alone (format minus source lines)")]
-    stages["the rest: the Traceback's hash and the texts lookup, the meta write"] = \
-        record - sum(stages[k] for k in parts)
+    record = inclusive(_MODULE, "_record_stack_trace")
+    # The native recording's own work: its time minus the Python it calls back.
+    stages["native recording alone (record minus its callbacks)"] = stages[
+        "native recording (_TorchTexts.record: capture, decisions, text lookup, source files "
+        "read, meta write), its Python callbacks included"] - sum(stages[k] for k in (
+            "frames formatted by Python (_format_frame: unusual lines)",
+            "stacks formatted by Python (_format_stack: repetition cut-off, native frames)"))
+    stages["the rest: _record_stack_trace's own checks (tracer's filter, rules), the meta "
+           "write when Node's setter is more"] = record - sum(stages[k] for k in (
+               "native recording (_TorchTexts.record: capture, decisions, text lookup, source "
+               "files read, meta write), its Python callbacks included",
+               "torch's rules (_load_rules)",
+               "Python path (_record_through_override, _record_in_python)"))
     return {"mode": mode, "model": name, "trace_s": total, "record_stack_trace_s": record,
             "stages_s": stages}
 

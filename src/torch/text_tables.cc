@@ -21,6 +21,8 @@ constexpr std::size_t kFrameTextsBytes = std::size_t(1) << 22;
 // A file's copy is held while its entry is: bounded, since an entry held here after linecache
 // let go of it keeps the file's lines in memory.
 constexpr std::size_t kFilesBytes = std::size_t(1) << 23;
+// Estimated bytes per line of a linecache entry beyond its characters (the str and the list).
+constexpr std::size_t kLineBytes = 64;
 
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) noexcept { return (h ^ v) * kPrime; }
 
@@ -51,8 +53,7 @@ void release(Garbage &garbage) noexcept {
 }
 
 struct FileCopy {
-  PyObject *entry;        // linecache.cache[file] when the version was taken (or None)
-  PyObject *fingerprint;  // equal for copies with the same lines
+  PyObject *entry;  // linecache.cache[file] when the version was taken (or None), held
   std::uint64_t version;
   std::size_t bytes;
 };
@@ -89,7 +90,6 @@ Tables &tables() noexcept {
 void drop_file(std::pair<PyObject *const, FileCopy> &item, Garbage &garbage) {
   garbage.push_back(item.first);
   garbage.push_back(item.second.entry);
-  garbage.push_back(item.second.fingerprint);
 }
 
 void drop_frame(FrameEntry &e, Garbage &garbage) {
@@ -125,80 +125,96 @@ void clear_stacks(Tables &t, Garbage &garbage) {
   t.stacks_bytes = 0;
 }
 
-/// linecache.cache[file] (borrowed, looked at only by identity), None when absent.
-bool cached_entry(PyObject *cache, PyObject *file, PyObject **out) noexcept {
-  PyObject *entry = PyDict_GetItemWithError(cache, file);
-  if (!entry && PyErr_Occurred()) return false;
-  *out = entry ? entry : Py_None;
+/// linecache.cache[file] (a new reference), None when absent; nullptr with an error. A dict's
+/// lookup runs no Python code unless a key's __eq__ does; another mapping's may run anything.
+PyObject *cached_entry(PyObject *cache, PyObject *file) noexcept {
+  if (PyDict_CheckExact(cache)) {
+    PyObject *entry = PyDict_GetItemWithError(cache, file);
+    if (!entry && PyErr_Occurred()) return nullptr;
+    return Py_NewRef(entry ? entry : Py_None);
+  }
+  PyObject *entry = PyObject_GetItem(cache, file);
+  if (!entry && PyErr_ExceptionMatches(PyExc_KeyError)) {
+    PyErr_Clear();
+    return Py_NewRef(Py_None);
+  }
+  return entry;
+}
+
+/// Whether `entry` has linecache's shape, (size, mtime, lines, fullname) with exact builtin
+/// types throughout, so that comparing two of them runs no Python code. Its estimated bytes.
+bool plain_entry(PyObject *entry, std::size_t *bytes) noexcept {
+  if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 4) return false;
+  PyObject *size = PyTuple_GET_ITEM(entry, 0), *mtime = PyTuple_GET_ITEM(entry, 1),
+           *lines = PyTuple_GET_ITEM(entry, 2), *fullname = PyTuple_GET_ITEM(entry, 3);
+  if (!PyLong_CheckExact(size) || !PyUnicode_CheckExact(fullname) || !PyList_CheckExact(lines) ||
+      !(mtime == Py_None || PyFloat_CheckExact(mtime) || PyLong_CheckExact(mtime)))
+    return false;
+  const Py_ssize_t n = PyList_GET_SIZE(lines);
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (!PyUnicode_CheckExact(PyList_GET_ITEM(lines, i))) return false;
+  const Py_ssize_t length = PyLong_AsSsize_t(size);
+  if (length == -1 && PyErr_Occurred()) PyErr_Clear();
+  *bytes = (length > 0 ? std::size_t(length) : 0) + kLineBytes * std::size_t(n);
   return true;
 }
 
-/// Reads `file` into linecache.cache as torch's walk would (linecache.getlines, natively where
-/// that cannot differ) when linecache holds no copy of it or only a lazy one. May run anything.
-bool read_file(PyObject *cache, PyObject *file) noexcept {
-  PyObject *entry;
-  if (!cached_entry(cache, file, &entry)) return false;
-  if (entry != Py_None && !(PyTuple_Check(entry) && PyTuple_GET_SIZE(entry) == 1)) return true;
-  PyObject *lines = detail::source_lines(file);
-  Py_XDECREF(lines);
-  return lines != nullptr;
+/// Whether two of linecache's entries for one file are the same copy: the same object, both
+/// absent, or equal plain entries (size, modification time, lines and full name: a file read
+/// again with the same lines). Anything else counts as changed.
+bool same_copy(PyObject *a, PyObject *b) noexcept {
+  if (a == b) return true;
+  std::size_t unused;
+  if (!plain_entry(a, &unused) || !plain_entry(b, &unused)) return false;
+  const int equal = PyObject_RichCompareBool(a, b, Py_EQ);  // builtin types alone
+  if (equal < 0) PyErr_Clear();
+  return equal == 1;
 }
 
 /// The version of linecache's copy of `file` and that copy's entry (a new reference, when
 /// `entry` is non-null): by identity when linecache holds the entry the version was taken
-/// from, else through file_state, whose fingerprint keeps the version of a copy read again
-/// with the same lines.
-bool file_version(const Callbacks &cb, PyObject *cache, PyObject *file, std::uint64_t *version,
+/// from. Else the file is read as torch's walk reads it when linecache holds no copy or a
+/// lazy one (linecache.getlines, natively where that cannot differ), and a copy equal to the
+/// one the version was taken from keeps the version.
+bool file_version(PyObject *cache, PyObject *file, std::uint64_t *version,
                   PyObject **entry) noexcept {
   Tables &t = tables();
-  if (cache) {
-    PyObject *now;
-    if (!cached_entry(cache, file, &now)) return false;
+  PyObject *now = cached_entry(cache, file);  // may run anything (not a dict)
+  if (!now) return false;
+  {
     TableLock lock;
     auto it = t.files.find(file);
     if (it != t.files.end() && it->second.entry == now) {
       *version = it->second.version;
-      if (entry) *entry = Py_NewRef(now);
+      if (entry)
+        *entry = now;
+      else
+        Py_DECREF(now);
       return true;
     }
   }
-  if (cache && !read_file(cache, file)) return false;
-  PyObject *state = PyObject_CallOneArg(cb.file_state, file);  // may run anything
-  if (!state) return false;
-  if (!PyTuple_CheckExact(state) || PyTuple_GET_SIZE(state) != 3 ||
-      !PyLong_CheckExact(PyTuple_GET_ITEM(state, 2))) {
-    PyErr_Format(PyExc_TypeError, "callsite.torch: file_state must return (entry, fingerprint, "
-                 "bytes), not %.200s", Py_TYPE(state)->tp_name);
-    Py_DECREF(state);
-    return false;
+  if (now == Py_None || (PyTuple_Check(now) && PyTuple_GET_SIZE(now) == 1)) {
+    Py_DECREF(now);
+    PyObject *lines = detail::source_lines(file);  // may run anything
+    if (!lines) return false;
+    Py_DECREF(lines);
+    now = cached_entry(cache, file);
+    if (!now) return false;
   }
-  PyObject *now = PyTuple_GET_ITEM(state, 0), *fingerprint = PyTuple_GET_ITEM(state, 1);
-  const Py_ssize_t bytes_signed = PyLong_AsSsize_t(PyTuple_GET_ITEM(state, 2));
-  if (bytes_signed == -1 && PyErr_Occurred()) {
-    Py_DECREF(state);
-    return false;
-  }
-  const std::size_t bytes = bytes_signed > 0 ? std::size_t(bytes_signed) : 0;
+  std::size_t bytes = 0;
+  plain_entry(now, &bytes);
   PyObject *known = nullptr;
   std::uint64_t known_version = 0;
   {
     TableLock lock;
     auto it = t.files.find(file);
     if (it != t.files.end()) {
-      known = Py_NewRef(it->second.fingerprint);
+      known = Py_NewRef(it->second.entry);
       known_version = it->second.version;
     }
   }
-  bool same = false;
-  if (known) {
-    const int equal = known == fingerprint ? 1 : PyObject_RichCompareBool(known, fingerprint, Py_EQ);
-    Py_DECREF(known);
-    if (equal < 0) {
-      Py_DECREF(state);
-      return false;
-    }
-    same = equal == 1;
-  }
+  const bool same = known && same_copy(known, now);
+  Py_XDECREF(known);
   Garbage garbage;
   std::uint64_t v;
   try {
@@ -211,17 +227,19 @@ bool file_version(const Callbacks &cb, PyObject *cache, PyObject *file, std::uin
       t.files.erase(it);
     }
     if (t.files_bytes + bytes > kFilesBytes) clear_files(t, garbage);
-    t.files.emplace(Py_NewRef(file), FileCopy{Py_NewRef(now), Py_NewRef(fingerprint), v, bytes});
+    t.files.emplace(Py_NewRef(file), FileCopy{Py_NewRef(now), v, bytes});
     t.files_bytes += bytes;
   } catch (const std::bad_alloc &) {
     release(garbage);
-    Py_DECREF(state);
+    Py_DECREF(now);
     PyErr_NoMemory();
     return false;
   }
   *version = v;
-  if (entry) *entry = Py_NewRef(now);
-  Py_DECREF(state);
+  if (entry)
+    *entry = now;
+  else
+    Py_DECREF(now);
   release(garbage);
   return true;
 }
@@ -419,7 +437,7 @@ PyObject *make_stack_text(const Callbacks &cb, PyObject *cache, const FrameKey *
       if (seen) continue;
       std::uint64_t version;
       PyObject *entry;
-      if (!file_version(cb, cache, kept[i].file, &version, &entry)) return done(nullptr);
+      if (!file_version(cache, kept[i].file, &version, &entry)) return done(nullptr);
       entries.push_back(entry);
       files.emplace_back(Py_NewRef(kept[i].file), version);
     }
@@ -461,8 +479,23 @@ void release_files(std::vector<std::pair<PyObject *, std::uint64_t>> &files) noe
 
 }  // namespace
 
-PyObject *stack_text(const Callbacks &cb, PyObject *cache, const FrameKey *kept,
-                     std::size_t n) noexcept {
+bool copies_unchanged(PyObject *cache, const FileVersions &files, bool *same) noexcept {
+  *same = true;
+  for (auto &file : files) {
+    std::uint64_t now;
+    if (!file_version(cache, file.first, &now, nullptr)) return false;
+    if (now != file.second) {
+      *same = false;
+      return true;
+    }
+  }
+  return true;
+}
+
+void release_versions(FileVersions &files) noexcept { release_files(files); }
+
+PyObject *stack_text(const Callbacks &cb, PyObject *cache, const FrameKey *kept, std::size_t n,
+                     FileVersions *versions) noexcept {
   Tables &t = tables();
   const std::uint64_t h = hash_frames(kept, n);
   std::vector<std::pair<PyObject *, std::uint64_t>> files;
@@ -488,21 +521,20 @@ PyObject *stack_text(const Callbacks &cb, PyObject *cache, const FrameKey *kept,
     return nullptr;
   }
   if (text) {
-    bool same = true;
-    for (auto &file : files) {
-      std::uint64_t now;
-      if (!file_version(cb, cache, file.first, &now, nullptr)) {
+    bool same;
+    if (!copies_unchanged(cache, files, &same)) {
+      release_files(files);
+      Py_DECREF(text);
+      return nullptr;
+    }
+    if (same) {
+      if (versions)
+        *versions = std::move(files);
+      else
         release_files(files);
-        Py_DECREF(text);
-        return nullptr;
-      }
-      if (now != file.second) {
-        same = false;
-        break;
-      }
+      return text;
     }
     release_files(files);
-    if (same) return text;
     Py_CLEAR(text);
   }
   text = make_stack_text(cb, cache, kept, n, files);
@@ -513,6 +545,10 @@ PyObject *stack_text(const Callbacks &cb, PyObject *cache, const FrameKey *kept,
   const std::size_t bytes = std::size_t(PyUnicode_GET_LENGTH(text)) + kFrameKeyBytes * n;
   Garbage garbage;
   try {
+    if (versions) {
+      versions->reserve(files.size());
+      for (auto &file : files) versions->emplace_back(Py_NewRef(file.first), file.second);
+    }
     std::vector<FrameKey> key(kept, kept + n);
     TableLock lock;
     auto range = t.stacks.equal_range(h);

@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
+#include <vector>
 #ifdef Py_GIL_DISABLED
 #include <mutex>
 #endif
@@ -42,24 +44,33 @@ struct FrameKey {
   int line;
 };
 
-/// The Python functions the tables call (held by the caller for the whole call):
-/// file_state(file) -> (linecache's entry after reading the file as torch's walk would, a
-/// fingerprint equal for copies with the same lines, estimated bytes); format_frame(file,
-/// line, name) -> the frame's lines as StackSummary.format writes them; format_stack(frames)
-/// -> the stripped text of a list of (file, line, name) (the repetition cut-off's path).
+/// (file, version of linecache's copy of it) for each distinct file of a text.
+using FileVersions = std::vector<std::pair<PyObject *, std::uint64_t>>;
+
+/// The Python functions the tables call (held by the caller for the whole call): format_frame
+/// (file, line, name) -> the frame's lines as StackSummary.format writes them (what the native
+/// format leaves to CPython); format_stack(frames) -> the stripped text of a list of (file,
+/// line, name) (StackSummary.format's repetition cut-off).
 struct Callbacks {
-  PyObject *file_state;
   PyObject *format_frame;
   PyObject *format_stack;
 };
 
 /// The text torch's StackSummary.format(...).strip() gives `kept` (outermost first, n > 0),
 /// from the tables when linecache still holds the copies of its files the text was made from.
-/// `cache` is linecache.cache when it is a dict (else nullptr: every check goes through
-/// file_state). A new reference, or nullptr with a Python error set. Calls into Python only
+/// `cache` is linecache.cache (held by the caller). A new reference, or nullptr with a Python error set. Calls into Python only
 /// on a miss; every table is looked up again after such a call.
+/// With `versions`, also the (file, version) pairs the text was made from (files held; the
+/// caller releases them with release_versions), to check it again with copies_unchanged.
 PyObject *stack_text(const Callbacks &callbacks, PyObject *cache, const FrameKey *kept,
-                     std::size_t n) noexcept;
+                     std::size_t n, FileVersions *versions = nullptr) noexcept;
+
+/// Whether linecache still holds the copies `files` were taken from (`*same`); false with a
+/// Python error. May call into Python (a file read again).
+bool copies_unchanged(PyObject *cache, const FileVersions &files, bool *same) noexcept;
+
+/// Releases the files of `files` and empties it.
+void release_versions(FileVersions &files) noexcept;
 
 /// Empties every table (the references are released after the tables are empty).
 void clear_text_tables() noexcept;

@@ -4,6 +4,7 @@
 // torch/text_tables.h) and the node's metadata.
 #include "torch/texts_type.h"
 
+#include <cstring>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -31,14 +32,43 @@ struct PairHash {
 /// (file, name) -> decision bits; both strs held by the table.
 using Decisions = std::unordered_map<std::pair<PyObject *, PyObject *>, std::uint8_t, PairHash>;
 
+/// What a raw frame (code, offset) described when its entry was made, held: a code object at
+/// the same address later (the first one freed) describes the same frame only if it has the
+/// same file, name, line table and first line (a frame's line is a function of those and the
+/// offset, symbolize/code_info.h).
+struct RawCheck {
+  PyObject *file, *name, *linetable;
+  int firstlineno;
+};
+
+/// A stack as captured (no reference to its code objects: checked by RawCheck instead) in one
+/// mode, and its text with the copies of the files it was made from.
+struct RawEntry {
+  std::vector<RawFrame> frames;
+  std::vector<RawCheck> checks;
+  bool forward_only;
+  PyObject *text;  // held; None when no frame is kept
+  FileVersions files;
+};
+
+struct RawTable {
+  std::unordered_multimap<std::uint64_t, RawEntry> entries;
+  std::size_t bytes = 0;
+};
+
+// Estimated bytes of a raw entry's frame (the frame, its checks) beside its text.
+constexpr std::size_t kRawFrameBytes = 64;
+constexpr std::size_t kRawBytes = std::size_t(1) << 24;
+
 struct TextsObject {
   PyObject_HEAD
   PyObject *uninteresting;  // frozenset of file names (torch's uninteresting_files())
   PyObject *anchors;        // frozenset of (file, name) (torch.fx.proxy._STACK_TRACE_ANCHORS)
   PyObject *recorded;       // the tuple subclass of node.meta["_callsite_traceback"]
-  PyObject *file_state, *format_frame, *format_stack;  // torch/text_tables.h's Callbacks
+  PyObject *format_frame, *format_stack;  // torch/text_tables.h's Callbacks
   PyObject *linecache;      // the linecache module (its `cache` read per node)
   Decisions *decisions;
+  RawTable *raw;  // the stacks recorded under these rules
 };
 
 inline TextsObject *as_texts(PyObject *o) { return reinterpret_cast<TextsObject *>(o); }
@@ -71,23 +101,138 @@ void release_decisions(Decisions &d) noexcept {
   for (PyObject *o : garbage) Py_DECREF(o);
 }
 
+void drop_raw(RawEntry &e, std::vector<PyObject *> &garbage) {
+  for (const RawCheck &c : e.checks) {
+    garbage.push_back(c.file);
+    garbage.push_back(c.name);
+    garbage.push_back(c.linetable);
+  }
+  for (auto &file : e.files) garbage.push_back(file.first);
+  garbage.push_back(e.text);
+}
+
+void release_raw(RawTable &r) noexcept {
+  std::vector<PyObject *> garbage;
+  try {
+    TableLock lock;
+    for (auto &item : r.entries) drop_raw(item.second, garbage);
+    r.entries.clear();
+    r.bytes = 0;
+  } catch (const std::bad_alloc &) {
+  }
+  for (PyObject *o : garbage) Py_DECREF(o);  // strs, bytes, texts: no finalizer runs
+}
+
+std::uint64_t hash_raw(const RawFrame *f, std::size_t n, bool forward_only) noexcept {
+  std::uint64_t h = 0xcbf29ce484222325ull ^ (n << 1) ^ std::uint64_t(forward_only);
+  for (std::size_t i = 0; i < n; ++i) {
+    h = (h ^ (f[i].tagged >> 4)) * 0x100000001b3ull;
+    h = (h ^ std::uint64_t(f[i].payload)) * 0x100000001b3ull;
+  }
+  return h;
+}
+
+bool raw_matches(const RawEntry &e, const RawFrame *f, std::size_t n, bool forward_only) noexcept {
+  if (e.forward_only != forward_only || e.frames.size() != n) return false;
+  if (std::memcmp(e.frames.data(), f, n * sizeof(RawFrame)) != 0) return false;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto *code = static_cast<PyCodeObject *>(f[i].code());
+    const RawCheck &c = e.checks[i];
+    if (code->co_filename != c.file || code->co_name != c.name ||
+        code->co_linetable != c.linetable || code->co_firstlineno != c.firstlineno)
+      return false;
+  }
+  return true;
+}
+
+/// The text recorded for this raw stack (a new reference) with its file versions (held), or
+/// nullptr (no error) when there is none.
+PyObject *raw_lookup(RawTable &r, std::uint64_t h, const RawFrame *f, std::size_t n,
+                     bool forward_only, FileVersions &files) {
+  TableLock lock;
+  auto range = r.entries.equal_range(h);
+  for (auto it = range.first; it != range.second; ++it) {
+    const RawEntry &e = it->second;
+    if (!raw_matches(e, f, n, forward_only)) continue;
+    files.reserve(e.files.size());
+    for (auto &file : e.files) files.emplace_back(Py_NewRef(file.first), file.second);
+    return Py_NewRef(e.text);
+  }
+  return nullptr;
+}
+
+/// Stores `text` for this raw stack (taking references; `files` is consumed). Frames are all
+/// Python frames of live code objects (the caller's Traceback holds them).
+void raw_store(RawTable &r, std::uint64_t h, const RawFrame *f, std::size_t n, bool forward_only,
+               PyObject *text, FileVersions &files) noexcept {
+  std::vector<PyObject *> garbage;
+  const std::size_t bytes =
+      kRawFrameBytes * (n + 1) + (text == Py_None ? 0 : std::size_t(PyUnicode_GET_LENGTH(text)));
+  try {
+    RawEntry entry{std::vector<RawFrame>(f, f + n), {}, forward_only, text, {}};
+    entry.checks.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      auto *code = static_cast<PyCodeObject *>(f[i].code());
+      entry.checks.push_back(
+          RawCheck{code->co_filename, code->co_name, code->co_linetable, code->co_firstlineno});
+    }
+    TableLock lock;
+    auto range = r.entries.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it) {  // made from older copies
+      if (!raw_matches(it->second, f, n, forward_only)) continue;
+      drop_raw(it->second, garbage);
+      r.bytes -= kRawFrameBytes * (n + 1) + (it->second.text == Py_None
+                                                 ? 0
+                                                 : std::size_t(PyUnicode_GET_LENGTH(it->second.text)));
+      r.entries.erase(it);
+      break;
+    }
+    if (r.bytes + bytes > kRawBytes) {
+      for (auto &item : r.entries) drop_raw(item.second, garbage);
+      r.entries.clear();
+      r.bytes = 0;
+    }
+    auto it = r.entries.emplace(h, std::move(entry));
+    RawEntry &e = it->second;
+    e.files = std::move(files);
+    files.clear();
+    Py_INCREF(e.text);
+    for (const RawCheck &c : e.checks) {
+      Py_INCREF(c.file);
+      Py_INCREF(c.name);
+      Py_INCREF(c.linetable);
+    }
+    r.bytes += bytes;
+  } catch (const std::bad_alloc &) {  // not stored: made again next time
+  }
+  release_versions(files);
+  for (PyObject *o : garbage) Py_DECREF(o);
+}
+
 PyObject *texts_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static const char *kwlist[] = {"uninteresting", "anchors", "recorded", "file_state",
-                                 "format_frame", "format_stack", nullptr};
-  PyObject *uninteresting, *anchors, *recorded, *file_state, *format_frame, *format_stack;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!O!OOO:_TorchTexts",
-                                   const_cast<char **>(kwlist), &PyFrozenSet_Type, &uninteresting,
-                                   &PyFrozenSet_Type, &anchors, &PyType_Type, &recorded,
-                                   &file_state, &format_frame, &format_stack))
+  static const char *kwlist[] = {"uninteresting", "anchors", "recorded", "format_frame",
+                                 "format_stack", nullptr};
+  PyObject *uninteresting, *anchors, *recorded, *format_frame, *format_stack;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOO:_TorchTexts",
+                                   const_cast<char **>(kwlist), &uninteresting, &anchors,
+                                   &recorded, &format_frame, &format_stack))
     return nullptr;
-  if (!PyType_IsSubtype(reinterpret_cast<PyTypeObject *>(recorded), &PyTuple_Type)) {
-    PyErr_Format(PyExc_TypeError, "_TorchTexts: recorded must be a subclass of tuple, not %.200s",
-                 reinterpret_cast<PyTypeObject *>(recorded)->tp_name);
+  for (auto [set, name] : {std::pair{uninteresting, "uninteresting"}, {anchors, "anchors"}}) {
+    if (!PyFrozenSet_CheckExact(set)) {
+      PyErr_Format(PyExc_TypeError, "_TorchTexts: %s must be a frozenset, not %.200s", name,
+                   Py_TYPE(set)->tp_name);
+      return nullptr;
+    }
+  }
+  if (!PyType_Check(recorded) ||
+      !PyType_IsSubtype(reinterpret_cast<PyTypeObject *>(recorded), &PyTuple_Type)) {
+    PyErr_Format(PyExc_TypeError, "_TorchTexts: recorded must be a subclass of tuple, not %R",
+                 recorded);
     return nullptr;
   }
-  PyObject *callbacks[] = {file_state, format_frame, format_stack};
-  const char *names[] = {"file_state", "format_frame", "format_stack"};
-  for (int i = 0; i < 3; ++i) {
+  PyObject *callbacks[] = {format_frame, format_stack};
+  const char *names[] = {"format_frame", "format_stack"};
+  for (int i = 0; i < 2; ++i) {
     if (!PyCallable_Check(callbacks[i])) {
       PyErr_Format(PyExc_TypeError, "_TorchTexts: %s must be callable, not %.200s", names[i],
                    Py_TYPE(callbacks[i])->tp_name);
@@ -103,7 +248,8 @@ PyObject *texts_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     return nullptr;
   }
   self->decisions = new (std::nothrow) Decisions();
-  if (!self->decisions) {
+  self->raw = new (std::nothrow) RawTable();
+  if (!self->decisions || !self->raw) {
     Py_DECREF(linecache);
     Py_DECREF(reinterpret_cast<PyObject *>(self));
     return PyErr_NoMemory();
@@ -111,7 +257,6 @@ PyObject *texts_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   self->uninteresting = Py_NewRef(uninteresting);
   self->anchors = Py_NewRef(anchors);
   self->recorded = Py_NewRef(recorded);
-  self->file_state = Py_NewRef(file_state);
   self->format_frame = Py_NewRef(format_frame);
   self->format_stack = Py_NewRef(format_stack);
   self->linecache = linecache;
@@ -124,7 +269,6 @@ int texts_traverse(PyObject *self, visitproc visit, void *arg) {
   Py_VISIT(t->uninteresting);
   Py_VISIT(t->anchors);
   Py_VISIT(t->recorded);
-  Py_VISIT(t->file_state);
   Py_VISIT(t->format_frame);
   Py_VISIT(t->format_stack);
   Py_VISIT(t->linecache);
@@ -136,7 +280,6 @@ int texts_clear(PyObject *self) {
   Py_CLEAR(t->uninteresting);
   Py_CLEAR(t->anchors);
   Py_CLEAR(t->recorded);
-  Py_CLEAR(t->file_state);
   Py_CLEAR(t->format_frame);
   Py_CLEAR(t->format_stack);
   Py_CLEAR(t->linecache);
@@ -150,6 +293,11 @@ void texts_dealloc(PyObject *self) {
     t->decisions = nullptr;
     release_decisions(*d);  // strs only: no finalizer runs
     delete d;
+  }
+  if (RawTable *r = t->raw) {
+    t->raw = nullptr;
+    release_raw(*r);
+    delete r;
   }
   texts_clear(self);
   PyTypeObject *type = Py_TYPE(self);
@@ -215,6 +363,65 @@ done:
   return result;
 }
 
+/// The text of `tb`'s stack, through the decisions and the process-wide tables: a new
+/// reference (None: no frame kept), `*python` set instead when the stack has a frame this path
+/// does not describe, nullptr with an error.
+PyObject *text_of(TextsObject *self, PyObject *tb, bool forward_only, PyObject *cache,
+                  FileVersions &files, bool *python) {
+  const std::size_t n = traceback_size(tb);
+  const RawFrame *raw = traceback_frames(tb);
+  std::vector<FrameKey> frames, kept;
+  std::vector<std::uint8_t> bits;
+  frames.reserve(n);
+  for (std::size_t i = n; i-- > 0;) {  // outermost first
+    const RawFrame &f = raw[i];
+    auto *code = static_cast<PyCodeObject *>(f.code());
+    PyObject *file = code->co_filename, *name = code->co_name;
+    // A str subclass, a frame without a line: the caller's Python path, with this capture.
+    if (!PyUnicode_CheckExact(file) || !PyUnicode_CheckExact(name)) {
+      *python = true;
+      return nullptr;
+    }
+    detail::Position pos;
+    if (!detail::code_position(code, f.lasti(), &pos)) return nullptr;
+    if (pos.lineno < 0) {
+      *python = true;
+      return nullptr;
+    }
+    frames.push_back(FrameKey{file, name, pos.lineno});
+  }
+  // The code objects (and so these strs) are held by `tb` from here on.
+  bits.resize(frames.size());
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    const int b = decision(self, frames[i].file, frames[i].name);
+    if (b < 0) return nullptr;
+    bits[i] = std::uint8_t(b);
+  }
+  kept.reserve(frames.size());
+  if (forward_only) {
+    for (std::size_t i = 0; i < frames.size(); ++i)
+      if ((bits[i] & (kForwardOnly | kInteresting)) == (kForwardOnly | kInteresting))
+        kept.push_back(frames[i]);
+  } else {
+    std::size_t first = 0;
+    while (first < frames.size() && !(bits[first] & kForward)) ++first;
+    for (std::size_t i = first; i < frames.size(); ++i)
+      if (bits[i] & kInteresting) kept.push_back(frames[i]);
+  }
+  if (kept.empty()) return Py_NewRef(Py_None);
+  const Callbacks callbacks{self->format_frame, self->format_stack};
+  if (!callbacks.format_frame || !callbacks.format_stack) {
+    PyErr_SetString(PyExc_RuntimeError, "_TorchTexts: cleared");
+    return nullptr;
+  }
+  Py_INCREF(callbacks.format_frame);
+  Py_INCREF(callbacks.format_stack);
+  PyObject *text = stack_text(callbacks, cache, kept.data(), kept.size(), &files);
+  Py_DECREF(callbacks.format_frame);
+  Py_DECREF(callbacks.format_stack);
+  return text;
+}
+
 // record(meta, forward_only, /): see the docstring below.
 PyObject *texts_record(PyObject *self_obj, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 2) {
@@ -229,80 +436,52 @@ PyObject *texts_record(PyObject *self_obj, PyObject *const *args, Py_ssize_t nar
   TextsObject *self = as_texts(self_obj);
   // Innermost first, as capture(1) in the caller gives it: the caller's frame dropped.
   PyObject *tb = callsite::capture(1, SIZE_MAX);
-  PyObject *result = nullptr, *text = nullptr, *cache = nullptr;
-  std::vector<FrameKey> frames, kept;
-  std::vector<std::uint8_t> bits;
+  PyObject *result = nullptr, *text = nullptr, *cache = nullptr, *linecache = nullptr;
+  FileVersions files;
+  std::size_t n = 0;
+  const RawFrame *raw = nullptr;
+  std::uint64_t h = 0;
+  bool python = false;
   if (!tb) goto done;
-  if (!self->decisions || !self->recorded) {
+  if (!self->decisions || !self->raw || !self->recorded || !self->linecache) {
     PyErr_SetString(PyExc_RuntimeError, "_TorchTexts: cleared");
     goto done;
   }
+  n = traceback_size(tb);
+  raw = traceback_frames(tb);
+  // A native frame (its reifier may run Python code, and torch's walk may or may not see it):
+  // the caller's Python path, with this capture.
+  for (std::size_t i = 0; i < n && !python; ++i) python = !raw[i].is_python();
+  if (python) {
+    result = Py_NewRef(tb);
+    goto done;
+  }
+  linecache = Py_NewRef(self->linecache);
+  cache = PyObject_GetAttr(linecache, str_cache);
+  Py_DECREF(linecache);
+  if (!cache) goto done;
   try {
-    const std::size_t n = traceback_size(tb);
-    const RawFrame *raw = traceback_frames(tb);
-    frames.reserve(n);
-    for (std::size_t i = n; i-- > 0;) {  // outermost first
-      const RawFrame &f = raw[i];
-      // A native frame (its reifier may run Python code, and torch's walk may or may not see
-      // it), a str subclass, a frame without a line: the caller's Python path, with this
-      // capture.
-      if (!f.is_python()) {
-        result = Py_NewRef(tb);
-        goto done;
-      }
-      auto *code = static_cast<PyCodeObject *>(f.code());
-      PyObject *file = code->co_filename, *name = code->co_name;
-      if (!PyUnicode_CheckExact(file) || !PyUnicode_CheckExact(name)) {
-        result = Py_NewRef(tb);
-        goto done;
-      }
-      detail::Position pos;
-      if (!detail::code_position(code, f.lasti(), &pos)) goto done;
-      if (pos.lineno < 0) {
-        result = Py_NewRef(tb);
-        goto done;
-      }
-      frames.push_back(FrameKey{file, name, pos.lineno});
+    h = hash_raw(raw, n, forward_only);
+    text = raw_lookup(*self->raw, h, raw, n, forward_only, files);
+    if (text) {  // recorded before: valid while linecache holds the same copies
+      bool same;
+      const bool checked = copies_unchanged(cache, files, &same);
+      release_versions(files);
+      if (!checked) goto done;
+      if (!same) Py_CLEAR(text);
     }
-    // The code objects (and so these strs) are held by `tb` from here on.
-    bits.resize(frames.size());
-    for (std::size_t i = 0; i < frames.size(); ++i) {
-      const int b = decision(self, frames[i].file, frames[i].name);
-      if (b < 0) goto done;
-      bits[i] = std::uint8_t(b);
-    }
-    kept.reserve(frames.size());
-    if (forward_only) {
-      for (std::size_t i = 0; i < frames.size(); ++i)
-        if ((bits[i] & (kForwardOnly | kInteresting)) == (kForwardOnly | kInteresting))
-          kept.push_back(frames[i]);
-    } else {
-      std::size_t first = 0;
-      while (first < frames.size() && !(bits[first] & kForward)) ++first;
-      for (std::size_t i = first; i < frames.size(); ++i)
-        if (bits[i] & kInteresting) kept.push_back(frames[i]);
+    if (!text) {
+      text = text_of(self, tb, forward_only != 0, cache, files, &python);
+      if (python) {
+        result = Py_NewRef(tb);
+        goto done;
+      }
+      if (!text) goto done;
+      if (self->raw) raw_store(*self->raw, h, raw, n, forward_only != 0, text, files);
     }
   } catch (const std::bad_alloc &) {
     PyErr_NoMemory();
     goto done;
-  }
-  if (!kept.empty()) {
-    PyObject *linecache = Py_NewRef(self->linecache);
-    cache = PyObject_GetAttr(linecache, str_cache);
-    Py_DECREF(linecache);
-    if (!cache) goto done;
-    const Callbacks callbacks{self->file_state, self->format_frame, self->format_stack};
-    Py_INCREF(callbacks.file_state);
-    Py_INCREF(callbacks.format_frame);
-    Py_INCREF(callbacks.format_stack);
-    text = stack_text(callbacks, PyDict_CheckExact(cache) ? cache : nullptr, kept.data(),
-                      kept.size());
-    Py_DECREF(callbacks.file_state);
-    Py_DECREF(callbacks.format_frame);
-    Py_DECREF(callbacks.format_stack);
-    if (!text) goto done;
-  } else {
-    text = Py_NewRef(Py_None);
   }
   {
     PyObject *pair = PyTuple_Pack(2, tb, text);
@@ -324,6 +503,7 @@ PyObject *texts_record(PyObject *self_obj, PyObject *const *args, Py_ssize_t nar
       Py_CLEAR(result);
   }
 done:
+  release_versions(files);
   Py_XDECREF(cache);
   Py_XDECREF(text);
   Py_XDECREF(tb);
@@ -331,8 +511,9 @@ done:
   return result;
 }
 
-PyObject *texts_clear_decisions(PyObject *self, PyObject *) {
+PyObject *texts_clear_caches(PyObject *self, PyObject *) {
   if (Decisions *d = as_texts(self)->decisions) release_decisions(*d);
+  if (RawTable *r = as_texts(self)->raw) release_raw(*r);
   Py_RETURN_NONE;
 }
 
@@ -366,8 +547,8 @@ PyMethodDef texts_methods[] = {
      "meta['_callsite_traceback'] = the result. Returns the Traceback alone (writing nothing)\n"
      "when the stack has a frame it does not describe (a native frame, a name that is a str\n"
      "subclass, a frame without a line): the caller records it in Python."},
-    {"clear_decisions", texts_clear_decisions, METH_NOARGS,
-     "clear_decisions($self, /)\n--\n\nDrops the cached filter decisions."},
+    {"clear", texts_clear_caches, METH_NOARGS,
+     "clear($self, /)\n--\n\nDrops the cached filter decisions and the stacks recorded."},
     {"decision_count", texts_decision_count, METH_NOARGS,
      "decision_count($self, /)\n--\n\nNumber of cached (file, name) filter decisions."},
     {"clear_tables", texts_clear_tables, METH_NOARGS | METH_STATIC,
@@ -378,7 +559,7 @@ PyMethodDef texts_methods[] = {
 
 PyType_Slot texts_slots[] = {
     {Py_tp_doc, const_cast<char *>(
-                    "_TorchTexts(uninteresting, anchors, recorded, file_state, format_frame, "
+                    "_TorchTexts(uninteresting, anchors, recorded, format_frame, "
                     "format_stack): torch.fx's node recording under one set of torch's filter "
                     "rules (callsite.torch's, internal).")},
     {Py_tp_new, reinterpret_cast<void *>(texts_new)},

@@ -118,7 +118,7 @@ class _Rules:
         self.uninteresting = uninteresting
         self.anchors = anchors
         self.texts: Any = same_as.texts if same_as is not None else _TorchTexts(
-            uninteresting, anchors, _Recorded, _file_state, _format_frame, _format_stack)
+            uninteresting, anchors, _Recorded, _format_frame, _format_stack)
         #: (file, function name) -> (named forward, kept by forward-only mode, not an
         #: uninteresting file), for the stacks recorded in Python (native frames).
         self.decisions: dict[tuple[str, str], tuple[bool, bool, bool]] = \
@@ -146,34 +146,7 @@ def _load_rules(previous: _Rules | None) -> _Rules:
     return rules
 
 
-# --- linecache's copies of the source files, and the formatting the native tables call ------
-
-#: Estimated bytes per line of a linecache entry beyond its characters (the str and the list).
-_LINE_BYTES = 64
-
-
-def _file_state(name: str) -> tuple[Any, Any, int]:
-    """For the native tables, linecache's copy of file `name`, which torch's walk reads every
-    line from: (linecache's entry, its fingerprint, estimated bytes). The fingerprint is None
-    when there is no copy; else its size, modification time, full name and a hash of its lines
-    (a copy read again with the same lines has an equal fingerprint). A file not read yet is
-    read, as torch's walk reads it."""
-    cache = linecache.cache
-    entry = cache.get(name)
-    if entry is None or len(entry) == 1:  # not read, or registered lazily
-        linecache.getlines(name)
-        entry = cache.get(name)
-    fingerprint: Any = None
-    size = 0
-    if entry is not None and len(entry) != 1:
-        try:
-            length, mtime, lines, fullname = entry
-            fingerprint = (length, mtime, fullname, len(lines), hash(tuple(lines)))
-            size = (length if isinstance(length, int) else 0) + _LINE_BYTES * len(lines)
-        except Exception:  # not linecache's shape: a fingerprint equal to no other
-            fingerprint = object()
-    return entry, fingerprint, size
-
+# --- the formatting the native tables leave to Python ----------------------------------------
 
 def _format_frame(filename: str, lineno: int, name: str) -> str:
     """One frame's lines as StackSummary.format writes them (what the native formatter leaves
@@ -380,7 +353,7 @@ def clear_caches() -> None:
     with _lock:
         rules = _rules
         if rules is not None:
-            rules.texts.clear_decisions()
+            rules.texts.clear()
             rules.decisions.clear()
         _TorchTexts.clear_tables()
 

@@ -1,0 +1,248 @@
+"""callsite.torch's native recorder (_callsite._TorchTexts) without torch, on every Python:
+its texts against the traceback module's (the frames torch's default filter keeps, formatted
+by StackSummary.format) for generated sources with unusual lines; the bound of its tables; no
+code object kept; callbacks and set members that call back into callsite.torch."""
+from __future__ import annotations
+
+import gc
+import importlib.util
+import linecache
+import os
+import sys
+import traceback
+import weakref
+
+import pytest
+
+import callsite.torch as ct
+from callsite._callsite import _TorchTexts
+
+
+def new_texts(uninteresting=frozenset(), anchors=frozenset(), **callbacks):
+    return _TorchTexts(uninteresting, anchors, ct._Recorded,
+                       callbacks.get("format_frame", ct._format_frame),
+                       callbacks.get("format_stack", ct._format_stack))
+
+
+def reference(frame, forward_only, uninteresting=frozenset(), anchors=frozenset()):
+    """torch's text for the stack of `frame` (outermost first), from the traceback module."""
+    frames = traceback.extract_stack(frame)
+    if forward_only:
+        kept = [f for f in frames if f.name == "forward" or f.filename.endswith(
+            "torch/__init__.py") or (f.filename, f.name) in anchors]
+    else:
+        first = next((i for i, f in enumerate(frames) if f.name == "forward"), len(frames))
+        kept = frames[first:]
+    kept = [f for f in kept if f.filename not in uninteresting]
+    if not kept:
+        return None
+    stack = traceback.StackSummary()
+    for f in kept:
+        stack.append(traceback.FrameSummary(f.filename, f.lineno, f.name, lookup_line=False))
+    return "".join(stack.format()).strip()
+
+
+class Recorder:
+    """`record` is what the generated code calls at its innermost frame (the create_node of
+    these tests): the native recording, and torch's text for the same stack."""
+
+    def __init__(self, texts, forward_only=False, **rules):
+        self.texts, self.forward_only, self.rules = texts, forward_only, rules
+        self.results = []
+
+    def record(self):
+        meta = {}
+        recorded = self.texts.record(meta, self.forward_only)
+        theirs = reference(sys._getframe(1), self.forward_only, **self.rules)
+        self.results.append((meta.get("stack_trace"), theirs, recorded, meta))
+        return recorded
+
+
+SOURCE = '''\
+def forward(n):
+    if n > 0:
+        return forward(n - 1)
+    return step()
+
+
+def step():
+    f = lambda: [helper(i) for i in range(1)][0]  # noqa: E731
+    return f()
+
+
+def helper(i):
+    value = (i,
+\t     rec.record())  # a tab, then spaces
+    x = rec.record()  # ünïcode ✓ and trailing spaces   
+    y = rec.record()  # a form feed: \x0c and a vertical tab: \x0b
+    z = other()
+    return value, x, y, z
+
+
+def other():
+    return rec.record()
+'''
+
+
+def load(path, name, source, encoding="utf-8", newline="\n", bom=False):
+    data = source.replace("\n", newline).encode(encoding)
+    with open(path, "wb") as f:
+        f.write((b"\xef\xbb\xbf" if bom else b"") + data)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("forward_only", [False, True])
+@pytest.mark.parametrize("newline,bom", [("\n", False), ("\r\n", True)])
+def test_texts_are_the_traceback_modules(tmp_path, forward_only, newline, bom):
+    """Frames recursing past the repetition cut-off, a lambda and a comprehension, lines with a
+    tab, non-ASCII text, a form feed; a CRLF file with a BOM: the text of every record is
+    StackSummary.format's, recorded again from the tables, and after the file is edited."""
+    path = str(tmp_path / f"gen_{forward_only}_{bom}.py")
+    module = load(path, f"gen_{forward_only}_{bom}", SOURCE, newline=newline, bom=bom)
+    anchors = frozenset({(path, "other")})
+    rec = module.rec = Recorder(new_texts(anchors=anchors), forward_only, anchors=anchors)
+    for depth in (0, 6, 6):
+        module.forward(depth)
+    edited = SOURCE.replace("# a tab, then spaces", "# edited").replace(
+        "return step()\n", "return step()  # edited\n")
+    with open(path, "wb") as f:
+        f.write(edited.replace("\n", newline).encode())
+    st = os.stat(path)
+    os.utime(path, (st.st_atime, st.st_mtime + 10))
+    linecache.checkcache(path)
+    module.forward(6)
+    assert len(rec.results) == 16
+    for ours, theirs, recorded, meta in rec.results:
+        assert ours == theirs
+        assert type(recorded) is ct._Recorded and recorded[1] == theirs
+        assert meta["_callsite_traceback"] is recorded
+        assert recorded[0][0].name in ("helper", "other")  # the caller of the recording
+    texts = [ours for ours, *_ in rec.results]
+    assert any("# edited" in t for t in texts[-4:]), texts[-4]
+    if not forward_only:
+        assert any("[Previous line repeated" in t for t in texts)
+
+
+def test_unusual_files_use_pythons_format(tmp_path):
+    """A "<stdin>-N" file (3.13+ writes "<stdin>"), a file linecache has no copy of and a line
+    past the end: Python's own format, the same text."""
+    source = "def forward():\n    return rec.record()\n"
+    module = {"rec": None}
+    for name in ("<stdin>-3", "<no such file>", str(tmp_path / "vanished.py")):
+        code = compile(source, name, "exec")
+        if name == "<stdin>-3":
+            linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+        namespace = dict(module)
+        exec(code, namespace)
+        rec = namespace["rec"] = Recorder(new_texts())
+        namespace["forward"]()
+        namespace["forward"]()
+        for ours, theirs, *_ in rec.results:
+            assert ours == theirs, name
+    linecache.cache.pop("<stdin>-3", None)
+
+
+def test_no_code_object_kept(tmp_path):
+    """The tables hold strings: the recorded module's code is freed with it."""
+    path = str(tmp_path / "freed.py")
+    module = load(path, "freed", "def forward():\n    return rec.record()\n")
+    module.rec = Recorder(new_texts())
+    module.forward()
+    assert module.rec.results[0][0]
+    code_ref = weakref.ref(module.forward.__code__)
+    del module
+    gc.collect()
+    assert code_ref() is None, gc.get_referrers(code_ref())
+    assert _TorchTexts.cached_texts() > 0
+
+
+def test_tables_stay_bounded(tmp_path):
+    """Stacks that never repeat (a record at every line of a long file, deep): past its bound
+    the table of texts starts over instead of growing."""
+    depth = 40
+    lines = ["def forward():", "    return f0()", ""]
+    for i in range(depth):
+        lines += [f"def f{i}():", f"    return {f'f{i + 1}' if i + 1 < depth else 'at'}()", ""]
+    lines += ["def at():"]
+    lines += [f"    rec.record()  # {'x' * 200} {i}" for i in range(3000)]
+    path = str(tmp_path / "many.py")
+    module = load(path, "many", "\n".join(lines) + "\n")
+    module.rec = Recorder(new_texts())
+    module.rec.record = lambda: module.rec.texts.record(None, False)  # no reference: faster
+    _TorchTexts.clear_tables()
+    counts = []
+    for _ in range(3):
+        module.forward()
+        counts.append(_TorchTexts.cached_texts())
+    assert max(counts) < 3000, counts
+
+
+def test_callbacks_that_clear_everything(tmp_path):
+    """format_frame and format_stack calling clear_caches() and collecting, and
+    set members whose __eq__ (run by the frozensets' lookups) clears the decisions: the
+    texts are still the traceback module's."""
+    path = str(tmp_path / "reentrant.py")
+    source = ("def forward(n):\n    if n:\n        return forward(n - 1)\n"
+              "    return rec.record()  # é\n")
+    module = load(path, "reentrant", source)
+
+    def clearing(function):
+        def call(*args):
+            ct.clear_caches()
+            _TorchTexts.clear_tables()
+            gc.collect()
+            return function(*args)
+        return call
+
+    holder = []
+
+    class Collide:
+        def __init__(self, like):
+            self.like = like
+
+        def __hash__(self):
+            return hash(self.like)
+
+        def __eq__(self, other):
+            _TorchTexts.clear_tables()
+            if holder:
+                holder[0].clear()
+            gc.collect()
+            return False
+
+    class Name(str):
+        def __eq__(self, other):  # equal to nothing: the file stays interesting
+            _TorchTexts.clear_tables()
+            gc.collect()
+            return False
+
+        __hash__ = str.__hash__
+
+    # Members colliding with the keys looked up: the test's own frame, the file's frames.
+    anchors = frozenset({Collide((__file__, "test_callbacks_that_clear_everything")),
+                         Collide((path, "forward"))})
+    texts = new_texts(uninteresting=frozenset({"unused", Name(path)}), anchors=anchors,
+                      format_frame=clearing(ct._format_frame),
+                      format_stack=clearing(ct._format_stack))
+    holder.append(texts)
+    module.rec = Recorder(texts, False)
+    for depth in (0, 5, 5, 0):
+        module.forward(depth)
+    module.rec = Recorder(texts, True, anchors=frozenset())
+    module.forward(5)
+    for ours, theirs, *_ in module.rec.results:
+        assert ours == theirs
+
+
+def test_bad_arguments():
+    with pytest.raises(TypeError, match="uninteresting"):
+        _TorchTexts([], frozenset(), ct._Recorded, ct._format_frame, ct._format_stack)
+    with pytest.raises(TypeError, match="recorded must be a subclass of tuple"):
+        _TorchTexts(frozenset(), frozenset(), dict, ct._format_frame, ct._format_stack)
+    with pytest.raises(TypeError, match="format_frame must be callable"):
+        _TorchTexts(frozenset(), frozenset(), ct._Recorded, None, ct._format_stack)
+    with pytest.raises(TypeError, match="2 arguments"):
+        new_texts().record({})
