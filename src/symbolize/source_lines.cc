@@ -44,11 +44,28 @@ bool init_names() noexcept {
   return s_st_mtime != nullptr;
 }
 
-// sys.modules' module (a dict lookup) or an import: the linecache traceback and friends use.
+// sys.modules[name], the module traceback and friends call, or an import when it is not there.
+// A plain dict lookup: PyImport_GetModule also asks the module's __spec__ whether it is still
+// initializing, an attribute lookup that fails (an exception made and cleared) on every call.
 PyObject *import_module(PyObject *name) noexcept {
-  PyObject *module = PyImport_GetModule(name);
+  PyObject *modules = PyImport_GetModuleDict();
+  PyObject *module = PyDict_CheckExact(modules)
+                         ? Py_XNewRef(PyDict_GetItemWithError(modules, name))
+                         : PyImport_GetModule(name);
   if (module || PyErr_Occurred()) return module;
   return PyImport_Import(name);
+}
+
+// The linecache module, imported on first use and held for the process, as the traceback
+// module holds the one it imported: the functions that call linecache use that module whatever
+// sys.modules says later.
+PyObject *linecache_module = nullptr;
+
+// linecache.cache: the module's global, read from its dict (a module's attributes are its
+// dict's entries), a new reference; nullptr with an exception or with none (missing).
+PyObject *linecache_cache(PyObject *linecache) noexcept {
+  if (!PyModule_CheckExact(linecache)) return PyObject_GetAttr(linecache, s_cache);
+  return Py_XNewRef(PyDict_GetItemWithError(PyModule_GetDict(linecache), s_cache));
 }
 
 // linecache.getlines(filename) itself, held to the list the contract promises.
@@ -218,25 +235,53 @@ std::size_t translate_newlines(char *p, std::size_t n) noexcept {
   return std::size_t(w - p);
 }
 
+// No byte with the high bit set: the text is ASCII, and every line is its bytes as they are.
+bool is_ascii(const char *p, std::size_t n) noexcept {
+  std::uint64_t acc = 0, w[4];
+  std::size_t i = 0;
+  for (; i + sizeof w <= n; i += sizeof w) {
+    std::memcpy(w, p + i, sizeof w);
+    acc |= w[0] | w[1] | w[2] | w[3];
+  }
+  for (; i < n; ++i) acc |= static_cast<unsigned char>(p[i]);
+  return (acc & 0x8080808080808080ull) == 0;
+}
+
+// One line as str: an ASCII line is copied into a compact ASCII str (what the decoder makes of
+// it), any other is decoded strictly as UTF-8, as TextIOWrapper does.
+inline PyObject *line_str(const char *p, std::size_t n, bool ascii) noexcept {
+  if (!ascii) return PyUnicode_DecodeUTF8(p, Py_ssize_t(n), nullptr);
+  PyObject *line = PyUnicode_New(Py_ssize_t(n), 127);
+  if (line) std::memcpy(PyUnicode_DATA(line), p, n);
+  return line;
+}
+
 // The lines of text[0, n), which ends in '\n'. nullptr with UnicodeDecodeError (the file is
 // not UTF-8: linecache gives []) or MemoryError.
 PyObject *split_lines(const char *text, std::size_t n) noexcept {
-  Py_ssize_t count = 0;
-  for (const char *p = text, *end = text + n; p < end; ++count)
-    p = static_cast<const char *>(std::memchr(p, '\n', std::size_t(end - p))) + 1;
-  PyObject *lines = PyList_New(count);
-  if (!lines) return nullptr;
-  const char *p = text, *end = text + n;
-  for (Py_ssize_t i = 0; i < count; ++i) {
-    const char *stop = static_cast<const char *>(std::memchr(p, '\n', std::size_t(end - p))) + 1;
-    PyObject *line = PyUnicode_DecodeUTF8(p, stop - p, nullptr);
-    if (!line) {
-      Py_DECREF(lines);
-      return nullptr;
+  // Where each line ends, found once, so the list is made at its size.
+  std::size_t capacity = n / 32 + 16, count = 0;
+  std::size_t *ends = static_cast<std::size_t *>(PyMem_Malloc(capacity * sizeof *ends));
+  for (const char *p = text, *end = text + n; ends && p < end; ++count) {
+    if (count == capacity) {
+      capacity *= 2;
+      std::size_t *grown =
+          static_cast<std::size_t *>(PyMem_Realloc(ends, capacity * sizeof *ends));
+      if (!grown) PyMem_Free(ends);
+      ends = grown;
+      if (!ends) break;
     }
-    PyList_SET_ITEM(lines, i, line);
-    p = stop;
+    p = static_cast<const char *>(std::memchr(p, '\n', std::size_t(end - p))) + 1;
+    ends[count] = std::size_t(p - text);
   }
+  PyObject *lines = ends ? PyList_New(Py_ssize_t(count)) : PyErr_NoMemory();
+  const bool ascii = is_ascii(text, n);
+  for (std::size_t i = 0, start = 0; lines && i < count; start = ends[i++]) {
+    PyObject *line = line_str(text + start, ends[i] - start, ascii);
+    if (!line) Py_CLEAR(lines);
+    else PyList_SET_ITEM(lines, Py_ssize_t(i), line);
+  }
+  PyMem_Free(ends);
   return lines;
 }
 
@@ -357,11 +402,13 @@ PyObject *read_lines(PyObject *linecache, PyObject *filename) noexcept {
   Py_DECREF(size);
   Py_DECREF(mtime);
   // The module global at the time of the store, as updatecache's `cache[filename] = ...`.
-  PyObject *cache = entry ? PyObject_GetAttr(linecache, s_cache) : nullptr;
+  PyObject *cache = entry ? linecache_cache(linecache) : nullptr;
   const int stored = cache ? PyObject_SetItem(cache, filename, entry) : -1;
   Py_XDECREF(cache);
   Py_XDECREF(entry);
   if (stored < 0) {
+    // updatecache's `cache[filename] = ...` without the global: a NameError.
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_NameError, "name 'cache' is not defined");
     Py_DECREF(lines);
     return nullptr;
   }
@@ -370,7 +417,7 @@ PyObject *read_lines(PyObject *linecache, PyObject *filename) noexcept {
 
 PyObject *lines_from(PyObject *linecache, PyObject *filename) noexcept {
   if (!PyUnicode_CheckExact(filename)) return fallback(linecache, filename);
-  PyObject *cache = PyObject_GetAttr(linecache, s_cache);
+  PyObject *cache = linecache_cache(linecache);
   if (!cache) {
     PyErr_Clear();
     return fallback(linecache, filename);
@@ -404,12 +451,12 @@ PyObject *lines_from(PyObject *linecache, PyObject *filename) noexcept {
 }  // namespace
 
 PyObject *source_lines(PyObject *filename) noexcept {
-  if (!init_names()) return nullptr;
-  PyObject *linecache = import_module(s_linecache);
-  if (!linecache) return nullptr;
-  PyObject *lines = lines_from(linecache, filename);
-  Py_DECREF(linecache);
-  return lines;
+  if (!linecache_module) {
+    if (!init_names()) return nullptr;
+    linecache_module = import_module(s_linecache);
+    if (!linecache_module) return nullptr;
+  }
+  return lines_from(linecache_module, filename);
 }
 
 PyObject *source_line(PyObject *filename, long lineno) noexcept {

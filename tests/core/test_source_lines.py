@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import types
 
 import pytest
 
@@ -162,7 +163,9 @@ def test_a_lazy_entry_is_linecache_s(tmp_path):
         def get_source(self, fullname):
             return f"# {fullname}\nx = 1\x0cy = 2"
 
-    module_globals = {"__name__": "lazy_module", "__loader__": Loader()}
+    loader = Loader()
+    module_globals = {"__name__": "lazy_module", "__loader__": loader,
+                      "__spec__": types.SimpleNamespace(name="lazy_module", loader=loader)}
     with counting_fallbacks() as calls:
         linecache.clearcache()
         assert linecache.lazycache(name, module_globals)
