@@ -94,31 +94,20 @@ PyObject *kept_location_capi(ContextCache &cc, const RawFrame *kept, std::size_t
   } else if (m == 1) {
     loc = frame_location_raw(cc, kept[0]);
   } else {
-    // The longest cached suffix S_i = callsite(f_i at S_{i+1}) (S_{m-1} = f_{m-1}), then the
-    // missing links: an op whose stack shares its outer frames with an earlier op's builds
-    // only its new inner links.
-    std::vector<std::uint64_t> hashes;
-    try {
-      hashes.resize(m);
-    } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
-      return PyErr_NoMemory();
-    }
-    for (std::size_t i = 0; i + 1 < m; ++i) hashes[i] = hash_frames(kept + i, m - i, 0);
-    std::size_t i = 0;
-    for (; i + 1 < m; ++i)
-      if (const void *hit = cc.find_raw_chain(hashes[i], kept + i, m - i)) {
+    // From the outermost kept frame in: S_{m-1} = f_{m-1}, S_i = callsite(f_i at S_{i+1}), each
+    // link looked up by (f_i, S_{i+1}); an op whose stack shares its outer frames with an
+    // earlier op's builds only its new inner links.
+    loc = frame_location_raw(cc, kept[m - 1]);
+    for (std::size_t i = m - 1; loc.ptr && i-- > 0;) {
+      if (const void *hit = cc.find_raw_link(kept[i], loc.ptr)) {
         loc = {hit};
-        break;
+        continue;
       }
-    if (!loc.ptr) {
-      i = m - 1;
-      loc = frame_location_raw(cc, kept[m - 1]);
-    }
-    while (loc.ptr && i-- > 0) {
       const MlirLocation callee = frame_location_raw(cc, kept[i]);
       if (!callee.ptr) return nullptr;
-      loc = api.call_site(callee, loc);
-      if (!cc.store_raw_chain(hashes[i], kept + i, m - i, loc.ptr)) return PyErr_NoMemory();
+      const MlirLocation link = api.call_site(callee, loc);
+      if (!cc.store_raw_link(kept[i], loc.ptr, link.ptr)) return PyErr_NoMemory();
+      loc = link;
     }
   }
   return loc.ptr ? final_location(cc, loc) : nullptr;

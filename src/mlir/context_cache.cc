@@ -179,26 +179,28 @@ PyObject *ContextCache::store_frame(const RawFrame &frame, PyObject *loc) noexce
 }
 
 bool ContextCache::store_raw_frame(const RawFrame &frame, const void *loc) noexcept {
-  try {
-    if (!raw_frames_.emplace(frame, loc).second) return true;  // a re-entrant call's: the same
-  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
-    return false;
-  }
-  retain(frame);  // the key's reference, released with the entry
-  return true;
+  const auto [stored, inserted] = raw_frames_.insert(frame, loc);
+  if (inserted) retain(frame);  // the key's reference, released with the entry
+  return stored != nullptr;     // else a re-entrant call's: the same location (uniqued)
+}
+
+bool ContextCache::store_raw_link(const RawFrame &callee, const void *caller,
+                                  const void *loc) noexcept {
+  const auto [stored, inserted] = raw_links_.insert(LinkKey{callee, caller}, loc);
+  if (inserted) retain(callee);  // the key's reference, released with the entry
+  return stored != nullptr;
 }
 
 PyObject *ContextCache::store_final(const void *raw, PyObject *loc) noexcept {
-  try {
-    auto [it, inserted] = finals_.emplace(raw, loc);
-    if (!inserted) {  // made meanwhile by a re-entrant call: keep the first
-      Py_DECREF(loc);
-      return it->second;
-    }
-  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
+  const auto [stored, inserted] = finals_.insert(raw, loc);
+  if (!stored) {  // out of memory
     Py_DECREF(loc);
     PyErr_NoMemory();
     return nullptr;
+  }
+  if (!inserted) {  // made meanwhile by a re-entrant call: keep the first
+    Py_DECREF(loc);
+    return *stored;
   }
   ++held_;
   return loc;
@@ -266,7 +268,7 @@ std::size_t ContextCache::wrap_count() const noexcept {
 PyObject *ContextCache::info() const noexcept {
   const std::size_t wraps = wrap_count();
   const std::size_t frames = frames_.size() + raw_frames_.size();
-  const std::size_t chains = chains_.size() + raw_chains_.size();
+  const std::size_t chains = chains_.size() + raw_links_.size();
   const std::size_t entries =
       frames + chains + stacks_.size() + wraps + finals_.size() + (unknown_ ? 1 : 0);
   return Py_BuildValue("{sn sn sn sn sn sn sK sK sn}", "frames", Py_ssize_t(frames), "chains",
@@ -295,11 +297,14 @@ void ContextCache::clear_sequences() noexcept {
   stacks_.clear();
   held_ -= chains_.size();
   chains_.clear();
-  raw_chains_.clear();
+  // The tables are emptied before anything is released (a release may run Python code).
+  std::vector<RawFrame> keys;
   std::vector<PyObject *> drop;  // the stacks pointed at these (already cleared)
-  drop.reserve(finals_.size());
-  for (auto &kv : finals_) drop.push_back(kv.second);
+  raw_links_.for_each([&](const LinkKey &k, const void *) { keys.push_back(k.callee); });
+  finals_.for_each([&](const void *, PyObject *loc) { drop.push_back(loc); });
+  raw_links_.clear();
   finals_.clear();
+  for (const RawFrame &k : keys) release(k);
   held_ -= drop.size();
   for (PyObject *o : drop) Py_DECREF(o);
 }
@@ -312,7 +317,7 @@ void ContextCache::clear_frames() noexcept {
     drop.push_back(kv.second);
     keys.push_back(kv.first);
   }
-  for (auto &kv : raw_frames_) keys.push_back(kv.first);
+  raw_frames_.for_each([&](const RawFrame &k, const void *) { keys.push_back(k); });
   frames_.clear();
   raw_frames_.clear();
   held_ -= drop.size();

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "callsite/frame.h"
+#include "mlir/flat_map.h"
 
 namespace callsite::mlir {
 
@@ -126,22 +127,25 @@ class ContextCache {
   /// is dropped when it dies (it is made only with a weak reference to the context).
   void *mlir_context = nullptr;
   const void *find_raw_frame(const RawFrame &frame) const noexcept {
-    auto it = raw_frames_.find(frame);
-    return it != raw_frames_.end() ? it->second : nullptr;
+    const void *const *hit = raw_frames_.find(frame);
+    return hit ? *hit : nullptr;
   }
   /// False on allocation failure.
   bool store_raw_frame(const RawFrame &frame, const void *loc) noexcept;
-  const void *find_raw_chain(std::uint64_t hash, const RawFrame *f, std::size_t n) const noexcept {
-    return raw_chains_.find(hash, f, n, 0, 0);
+  /// The link callsite(`callee`'s location at `caller`): a chain is a path in a trie of links
+  /// keyed by (frame, the raw location of its callers), so a lookup is one probe per frame and
+  /// storing copies no frame sequence (MLIR's locations are uniqued: equal chains are one
+  /// pointer).
+  const void *find_raw_link(const RawFrame &callee, const void *caller) const noexcept {
+    const void *const *hit = raw_links_.find(LinkKey{callee, caller});
+    return hit ? *hit : nullptr;
   }
-  bool store_raw_chain(std::uint64_t hash, const RawFrame *f, std::size_t n,
-                       const void *loc) noexcept {
-    return raw_chains_.insert(hash, f, n, 0, 0, loc);
-  }
+  /// False on allocation failure.
+  bool store_raw_link(const RawFrame &callee, const void *caller, const void *loc) noexcept;
   /// The ir.Location made of a raw final location (borrowed), or nullptr.
   PyObject *find_final(const void *raw) const noexcept {
-    auto it = finals_.find(raw);
-    return it != finals_.end() ? it->second : nullptr;
+    PyObject *const *hit = finals_.find(raw);
+    return hit ? *hit : nullptr;
   }
   /// Takes `loc` (a new reference) for `raw`. Returns the stored location (borrowed: `loc`, or
   /// the one a re-entrant call stored first, `loc` then released), nullptr + MemoryError.
@@ -197,9 +201,27 @@ class ContextCache {
     std::unordered_map<PyObject *, Wrapped> by_inner;
   };
   std::unordered_map<PyObject *, WrapGroup> wraps_;
-  std::unordered_map<RawFrame, const void *, RawFrameHash> raw_frames_;  ///< keys retained
-  SeqTable raw_chains_{false};
-  std::unordered_map<const void *, PyObject *> finals_;  ///< raw -> ir.Location, owned
+  FlatMap<RawFrame, const void *, RawFrameHash> raw_frames_;  ///< keys retained
+  struct LinkKey {
+    RawFrame callee;
+    const void *caller;
+    friend bool operator==(const LinkKey &a, const LinkKey &b) noexcept {
+      return a.callee == b.callee && a.caller == b.caller;
+    }
+  };
+  struct LinkKeyHash {
+    std::size_t operator()(const LinkKey &k) const noexcept {
+      return RawFrameHash()(k.callee) ^
+             std::size_t(reinterpret_cast<std::uintptr_t>(k.caller) * 0xC2B2AE3D27D4EB4Full);
+    }
+  };
+  FlatMap<LinkKey, const void *, LinkKeyHash> raw_links_;  ///< callee frames retained
+  struct PointerHash {
+    std::size_t operator()(const void *p) const noexcept {
+      return std::size_t(reinterpret_cast<std::uintptr_t>(p) >> 3);
+    }
+  };
+  FlatMap<const void *, PyObject *, PointerHash> finals_;  ///< raw -> ir.Location, owned
   std::uint64_t hits_ = 0, misses_ = 0;
 };
 

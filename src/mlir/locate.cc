@@ -27,6 +27,8 @@ constexpr std::size_t kMaxFrames = std::size_t(1) << 16;
 // the same raw frames filter differently then (the boundary frame is kept). Generations are a
 // counter that never reaches it.
 constexpr std::uint64_t kAtBoundaryKey = std::uint64_t(1) << 63;
+// Kept frames held on the C stack while one location is built (more go to the heap).
+constexpr std::size_t kInlineKept = 32;
 
 inline std::uint64_t stack_seed(std::uint64_t stamp, std::size_t limit) {
   return stamp * 0x9E3779B97F4A7C15ull ^ std::uint64_t(limit);
@@ -90,18 +92,21 @@ __attribute__((always_inline)) inline PyObject *raw_frames_location(
   // native frames of a walk, freeing their executables: the frames are retained first (the
   // key the whole-stack table keeps).
   FrameSeq key;
-  std::vector<RawFrame> kept;
+  // The limit counts kept frames; the walk goes on past dropped ones (as MLIR's does). Kept
+  // frames live on the stack up to MLIR's usual limits (no allocation per miss).
+  const std::size_t room = n < limit ? n : limit;
+  RawFrame inline_kept[kInlineKept];
+  std::vector<RawFrame> heap_kept;
   try {
     key = FrameSeq(frames, n);
-    // The limit counts kept frames; the walk goes on past dropped ones (as MLIR's does).
-    kept.resize(n < limit ? n : limit);
+    if (room > kInlineKept) heap_kept.resize(room);
   } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
     return PyErr_NoMemory();
   }
-  const std::size_t k =
-      detail::keep_frames(filter, key.frames.get(), n, kept.data(), limit, end);
+  RawFrame *kept = room > kInlineKept ? heap_kept.data() : inline_kept;
+  const std::size_t k = detail::keep_frames(filter, key.frames.get(), n, kept, limit, end);
   if (k == SIZE_MAX) return nullptr;
-  PyObject *loc = kept_location(cc, kept.data(), k);
+  PyObject *loc = kept_location(cc, kept, k);
   if (!loc) return nullptr;
   // `loc` is owned by the frame or chain table; the whole-stack table only points at it.
   if (!cc.store_stack(hash, std::move(key), generation, limit, loc)) {
