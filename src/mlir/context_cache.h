@@ -201,7 +201,7 @@ class ContextCache {
     std::unordered_map<PyObject *, Wrapped> by_inner;
   };
   std::unordered_map<PyObject *, WrapGroup> wraps_;
-  FlatMap<RawFrame, const void *, RawFrameHash> raw_frames_;  ///< keys retained
+  FlatMap<RawFrame, const void *, RawFrameHash, 128> raw_frames_;  ///< keys retained
   struct LinkKey {
     RawFrame callee;
     const void *caller;
@@ -215,13 +215,13 @@ class ContextCache {
              std::size_t(reinterpret_cast<std::uintptr_t>(k.caller) * 0xC2B2AE3D27D4EB4Full);
     }
   };
-  FlatMap<LinkKey, const void *, LinkKeyHash> raw_links_;  ///< callee frames retained
+  FlatMap<LinkKey, const void *, LinkKeyHash, 512> raw_links_;  ///< callee frames retained
   struct PointerHash {
     std::size_t operator()(const void *p) const noexcept {
       return std::size_t(reinterpret_cast<std::uintptr_t>(p) >> 3);
     }
   };
-  FlatMap<const void *, PyObject *, PointerHash> finals_;  ///< raw -> ir.Location, owned
+  FlatMap<const void *, PyObject *, PointerHash, 256> finals_;  ///< raw -> ir.Location, owned
   std::uint64_t hits_ = 0, misses_ = 0;
 };
 

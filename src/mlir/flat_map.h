@@ -12,9 +12,12 @@
 
 namespace callsite::mlir {
 
-template <class Key, class Value, class Hash>
+/// `Initial`: the slots allocated on the first insert (a power of two; the table grows when half
+/// full), sized for what one kernel in a new Context stores, so that it rarely rehashes.
+template <class Key, class Value, class Hash, std::size_t Initial = 64>
 class FlatMap {
   static_assert(std::is_trivially_copyable_v<Key> && std::is_trivially_copyable_v<Value>);
+  static_assert(Initial >= 2 && (Initial & (Initial - 1)) == 0);
 
  public:
   /// The value stored for `key`, or nullptr.
@@ -72,7 +75,7 @@ class FlatMap {
   }
 
   bool grow() noexcept {
-    const std::size_t capacity = slots_.empty() ? 64 : slots_.size() * 2;
+    const std::size_t capacity = slots_.empty() ? Initial : slots_.size() * 2;
     std::vector<Slot> old;
     try {
       old.swap(slots_);
