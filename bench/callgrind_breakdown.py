@@ -3,7 +3,8 @@
 program using callsite) and prints the inclusive instructions of callsite's functions, grouped
 into the stages of its cold path: the stack walk, the filter's decisions, symbolization (line
 tables), the caches' hashing and tables, MLIR location construction (the bindings' Location
-constructors called by callsite), and the teardown of dead contexts' caches.
+constructors called by callsite, or MLIR's C API and one ir.Location per final location where
+the bindings export it), and the teardown of dead contexts' caches.
 
     python bench/callgrind_breakdown.py FILE [--per N] [--top 25] [--json PATH]
 
@@ -42,7 +43,7 @@ STAGES = {
     "  … the kept frames' location, sequence cache (kept_location)":
         r"^callsite::mlir::kept_location\(",
     "  …   … one frame's location (frame_location): symbolize + MLIR's Location API":
-        r"^callsite::mlir::frame_location\(",
+        r"^callsite::mlir::(\(anonymous namespace\)::)?frame_location(_raw)?\(",
     "  …   …   … symbolization: line table decode":
         r"^callsite::detail::\(anonymous namespace\)::decode\(",
     "  …   … sequence table: hash and insert (SeqTable, FrameSeq)":
@@ -50,6 +51,10 @@ STAGES = {
     "MLIR's Location constructors through the bindings (Location.file / name / callsite)":
         r"^\+nanobind::detail::func_create<.*(PyFileLineColLocation|PyNameLocation|"
         r"PyCallSiteLocation),",
+    "MLIR's Location constructors through its C API (mlirLocation…Get)":
+        r"^\+mlirLocation(FileLineColRange|FileLineCol|Name|CallSite|Unknown)Get$",
+    "one ir.Location per final location through the C API (Location._CAPICreate)":
+        r"^nanobind::detail::func_create<.*PyLocation \(\*&\)\(nanobind::object\)",
 }
 
 
