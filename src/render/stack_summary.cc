@@ -2,6 +2,7 @@
 #include "render/stack_summary.h"
 
 #include "core/compat.h"
+#include "symbolize/source_lines.h"
 #include "symbolize/symbolize.h"
 
 namespace callsite::detail {
@@ -73,9 +74,51 @@ PyObject *stack_summary(const RawFrame *frames, std::size_t count) {
   return result;
 }
 
+namespace {
+
+// Reads the files whose lines StackSummary.format() will show, through source_lines() before
+// FrameSummary.line asks linecache.getline for them: the same lines, left in linecache.cache
+// as linecache leaves them, without linecache's reading path. Only the frames format() reads
+// a line for (a line number, and on 3.11+ an end line, as FrameSummary's line property and
+// 3.13's _set_lines need), so the cache ends as format() alone would leave it. An error is
+// what format() would have raised reading that file.
+bool read_sources(PyObject *summary) {
+  if (!PyList_Check(summary)) return true;
+  PyObject *last = nullptr;  // consecutive frames of one file: one lookup
+  bool ok = true;
+  for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(summary); ++i) {  // any code may run
+    PyObject *item = Py_NewRef(PyList_GET_ITEM(summary, i));
+    PyObject *filename = PyObject_GetAttrString(item, "filename");
+    PyObject *lineno = filename ? PyObject_GetAttrString(item, "lineno") : nullptr;
+    PyObject *end_lineno = !lineno                  ? nullptr
+                           : compat::kHasColumns ? PyObject_GetAttrString(item, "end_lineno")
+                                                 : Py_NewRef(Py_None);
+    Py_DECREF(item);
+    ok = end_lineno != nullptr;
+    if (ok && filename != last && lineno != Py_None &&
+        (!compat::kHasColumns || end_lineno != Py_None)) {
+      PyObject *lines = source_lines(filename);
+      ok = lines != nullptr;
+      Py_XDECREF(lines);
+      Py_XSETREF(last, Py_NewRef(filename));
+    }
+    Py_XDECREF(filename);
+    Py_XDECREF(lineno);
+    Py_XDECREF(end_lineno);
+  }
+  Py_XDECREF(last);
+  return ok;
+}
+
+}  // namespace
+
 PyObject *format_stack(const RawFrame *frames, std::size_t n) {
   PyObject *summary = stack_summary(frames, n);
   if (!summary) return nullptr;
+  if (!read_sources(summary)) {
+    Py_DECREF(summary);
+    return nullptr;
+  }
   PyObject *lines = PyObject_CallMethod(summary, "format", nullptr);
   Py_DECREF(summary);
   return lines;

@@ -31,14 +31,15 @@ namespace callsite::detail {
 namespace {
 
 // Interned once; the module refuses subinterpreters, so one interpreter owns them.
-PyObject *s_linecache, *s_cache, *s_getlines, *s_stat, *s_os, *s_st_mtime;
+PyObject *s_linecache, *s_cache, *s_getlines, *s_updatecache, *s_stat, *s_os, *s_st_mtime;
 
 bool init_names() noexcept {
   if (s_st_mtime) return true;
   s_linecache = PyUnicode_InternFromString("linecache");
   s_cache = s_linecache ? PyUnicode_InternFromString("cache") : nullptr;
   s_getlines = s_cache ? PyUnicode_InternFromString("getlines") : nullptr;
-  s_os = s_getlines ? PyUnicode_InternFromString("os") : nullptr;
+  s_updatecache = s_getlines ? PyUnicode_InternFromString("updatecache") : nullptr;
+  s_os = s_updatecache ? PyUnicode_InternFromString("os") : nullptr;
   s_stat = s_os ? PyUnicode_InternFromString("stat") : nullptr;
   s_st_mtime = s_stat ? PyUnicode_InternFromString("st_mtime") : nullptr;
   return s_st_mtime != nullptr;
@@ -66,6 +67,15 @@ PyObject *linecache_module = nullptr;
 PyObject *linecache_cache(PyObject *linecache) noexcept {
   if (!PyModule_CheckExact(linecache)) return PyObject_GetAttr(linecache, s_cache);
   return Py_XNewRef(PyDict_GetItemWithError(PyModule_GetDict(linecache), s_cache));
+}
+
+// True when linecache's function `name` is still linecache's own (a function of that module's
+// globals), not one put in its place (doctest's, a test's wrapper): only then is what it gives
+// known without calling it. No Python code runs in between: the borrowed function is used at once.
+bool is_own_function(PyObject *globals, PyObject *name) noexcept {
+  PyObject *fn = PyDict_GetItemWithError(globals, name);
+  if (!fn) PyErr_Clear();
+  return fn && PyFunction_Check(fn) && PyFunction_GET_GLOBALS(fn) == globals;
 }
 
 // linecache.getlines(filename) itself, held to the list the contract promises.
@@ -416,7 +426,10 @@ PyObject *read_lines(PyObject *linecache, PyObject *filename) noexcept {
 }
 
 PyObject *lines_from(PyObject *linecache, PyObject *filename) noexcept {
-  if (!PyUnicode_CheckExact(filename)) return fallback(linecache, filename);
+  // getlines itself decides when it is not linecache's own, and so does updatecache on a miss.
+  if (!PyUnicode_CheckExact(filename) || !PyModule_CheckExact(linecache) ||
+      !is_own_function(PyModule_GetDict(linecache), s_getlines))
+    return fallback(linecache, filename);
   PyObject *cache = linecache_cache(linecache);
   if (!cache) {
     PyErr_Clear();
@@ -438,6 +451,8 @@ PyObject *lines_from(PyObject *linecache, PyObject *filename) noexcept {
     Py_DECREF(entry);
   } else if (PyErr_Occurred()) {
     PyErr_Clear();  // linecache repeats the lookup and raises (or not) itself
+    result = fallback(linecache, filename);
+  } else if (!is_own_function(PyModule_GetDict(linecache), s_updatecache)) {
     result = fallback(linecache, filename);
   } else {
     result = read_lines(linecache, filename);

@@ -19,7 +19,10 @@ namespace callsite::detail {
 ///   as UTF-8 (with or without a BOM, no coding cookie or one naming UTF-8). It is then stored
 ///   as linecache stores it: `cache[filename] = (st_size, st_mtime, lines, filename)`. Every
 ///   other case (a lazy entry, a `<...>` name, a relative name, another encoding, something
-///   unusual on disk) calls `linecache.getlines(filename)` itself.
+///   unusual on disk) calls `linecache.getlines(filename)` itself, and so does a linecache
+///   whose getlines (or, for a name not cached, updatecache) is not its own function (doctest's
+///   patch, a wrapper). Reading natively calls neither tokenize.open nor os.stat nor open
+///   through Python: a replacement of those (a fake file system) is not seen for a real file.
 /// - Returns nullptr with a Python exception only where linecache.getlines itself raises
 ///   (a TypeError for a name that is not a path, whatever a monkeypatched linecache raises),
 ///   when it returns something that is not a list (TypeError), or when no memory is left even

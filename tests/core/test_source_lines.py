@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import tokenize
 import types
 
 import pytest
@@ -18,20 +19,21 @@ native = _callsite._source_lines
 
 
 @contextlib.contextmanager
-def counting_fallbacks():
-    """Counts the calls the native reader makes to linecache.getlines (its fallback)."""
+def counting_reads():
+    """Counts linecache's own reads (tokenize.open, which updatecache calls): none when the
+    native reader read the file itself."""
     calls = []
-    real = linecache.getlines
+    real = tokenize.open
 
-    def getlines(filename, module_globals=None):
+    def counting_open(filename):
         calls.append(filename)
-        return real(filename, module_globals)
+        return real(filename)
 
-    linecache.getlines = getlines
+    tokenize.open = counting_open
     try:
         yield calls
     finally:
-        linecache.getlines = real
+        tokenize.open = real
 
 
 def outcome(reader, name):
@@ -48,7 +50,7 @@ def outcome(reader, name):
 def assert_same(name):
     """Both readers give the same lines and leave equal entries (element for element, with the
     same types); returns whether the native reader read the file itself."""
-    with counting_fallbacks() as calls:
+    with counting_reads() as calls:
         got, got_cache = outcome(native, name)
     expected, expected_cache = outcome(linecache.getlines, name)
     assert got == expected, name
@@ -159,19 +161,21 @@ def test_a_non_list_in_the_cache_is_a_type_error(tmp_path):
 def test_a_lazy_entry_is_linecache_s(tmp_path):
     name = str(tmp_path / "lazy_module.py")  # no such file: the loader gives the source
 
+    asked = []
+
     class Loader:
         def get_source(self, fullname):
+            asked.append(fullname)
             return f"# {fullname}\nx = 1\x0cy = 2"
 
     loader = Loader()
     module_globals = {"__name__": "lazy_module", "__loader__": loader,
                       "__spec__": types.SimpleNamespace(name="lazy_module", loader=loader)}
-    with counting_fallbacks() as calls:
-        linecache.clearcache()
-        assert linecache.lazycache(name, module_globals)
-        got = native(name)
-        got_entry = linecache.cache[name]
-    assert calls == [name]
+    linecache.clearcache()
+    assert linecache.lazycache(name, module_globals)
+    got = native(name)
+    got_entry = linecache.cache[name]
+    assert asked == ["lazy_module"]
     linecache.clearcache()
     assert linecache.lazycache(name, module_globals)
     assert got == linecache.getlines(name)
@@ -286,6 +290,25 @@ def test_fallback_returning_a_non_list_is_a_type_error():
         linecache.getlines = real
 
 
+def test_replaced_getlines_and_updatecache_are_called(tmp_path):
+    """A linecache whose getlines (doctest's patch, a wrapper) or updatecache is not its own
+    gives what the replacement gives, for a file the native reader would read."""
+    path = tmp_path / "x.py"
+    path.write_text("x = 1\n")
+    name = str(path)
+    real_getlines, real_updatecache = linecache.getlines, linecache.updatecache
+    linecache.clearcache()
+    try:
+        linecache.getlines = lambda filename, module_globals=None: ["replaced\n"]
+        assert native(name) == ["replaced\n"] and name not in linecache.cache
+        linecache.getlines = real_getlines
+        linecache.updatecache = lambda filename, module_globals=None: ["updated\n"]
+        assert native(name) == ["updated\n"] and name not in linecache.cache
+    finally:
+        linecache.getlines, linecache.updatecache = real_getlines, real_updatecache
+    assert native(name) == ["x = 1\n"]
+
+
 def test_replaced_cache_dict_is_used(tmp_path):
     path = tmp_path / "x.py"
     path.write_text("x = 1\n")
@@ -353,3 +376,37 @@ def test_every_stdlib_source():
     assert len(files) > 500
     native_reads = sum(assert_same(f) for f in files)
     assert native_reads > 0.9 * len(files)
+
+
+def test_traceback_format_reads_files_natively(tmp_path, monkeypatch):
+    """Traceback.format() reads its frames' files through the native reader before traceback
+    asks linecache for their lines: linecache's own reading path (tokenize.open) is not used,
+    and the lines and the cache entry are what traceback alone gives."""
+    import tokenize
+
+    import callsite
+
+    path = tmp_path / "formatted_module.py"
+    path.write_text("import callsite\n\ndef where():\n    return callsite.capture(limit=1)\n")
+    namespace = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    tb = namespace["where"]()
+    assert isinstance(tb, callsite.Traceback) and tb[0].filename == str(path)
+    opened = []
+    real_open = tokenize.open
+
+    def counting_open(filename):
+        opened.append(filename)
+        return real_open(filename)
+
+    monkeypatch.setattr(tokenize, "open", counting_open)
+    linecache.clearcache()
+    got = tb.format()
+    got_cache = dict(linecache.cache)
+    assert str(path) not in opened
+    monkeypatch.undo()
+    linecache.clearcache()
+    expected = tb.as_stack_summary().format()  # traceback reading through linecache
+    assert got == expected
+    assert "return callsite.capture(limit=1)" in "".join(got)
+    assert got_cache == linecache.cache
