@@ -267,10 +267,10 @@ PyObject *interned(const char *text) noexcept {
 /// common case. nullptr without an error: an unusual case, for Python's own format.
 PyObject *format_common(const FrameKey &f, PyObject *entry, bool *unusual) noexcept {
   static PyObject *strip = interned("strip");
-  static PyObject *stdin_prefix = interned("<stdin>");
+  static PyObject *stdin_prefix = interned("<stdin");
   *unusual = true;
   if (!strip || !stdin_prefix) return nullptr;
-  // 3.13+ writes "<stdin>-N" files as "<stdin>".
+  // 3.13 writes "<stdin>-N" files as "<stdin>", 3.14+ "<stdin-N>".
   const Py_ssize_t stdin_match = PyUnicode_Tailmatch(f.file, stdin_prefix, 0, PY_SSIZE_T_MAX, -1);
   if (stdin_match != 0) {
     if (stdin_match < 0) *unusual = false;

@@ -46,15 +46,19 @@ class Recorder:
     """`record` is what the generated code calls at its innermost frame (the create_node of
     these tests): the native recording, and torch's text for the same stack."""
 
-    def __init__(self, texts, forward_only=False, **rules):
+    def __init__(self, texts, forward_only=False, keep=True, **rules):
         self.texts, self.forward_only, self.rules = texts, forward_only, rules
+        self.keep = keep  # else the captures (and their code objects) are let go of
         self.results = []
 
     def record(self):
         meta = {}
         recorded = self.texts.record(meta, self.forward_only)
         theirs = reference(sys._getframe(1), self.forward_only, **self.rules)
-        self.results.append((meta.get("stack_trace"), theirs, recorded, meta))
+        if self.keep:
+            self.results.append((meta.get("stack_trace"), theirs, recorded, meta))
+        else:
+            self.results.append((meta.get("stack_trace"), theirs))
         return recorded
 
 
@@ -127,13 +131,13 @@ def test_texts_are_the_traceback_modules(tmp_path, forward_only, newline, bom):
 
 
 def test_unusual_files_use_pythons_format(tmp_path):
-    """A "<stdin>-N" file (3.13+ writes "<stdin>"), a file linecache has no copy of and a line
-    past the end: Python's own format, the same text."""
+    """A "<stdin>-N" file (3.13 writes "<stdin>"), a "<stdin-N>" one (3.14+ writes "<stdin>"),
+    a file linecache has no copy of: Python's own format, the same text."""
     source = "def forward():\n    return rec.record()\n"
     module = {"rec": None}
-    for name in ("<stdin>-3", "<no such file>", str(tmp_path / "vanished.py")):
+    for name in ("<stdin>-3", "<stdin-4>", "<no such file>", str(tmp_path / "vanished.py")):
         code = compile(source, name, "exec")
-        if name == "<stdin>-3":
+        if name.startswith("<stdin"):
             linecache.cache[name] = (len(source), None, source.splitlines(True), name)
         namespace = dict(module)
         exec(code, namespace)
@@ -142,7 +146,7 @@ def test_unusual_files_use_pythons_format(tmp_path):
         namespace["forward"]()
         for ours, theirs, *_ in rec.results:
             assert ours == theirs, name
-    linecache.cache.pop("<stdin>-3", None)
+        linecache.cache.pop(name, None)
 
 
 def test_no_code_object_kept(tmp_path):
@@ -246,3 +250,52 @@ def test_bad_arguments():
         _TorchTexts(frozenset(), frozenset(), ct._Recorded, None, ct._format_stack)
     with pytest.raises(TypeError, match="2 arguments"):
         new_texts().record({})
+
+
+def test_code_replaced_at_the_same_address(tmp_path):
+    """A function's code replaced by one with other first line (the same line table, file and
+    name): a stack recorded before is not taken for the new one, even when the new code object
+    reuses the freed one's address."""
+    lines = ["def forward():", "    return rec.record()  # first", "    return rec.record()  # second",
+             "    return rec.record()  # third", ""]
+    path = str(tmp_path / "replaced.py")
+    module = load(path, "replaced", "\n".join(lines * 12))
+    rec = module.rec = Recorder(new_texts(), keep=False)
+    addresses = set()
+    for shift in range(10):
+        module.forward()
+        addresses.add(id(module.forward.__code__))
+        code = module.forward.__code__
+        module.forward.__code__ = code.replace(co_firstlineno=code.co_firstlineno + 1)
+        del code
+    for ours, theirs in rec.results:
+        assert ours == theirs
+    assert len({ours for ours, _ in rec.results}) == 10
+    print(len(addresses), "addresses for 10 code objects")
+
+
+def test_linecache_reading_that_clears_everything(tmp_path, monkeypatch):
+    """A file linecache reads through its own getlines (a relative name), with getlines
+    replaced by one that clears every cache, collects and reads again: the texts are still
+    the traceback module's."""
+    monkeypatch.chdir(tmp_path)
+    source = "def forward(n):\n    if n:\n        return forward(n - 1)\n    return rec.record()\n"
+    (tmp_path / "relative_model.py").write_text(source)
+    real = linecache.getlines
+
+    def clearing(*args, **kwargs):
+        ct.clear_caches()
+        _TorchTexts.clear_tables()
+        gc.collect()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(linecache, "getlines", clearing)
+    namespace = {}
+    exec(compile(source, "relative_model.py", "exec"), namespace)
+    rec = namespace["rec"] = Recorder(new_texts())
+    for depth in (0, 5, 0, 5):
+        linecache.cache.pop("relative_model.py", None)  # read again each time
+        namespace["forward"](depth)
+    assert len(rec.results) == 4
+    for ours, theirs, *_ in rec.results:
+        assert ours == theirs and "return rec.record()" in ours
