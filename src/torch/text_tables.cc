@@ -129,9 +129,16 @@ void clear_stacks(Tables &t, Garbage &garbage) {
 /// lookup runs no Python code unless a key's __eq__ does; another mapping's may run anything.
 PyObject *cached_entry(PyObject *cache, PyObject *file) noexcept {
   if (PyDict_CheckExact(cache)) {
+#ifdef Py_GIL_DISABLED
+    // Without a GIL a borrowed entry may be freed by another thread before it is held.
+    PyObject *entry;
+    if (PyDict_GetItemRef(cache, file, &entry) < 0) return nullptr;
+    return entry ? entry : Py_NewRef(Py_None);
+#else
     PyObject *entry = PyDict_GetItemWithError(cache, file);
     if (!entry && PyErr_Occurred()) return nullptr;
     return Py_NewRef(entry ? entry : Py_None);
+#endif
   }
   PyObject *entry = PyObject_GetItem(cache, file);
   if (!entry && PyErr_ExceptionMatches(PyExc_KeyError)) {

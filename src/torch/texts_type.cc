@@ -49,6 +49,7 @@ struct RawEntry {
   bool forward_only;
   PyObject *text;  // held; None when no frame is kept
   FileVersions files;
+  std::size_t bytes;  // estimated: the frames, their line tables, the text
 };
 
 struct RawTable {
@@ -56,7 +57,7 @@ struct RawTable {
   std::size_t bytes = 0;
 };
 
-// Estimated bytes of a raw entry's frame (the frame, its checks) beside its text.
+// Estimated bytes of a raw entry's frame (the frame, its checks) beside its line table and text.
 constexpr std::size_t kRawFrameBytes = 64;
 constexpr std::size_t kRawBytes = std::size_t(1) << 24;
 
@@ -166,24 +167,26 @@ PyObject *raw_lookup(RawTable &r, std::uint64_t h, const RawFrame *f, std::size_
 void raw_store(RawTable &r, std::uint64_t h, const RawFrame *f, std::size_t n, bool forward_only,
                PyObject *text, FileVersions &files) noexcept {
   std::vector<PyObject *> garbage;
-  const std::size_t bytes =
-      kRawFrameBytes * (n + 1) + (text == Py_None ? 0 : std::size_t(PyUnicode_GET_LENGTH(text)));
   try {
-    RawEntry entry{std::vector<RawFrame>(f, f + n), {}, forward_only, text, {}};
+    RawEntry entry{std::vector<RawFrame>(f, f + n), {}, forward_only, text, {}, 0};
+    entry.bytes =
+        kRawFrameBytes * (n + 1) + (text == Py_None ? 0 : std::size_t(PyUnicode_GET_LENGTH(text)));
     entry.checks.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
       auto *code = static_cast<PyCodeObject *>(f[i].code());
       entry.checks.push_back(
           RawCheck{code->co_filename, code->co_name, code->co_linetable, code->co_firstlineno});
+      // Shared line tables are counted once per frame: an estimate on the safe side.
+      if (PyBytes_Check(code->co_linetable))
+        entry.bytes += std::size_t(PyBytes_GET_SIZE(code->co_linetable));
     }
+    const std::size_t bytes = entry.bytes;
     TableLock lock;
     auto range = r.entries.equal_range(h);
     for (auto it = range.first; it != range.second; ++it) {  // made from older copies
       if (!raw_matches(it->second, f, n, forward_only)) continue;
       drop_raw(it->second, garbage);
-      r.bytes -= kRawFrameBytes * (n + 1) + (it->second.text == Py_None
-                                                 ? 0
-                                                 : std::size_t(PyUnicode_GET_LENGTH(it->second.text)));
+      r.bytes -= it->second.bytes;
       r.entries.erase(it);
       break;
     }
@@ -527,6 +530,16 @@ PyObject *texts_decision_count(PyObject *self, PyObject *) {
   return PyLong_FromSize_t(n);
 }
 
+PyObject *texts_stack_count(PyObject *self, PyObject *) {
+  RawTable *r = as_texts(self)->raw;
+  std::size_t n = 0;
+  if (r) {
+    TableLock lock;
+    n = r->entries.size();
+  }
+  return PyLong_FromSize_t(n);
+}
+
 PyObject *texts_clear_tables(PyObject *, PyObject *) {
   clear_text_tables();
   Py_RETURN_NONE;
@@ -551,6 +564,8 @@ PyMethodDef texts_methods[] = {
      "clear($self, /)\n--\n\nDrops the cached filter decisions and the stacks recorded."},
     {"decision_count", texts_decision_count, METH_NOARGS,
      "decision_count($self, /)\n--\n\nNumber of cached (file, name) filter decisions."},
+    {"stack_count", texts_stack_count, METH_NOARGS,
+     "stack_count($self, /)\n--\n\nNumber of raw stacks recorded under these rules."},
     {"clear_tables", texts_clear_tables, METH_NOARGS | METH_STATIC,
      "clear_tables()\n--\n\nEmpties the process-wide tables of texts and file copies."},
     {"cached_texts", texts_cached_texts, METH_NOARGS | METH_STATIC,

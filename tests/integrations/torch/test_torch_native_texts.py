@@ -164,8 +164,8 @@ def test_no_code_object_kept(tmp_path):
 
 
 def test_tables_stay_bounded(tmp_path):
-    """Stacks that never repeat (a record at every line of a long file, deep): past its bound
-    the table of texts starts over instead of growing."""
+    """Stacks that never repeat (a record at every line of a long file, deep): past their
+    bounds the tables of texts and of raw stacks start over instead of growing."""
     depth = 40
     lines = ["def forward():", "    return f0()", ""]
     for i in range(depth):
@@ -177,11 +177,13 @@ def test_tables_stay_bounded(tmp_path):
     module.rec = Recorder(new_texts())
     module.rec.record = lambda: module.rec.texts.record(None, False)  # no reference: faster
     _TorchTexts.clear_tables()
-    counts = []
+    counts, stacks = [], []
     for _ in range(3):
         module.forward()
         counts.append(_TorchTexts.cached_texts())
+        stacks.append(module.rec.texts.stack_count())
     assert max(counts) < 3000, counts
+    assert max(stacks) < 3000, stacks  # the raw stacks too
 
 
 def test_callbacks_that_clear_everything(tmp_path):
