@@ -83,15 +83,20 @@ namespace {
 // 3.13's _set_lines need), so the cache ends as format() alone would leave it. An error is
 // what format() would have raised reading that file.
 bool read_sources(PyObject *summary) {
+  // Interned once: one interpreter (the module refuses subinterpreters).
+  static PyObject *s_filename = PyUnicode_InternFromString("filename");
+  static PyObject *s_lineno = PyUnicode_InternFromString("lineno");
+  static PyObject *s_end_lineno = PyUnicode_InternFromString("end_lineno");
+  if (!s_filename || !s_lineno || !s_end_lineno) return false;
   if (!PyList_Check(summary)) return true;
   PyObject *last = nullptr;  // consecutive frames of one file: one lookup
   bool ok = true;
   for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(summary); ++i) {  // any code may run
     PyObject *item = Py_NewRef(PyList_GET_ITEM(summary, i));
-    PyObject *filename = PyObject_GetAttrString(item, "filename");
-    PyObject *lineno = filename ? PyObject_GetAttrString(item, "lineno") : nullptr;
+    PyObject *filename = PyObject_GetAttr(item, s_filename);
+    PyObject *lineno = filename ? PyObject_GetAttr(item, s_lineno) : nullptr;
     PyObject *end_lineno = !lineno                  ? nullptr
-                           : compat::kHasColumns ? PyObject_GetAttrString(item, "end_lineno")
+                           : compat::kHasColumns ? PyObject_GetAttr(item, s_end_lineno)
                                                  : Py_NewRef(Py_None);
     Py_DECREF(item);
     ok = end_lineno != nullptr;
