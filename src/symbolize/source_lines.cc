@@ -45,9 +45,9 @@ bool init_names() noexcept {
   return s_st_mtime != nullptr;
 }
 
-// sys.modules[name], the module traceback and friends call, or an import when it is not there.
-// A plain dict lookup: PyImport_GetModule also asks the module's __spec__ whether it is still
-// initializing, an attribute lookup that fails (an exception made and cleared) on every call.
+// sys.modules[name] (linecache on first use, os for st_mtime), or an import when it is not
+// there. A plain dict lookup: PyImport_GetModule also asks the module's __spec__ whether it is
+// still initializing, an attribute lookup that fails (an exception made and cleared).
 PyObject *import_module(PyObject *name) noexcept {
   PyObject *modules = PyImport_GetModuleDict();
   PyObject *module = PyDict_CheckExact(modules)
@@ -299,7 +299,9 @@ PyObject *split_lines(const char *text, std::size_t n) noexcept {
 
 // os.stat's st_mtime is posixmodule.c fill_time's `sec + 1e-9*nsec`. Whether the compiler that
 // built CPython fused that multiply-add (clang's default on targets with FMA) is not visible
-// from here; where the two roundings give different doubles, os.stat itself decides once.
+// from here; where the two roundings give different doubles, os.stat itself decides once (and
+// on every such file from then on if its value was neither: a file that changed meanwhile, or
+// another formula).
 enum class MtimeRule { unknown, separate, fused, ask };
 MtimeRule mtime_rule = MtimeRule::unknown;
 
