@@ -150,5 +150,26 @@ class Filter:
     @classmethod
     def default(cls) -> Filter: ...
 
+@final
+class _TorchTexts:
+    """torch.fx's node recording under one set of torch's filter rules (callsite.torch's,
+    internal)."""
+    def __new__(
+        cls,
+        uninteresting: frozenset[str],
+        anchors: frozenset[tuple[str, str]],
+        recorded: type[tuple[Any, ...]],
+        format_frame: Callable[[str, int, str], str],
+        format_stack: Callable[[list[tuple[str, int | None, str]]], str],
+    ) -> _TorchTexts: ...
+    def record(self, meta: dict[str, Any] | None, forward_only: bool, /) -> Any: ...
+    def clear(self) -> None: ...
+    def decision_count(self) -> int: ...
+    def stack_count(self) -> int: ...
+    @staticmethod
+    def clear_tables() -> None: ...
+    @staticmethod
+    def cached_texts() -> int: ...
+
 # --- native (the functions and types: native.pyi) ---------------------------------------------
 _C_API: Any  # PyCapsule "callsite._callsite._C_API": the C++ function table (include/callsite/api.h)
