@@ -75,8 +75,11 @@ MlirLocation frame_location_raw(ContextCache &cc, const RawFrame &frame) {
 }
 
 // The ir.Location of a final raw location: one per distinct location per context.
-PyObject *final_location(ContextCache &cc, MlirLocation raw) {
-  if (PyObject *hit = cc.find_final(raw.ptr)) return hit;
+PyObject *final_location(ContextCache &cc, MlirLocation raw, bool *repeated) {
+  if (PyObject *hit = cc.find_final(raw.ptr)) {
+    if (repeated) *repeated = true;
+    return hit;
+  }
   PyObject *loc = wrap_location(cc.bindings, raw);
   // Looked up again inside: the call ran Python code, which may have stored it.
   return loc ? cc.store_final(raw.ptr, loc) : nullptr;
@@ -84,7 +87,8 @@ PyObject *final_location(ContextCache &cc, MlirLocation raw) {
 
 }  // namespace
 
-PyObject *kept_location_capi(ContextCache &cc, const RawFrame *kept, std::size_t m) {
+PyObject *kept_location_capi(ContextCache &cc, const RawFrame *kept, std::size_t m,
+                             bool *repeated) {
   // Only raw handles are held across the calls into Python below (a native frame's reifier):
   // they stay valid while the context lives, and the caller holds the context.
   const capi::Api &api = api_of(cc);
@@ -110,7 +114,7 @@ PyObject *kept_location_capi(ContextCache &cc, const RawFrame *kept, std::size_t
       loc = link;
     }
   }
-  return loc.ptr ? final_location(cc, loc) : nullptr;
+  return loc.ptr ? final_location(cc, loc, repeated) : nullptr;
 }
 
 PyObject *nameloc_wrap_capi(ContextCache &cc, PyObject *current, PyObject *inner,

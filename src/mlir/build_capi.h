@@ -12,7 +12,9 @@ namespace callsite::mlir {
 
 /// The location of given kept frames (innermost first), as kept_location (mlir/locate.h)
 /// builds it: unknown, one NameLoc, or the CallSiteLoc chain. Borrowed from the cache.
-PyObject *kept_location_capi(ContextCache &cc, const RawFrame *kept, std::size_t m);
+/// `*repeated` (when given) is set when the cache had made this location before.
+PyObject *kept_location_capi(ContextCache &cc, const RawFrame *kept, std::size_t m,
+                             bool *repeated = nullptr);
 
 /// nameloc_wrap (mlir/build.h) through the C API. Borrowed from the cache.
 PyObject *nameloc_wrap_capi(ContextCache &cc, PyObject *current, PyObject *inner,

@@ -110,9 +110,18 @@ class ContextCache {
   PyObject *find_stack(std::uint64_t hash, const RawFrame *f, std::size_t n, std::uint64_t stamp,
                        std::uint64_t limit) noexcept {
     PyObject *hit = as_object(stacks_.find(hash, f, n, stamp, limit));
-    ++(hit ? hits_ : misses_);
+    note_lookup(hit != nullptr);
     return hit;
   }
+  /// The same, not counted (the C API path counts a lookup by whether its final location was
+  /// made before: see note_lookup).
+  PyObject *peek_stack(std::uint64_t hash, const RawFrame *f, std::size_t n, std::uint64_t stamp,
+                       std::uint64_t limit) const noexcept {
+    return as_object(stacks_.find(hash, f, n, stamp, limit));
+  }
+  /// Counts one lookup of a stack's location: a hit when it was cached, a miss when a new
+  /// location was made (info()'s "hits" and "misses").
+  void note_lookup(bool hit) noexcept { ++(hit ? hits_ : misses_); }
   /// `loc` must be owned by the frame, chain or final table (or be unknown()): only pointed
   /// at. The key's frames are taken from `key` (already retained).
   bool store_stack(std::uint64_t hash, FrameSeq &&key, std::uint64_t stamp, std::uint64_t limit,

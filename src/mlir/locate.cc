@@ -74,16 +74,72 @@ PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m) {
 
 namespace {
 
+// The C API path's whole-stack level. Its misses cost a copy of the stack, a reference per
+// frame and a hash; they are all a new Context sees (each op's stack is new there), and the
+// trie of links reaches the final location with one probe per kept frame anyway. So a stack
+// is stored only once its final location is one this context has made before (a stack that
+// repeats, or another stack with the same location): a kernel built again in the same Context
+// then hits as before, and an empty table is not even hashed.
+__attribute__((always_inline)) inline PyObject *capi_frames_location(
+    ContextCache &cc, PyObject *filter, std::size_t limit, const RawFrame *frames,
+    std::size_t n, WalkEnd end, StackWalk *walk, std::uint64_t generation) {
+  std::uint64_t hash = 0;
+  const bool hashed = cc.stack_count() != 0;
+  if (hashed) {
+    hash = hash_frames(frames, n, stack_seed(generation, limit));
+    if (PyObject *hit = cc.peek_stack(hash, frames, n, generation, limit)) {
+      cc.note_lookup(true);
+      return Py_NewRef(hit);
+    }
+    if (cc.stack_count() >= kMaxStacks) cc.clear_sequences();
+  }
+  // From here on Python code runs (reifiers, the filter's rules, the bindings) and may pop the
+  // native frames of a walk, freeing their executables: the walk's are retained (a Traceback's
+  // are its own; Python frames' code objects belong to frames still running).
+  if (walk) walk->hold_native_entries();
+  const std::size_t room = n < limit ? n : limit;
+  RawFrame inline_kept[kInlineKept];
+  std::vector<RawFrame> heap_kept;
+  try {
+    if (room > kInlineKept) heap_kept.resize(room);
+  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
+    return PyErr_NoMemory();
+  }
+  RawFrame *kept = room > kInlineKept ? heap_kept.data() : inline_kept;
+  const std::size_t k = detail::keep_frames(filter, frames, n, kept, limit, end);
+  if (k == SIZE_MAX) return nullptr;
+  if (cc.frame_count() + k > kMaxFrames) cc.clear_frames();  // before anything is borrowed
+  bool repeated = false;
+  PyObject *loc = Py_XNewRef(kept_location_capi(cc, kept, k, &repeated));
+  if (loc) cc.note_lookup(repeated);
+  if (!loc || !repeated) return loc;
+  // `loc` is owned by the final table; the whole-stack table only points at it.
+  if (!hashed) hash = hash_frames(frames, n, stack_seed(generation, limit));
+  FrameSeq key;
+  try {
+    key = FrameSeq(frames, n);
+  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
+    Py_DECREF(loc);
+    return PyErr_NoMemory();
+  }
+  if (!cc.store_stack(hash, std::move(key), generation, limit, loc)) {
+    Py_DECREF(loc);
+    return PyErr_NoMemory();
+  }
+  return loc;
+}
+
 // The whole-stack cache's key is the raw frames, the filter's stamp and the limit: a hit is
 // one hash and one comparison; a miss filters, builds through the chain and frame caches and
 // stores the result.
 __attribute__((always_inline)) inline PyObject *raw_frames_location(
     ContextCache &cc, PyObject *filter, std::size_t limit, const RawFrame *frames,
-    std::size_t n, WalkEnd end) {
+    std::size_t n, WalkEnd end, StackWalk *walk) {
   // MLIR's rule: an explicit limit replaces the filter's.
   if (limit == SIZE_MAX) limit = detail::limit_of(filter);
   const std::uint64_t generation =
       detail::generation_of(filter) | (end == WalkEnd::at_boundary ? kAtBoundaryKey : 0);
+  if (cc.mlir_context) return capi_frames_location(cc, filter, limit, frames, n, end, walk, generation);
   const std::uint64_t hash = hash_frames(frames, n, stack_seed(generation, limit));
   if (PyObject *hit = cc.find_stack(hash, frames, n, generation, limit)) return Py_NewRef(hit);
   if (cc.stack_count() >= kMaxStacks) cc.clear_sequences();
@@ -122,13 +178,14 @@ PyObject *stack_location(ContextCache &cc, PyObject *filter, std::size_t limit,
                          std::size_t skip) {
   StackWalk stack(skip);
   stack.walk_all();
-  return raw_frames_location(cc, filter, limit, stack.data(), stack.size(), stack.end());
+  return raw_frames_location(cc, filter, limit, stack.data(), stack.size(), stack.end(),
+                             &stack);
 }
 
 PyObject *traceback_location(ContextCache &cc, PyObject *filter, std::size_t limit,
                              PyObject *tb) {
   return raw_frames_location(cc, filter, limit, traceback_frames(tb), traceback_size(tb),
-                             traceback_end(tb));
+                             traceback_end(tb), nullptr);
 }
 
 PyObject *window_location(ContextCache &cc, PyObject *filter, std::size_t limit) {

@@ -169,6 +169,30 @@ def test_python_310_and_311_forms(path, tmp_path):
         assert text == out["mlir"]
 
 
+def test_whole_stack_level_holds_repeated_locations_only(path, tmp_path):
+    """On the C API path a stack is stored whole only once its location repeats (a first build
+    in a Context stores none; the trie of call-site links answers), and the next build in the
+    same Context is answered by whole stacks; the Python API path stores every stack. Same
+    texts, same hits and misses on both."""
+    ir, which = path
+    prog = H.write_program(tmp_path, "rep", '''
+        def build(ir):
+            return [ir.Operation.create("test.op"),
+                    ir.Operation.create("test.op"),
+                    ir.Operation.create("test.op")]
+    ''')
+    texts, infos = [], []
+    with H.context(ir) as ctx, callsite.mlir.auto_locations(ir=ir):
+        for _ in range(3):
+            texts.append([str(op.location) for op in prog.build(ir)])
+            infos.append(callsite.mlir.cache_info(ctx))
+    assert texts[0] == texts[1] == texts[2] and len(set(texts[0])) == 3
+    assert all("rep.py" in t for t in texts[0])
+    expect_path(infos[0], which)
+    assert [(i["misses"], i["hits"]) for i in infos] == [(3, 0), (3, 3), (3, 6)]
+    assert [i["stacks"] for i in infos] == ([0, 3, 3] if which == "c_api" else [3, 3, 3])
+
+
 # --- Python code run from inside a lookup ------------------------------------------------------
 
 def test_context_finalizers_clearing_caches_inside_lookups(path, tmp_path):
