@@ -14,6 +14,7 @@ import weakref
 
 import pytest
 
+import callsite
 import callsite.torch as ct
 from callsite._callsite import _TorchTexts
 
@@ -301,3 +302,21 @@ def test_linecache_reading_that_clears_everything(tmp_path, monkeypatch):
     assert len(rec.results) == 4
     for ours, theirs, *_ in rec.results:
         assert ours == theirs and "return rec.record()" in ours
+
+
+def test_a_frame_it_does_not_describe_is_left_to_python(tmp_path):
+    """A code object whose file name is a str subclass: record() writes nothing and returns
+    the capture, for callsite.torch's Python path."""
+    class Name(str):
+        pass
+
+    path = str(tmp_path / "subclass_name.py")
+    module = load(path, "subclass_name", "def forward():\n    return rec()\n")
+    code = module.forward.__code__
+    module.forward.__code__ = code.replace(co_filename=Name(code.co_filename))
+    texts = new_texts()
+    meta = {}
+    module.rec = lambda: texts.record(meta, False)
+    result = module.forward()
+    assert type(result) is callsite.Traceback and meta == {}
+    assert result[0].name == "forward"
