@@ -9,14 +9,13 @@ Traceback callsite captured when torch recorded the node, rendered as MLIR's
 cached per context (an equal traceback gives the same ``ir.Location``).
 
 Decompositions (``ExportedProgram.run_decompositions``, which torch-mlir's ``export_and_import``
-runs) make new nodes that copy the old ones' ``stack_trace`` text but were not recorded by a
-tracer: they are traced back through ``node.meta["from_node"]`` to the exported node they come
-from. A node callsite did not record keeps torch-mlir's own reading of its text.
+runs) make new nodes that copy the old ones' metadata, callsite's capture with their
+``stack_trace`` text: ``traceback_of`` gives it for them too. A node callsite did not record
+keeps torch-mlir's own reading of its text.
 """
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable
 from typing import Any
 
 import torch
@@ -44,43 +43,6 @@ def user_frames() -> callsite.Filter:
     return frames
 
 
-class TracedNodes:
-    """The nodes of the graphs traced under callsite.torch, found again from a node made from
-    them later: ``from_node`` names its sources by (id of their graph, node name), so the traced
-    graphs must still be alive."""
-
-    def __init__(self, traced: Iterable[Any]) -> None:
-        self._by_source: dict[tuple[int, str], torch.fx.Node] = {}
-        for item in traced:
-            graph = _graph_of(item)
-            for node in graph.nodes:
-                self._by_source[(id(graph), node.name)] = node
-
-    def original(self, node: torch.fx.Node) -> torch.fx.Node:
-        """The traced node `node` is or was made from (breadth first through its sources), else
-        `node` itself."""
-        if self._by_source.get((id(node.graph), node.name)) is node:
-            return node
-        pending = list(node.meta.get("from_node") or ())
-        while pending:
-            source = pending.pop(0)
-            found = self._by_source.get((source.graph_id, source.name))
-            if found is not None:
-                return found
-            pending.extend(source.from_node or ())
-        return node
-
-
-def _graph_of(item: Any) -> torch.fx.Graph:
-    if isinstance(item, torch.fx.Graph):
-        return item
-    graph = getattr(item, "graph", None)  # a GraphModule or an ExportedProgram
-    if isinstance(graph, torch.fx.Graph):
-        return graph
-    raise TypeError(f"traced: expected torch.fx.Graph, GraphModule or ExportedProgram items, "
-                    f"got {type(item).__module__}.{type(item).__qualname__}")
-
-
 def check_importer_hook() -> None:
     """torch-mlir has no public hook for locations: the per-node one is recognised by its shape
     (a ContextCache method taking the node, held in FxImporter's ``_cc`` slot), and a torch-mlir
@@ -97,16 +59,14 @@ def check_importer_hook() -> None:
 class CallsiteContextCache(ContextCache):
     """torch-mlir's per-context cache with callsite's answer to get_node_location."""
 
-    __slots__ = ("_traced", "_frames")
+    __slots__ = ("_frames",)
 
-    def __init__(self, context: Any, *, py_attr_tracker: Any, traced: TracedNodes,
-                 frames: callsite.Filter) -> None:
+    def __init__(self, context: Any, *, py_attr_tracker: Any, frames: callsite.Filter) -> None:
         super().__init__(context, py_attr_tracker=py_attr_tracker)
-        self._traced = traced
         self._frames = frames
 
     def get_node_location(self, node: torch.fx.Node) -> Any:
-        traceback = callsite.torch.traceback_of(self._traced.original(node))
+        traceback = callsite.torch.traceback_of(node)
         if traceback is None:  # not recorded under callsite.torch: torch-mlir's reading
             return super().get_node_location(node)
         return callsite.mlir.location(traceback, filter=self._frames, context=self._c)
@@ -115,13 +75,10 @@ class CallsiteContextCache(ContextCache):
 class CallsiteFxImporter(FxImporter):
     """torch-mlir's FxImporter, each op located by the Traceback of the node it comes from.
 
-    traced: the graphs (or GraphModules, ExportedPrograms) recorded under callsite.torch that
-    the imported graph derives from, when it is not one of them (after run_decompositions);
     frames: which frames the locations keep (default :func:`user_frames`). Every other keyword
     is FxImporter's."""
 
-    def __init__(self, *, traced: Iterable[Any] = (), frames: callsite.Filter | None = None,
-                 **options: Any) -> None:
+    def __init__(self, *, frames: callsite.Filter | None = None, **options: Any) -> None:
         if frames is not None and not isinstance(frames, callsite.Filter):
             raise TypeError(f"frames: expected a callsite.Filter or None, got "
                             f"{type(frames).__qualname__}")
@@ -130,5 +87,5 @@ class CallsiteFxImporter(FxImporter):
         super().__init__(**options)
         # Replaced before any import: the importer reads the cache only when importing.
         self._cc = CallsiteContextCache(
-            self._c, py_attr_tracker=self._py_attr_tracker, traced=TracedNodes(traced),
+            self._c, py_attr_tracker=self._py_attr_tracker,
             frames=user_frames() if frames is None else frames)

@@ -41,7 +41,7 @@ def to_mlir(program: torch.export.ExportedProgram, decompositions: bool = True,
     options: FxImporter's keywords."""
     context = ir.Context()
     torch_dialect.register_dialect(context)
-    importer = CallsiteFxImporter(context=context, traced=[program], **options)
+    importer = CallsiteFxImporter(context=context, **options)
     module = torch_mlir.fx.export_and_import(
         program, fx_importer=importer,
         **({} if decompositions else {"decomposition_table": {}}))

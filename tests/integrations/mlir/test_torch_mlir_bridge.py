@@ -54,7 +54,7 @@ def innermost_location_frame(location):
 
 decompositions = sys.argv[1] == "decomposed"
 exported = program.export(Model(), example_input())
-traced = locations.TracedNodes([exported])  # before the import erases placeholders
+exported_names = {node.name for node in exported.graph.nodes}
 module, _ = program.to_mlir(exported, decompositions,
                             graph_node_importer_cls=Recording)
 report = {"nodes": [], "ops": []}
@@ -65,13 +65,13 @@ with module.context:
             continue  # a getitem binds an output of its source's op: no op of its own
         if not isinstance(value, ir.Value) or not isinstance(value.owner, ir.OpView):
             continue
-        original = traced.original(node)
-        traceback = callsite.torch.traceback_of(original)
+        traceback = callsite.torch.traceback_of(node)
         expected = innermost_user_frame(traceback) if traceback is not None else None
         torch_lines = [int(line) for file, line in TORCH_FRAME.findall(node.stack_trace or "")
                        if file == MODEL_FILE]
         report["nodes"].append({
-            "node": node.name, "original": original.name, "op": value.owner.operation.name,
+            "node": node.name, "exported": node.name in exported_names,
+            "op": value.owner.operation.name,
             "recorded": traceback is not None,
             "expected": None if expected is None else [MODEL_FILE, *expected],
             "location": innermost_location_frame(value.owner.location),
@@ -113,7 +113,7 @@ def test_every_op_from_a_node_is_located_at_its_user_frame(peer, mode):
     spans = {(e["location"][1], e["location"][3], e["location"][4]) for e in nodes}
     assert len({line for line, _, _ in spans}) < len(spans), spans
     if mode == "decomposed":
-        assert any(e["node"] != e["original"] for e in nodes), "nothing was decomposed"
+        assert not all(e["exported"] for e in nodes), "nothing was decomposed"
     # Every op of the function, the constants and lists a node's import adds and the return
     # included, is located by callsite: no torch-mlir reading of the text (column 0, torch's
     # own files innermost), no unknown location.
@@ -141,8 +141,7 @@ def test_bad_arguments_name_the_argument(peer):
     result = run(peer, r'''
 import torch, callsite.torch
 from examples.torch_to_mlir import locations
-for call, argument in ((lambda: locations.CallsiteFxImporter(frames="x"), "frames"),
-                       (lambda: locations.TracedNodes([3]), "traced")):
+for call, argument in ((lambda: locations.CallsiteFxImporter(frames="x"), "frames"),):
     try:
         call()
     except TypeError as error:
@@ -152,4 +151,4 @@ for call, argument in ((lambda: locations.CallsiteFxImporter(frames="x"), "frame
         raise SystemExit(f"no error for {argument}")
 ''', cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert len(result.stdout.splitlines()) == 2, result.stdout
+    assert len(result.stdout.splitlines()) == 1, result.stdout
