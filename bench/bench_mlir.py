@@ -501,7 +501,8 @@ def callgrind_table(binding, mlir_why, small=2_000, large=12_000):
 COLD_LIMIT = 10  # MLIR's default frame limit, passed explicitly (iree 3.9 needs max_depth)
 COLD_LEVELS = 6  # nested helper functions of the kernel (each calls the next twice)
 COLD_MODES = {"a": "(a) Location.unknown()", "b": "(b) MLIR loc_tracebacks()",
-              "c": "(c) MLIR's switch served by callsite (accelerate)"}
+              "c": "(c) MLIR's switch served by callsite (accelerate)",
+              "p": "(p) the same, built through the bindings' Python API"}
 
 
 def cold_kernel_source(ops: int) -> str:
@@ -542,13 +543,17 @@ def cold_mode(ir, mode: str):
     if mode == "a":
         yield
         return
-    if mode == "c":
+    served = mode in ("c", "p")
+    if served:
         callsite.mlir.accelerate(ir)
+        # (p): callsite's fallback for bindings that do not export MLIR's C API, forced here.
+        callsite.mlir.use(ir)._use_python_api(mode == "p")
     try:
         with ir.loc_tracebacks(max_depth=COLD_LIMIT):
             yield
     finally:
-        if mode == "c":
+        if served:
+            callsite.mlir.use(ir)._use_python_api(False)
             callsite.mlir.decelerate(ir)
 
 
@@ -588,7 +593,8 @@ def scenario_contexts(name, ir, arith, sizes, builds, repeats, mlir_why):
                 cold_build(ir, arith, kernel, None)
         n_ops = len(texts["a"])
         assert n_ops == cold_kernel_ops(ops), (n_ops, ops)
-        identical = None if "b" not in texts else texts["b"] == texts["c"]
+        identical = None if "b" not in texts else \
+            texts["b"] == texts["c"] and texts.get("p", texts["c"]) == texts["c"]
         if identical is False:
             raise SystemExit(f"scenario 5, {ops} ops: callsite's locations differ from MLIR's")
         samples: dict = {}
@@ -597,6 +603,8 @@ def scenario_contexts(name, ir, arith, sizes, builds, repeats, mlir_why):
                 for kind in ("one", "new"):
                     context = one[mode] if kind == "one" else None
                     with cold_mode(ir, mode):
+                        if kind == "one":  # (p)'s switch of path drops every mode's caches
+                            cold_build(ir, arith, kernel, context)
                         gc.collect()
                         gc.disable()
                         t = time.process_time()
@@ -725,6 +733,10 @@ def cold_instructions(binding, mlir_why, sizes, builds=10, keep=None):
                 a, b, c = (per_build[f"{m}/{kind}"] for m in "abc")
                 print(f"{kind} Context: MLIR adds {b - a:,.0f} Ir, callsite {c - a:,.0f} Ir per "
                       f"build: {(b - a) / max(c - a, 1):.1f}x fewer")
+                if "p" in modes:
+                    p = per_build[f"p/{kind}"]
+                    print(f"{kind} Context, through the bindings' Python API: callsite "
+                          f"{p - a:,.0f} Ir per build: {(b - a) / max(p - a, 1):.1f}x fewer")
     return out
 
 

@@ -66,16 +66,21 @@ def mlir_tables(result: dict) -> str:
            f"(callgrind, {ir['builds']} builds collected after two warm-up builds) and process CPU "
            f"time per build (median of {wall['repeats']}, {wall['builds']} builds per sample):", "",
            "| kernel | Context | (a) no locations | (b) MLIR's walk adds | (c) callsite adds | "
-           "(b−a)/(c−a) Ir | (c)/(a) Ir | (b−a)/(c−a) CPU time |",
-           "|:--|:--|--:|--:|--:|--:|--:|--:|"]
+           "(b−a)/(c−a) Ir | (c)/(a) Ir | (b−a)/(c−a) CPU time | (p) callsite through the "
+           "Python API adds | (b−a)/(p−a) Ir |",
+           "|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for ops, counts in ir["sizes"].items():
         times = wall["sizes"].get(ops, {}).get("median", {})
         for kind, label in (("one", "one"), ("new", "new per build")):
             a, b, c = (counts[f"{m}/{kind}"] for m in "abc")
             ta, tb, tc = (times.get(f"{m}/{kind}") for m in "abc")
             clock = ratio((tb - ta) / (tc - ta)) if ta and tc and tc > ta else "—"
+            p = counts.get(f"p/{kind}")
+            python_api = "— | —" if p is None else \
+                f"{p - a:,.0f} | {ratio((b - a) / (p - a)) if p > a else '—'}"
             out.append(f"| {ops} ops | {label} | {a:,.0f} | {b - a:,.0f} | {c - a:,.0f} | "
-                       f"{ratio((b - a) / (c - a)) if c > a else '—'} | {c / a:.3f} | {clock} |")
+                       f"{ratio((b - a) / (c - a)) if c > a else '—'} | {c / a:.3f} | {clock} | "
+                       f"{python_api} |")
     return "\n".join(out)
 
 

@@ -17,7 +17,7 @@ MODES = ("none", "torch", "callsite")
 STAT_FIELDS = ("none_s", "torch_s", "callsite_s", "torch_added_s", "callsite_added_s",
                "added_ratio", "callsite_vs_none", "torch_vs_none", "torch_added_us_per_node",
                "callsite_added_us_per_node")
-COLD_KEYS = {f"{mode}/{kind}" for mode in "abc" for kind in ("one", "new")}
+COLD_KEYS = {f"{mode}/{kind}" for mode in "abcp" for kind in ("one", "new")}
 
 sys.path.insert(0, str(BENCH))
 
