@@ -100,18 +100,45 @@ PyObject *kept_location_capi(ContextCache &cc, const RawFrame *kept, std::size_t
   } else {
     // From the outermost kept frame in: S_{m-1} = f_{m-1}, S_i = callsite(f_i at S_{i+1}), each
     // link looked up by (f_i, S_{i+1}); an op whose stack shares its outer frames with an
-    // earlier op's builds only its new inner links.
-    loc = frame_location_raw(cc, kept[m - 1]);
-    for (std::size_t i = m - 1; loc.ptr && i-- > 0;) {
+    // earlier op's builds only its new inner links. The outer frames it shares with the
+    // previous chain built take their S_i from that chain (no probe).
+    ContextCache::ChainMemo &memo = cc.chain_memo;
+    const std::uint64_t epoch = cc.chain_epoch;
+    const void *locs[ContextCache::kChainMemo];
+    const bool remember = m <= ContextCache::kChainMemo;
+    std::size_t shared = 0;
+    if (remember)
+      while (shared < m && shared < memo.n &&
+             kept[m - 1 - shared] == memo.frames[memo.n - 1 - shared])
+        ++shared;
+    std::size_t i = m - shared;  // S_i known from here on
+    if (shared) {
+      for (std::size_t j = i; j < m; ++j) locs[j] = memo.locs[memo.n - m + j];
+      loc = {locs[i]};
+    } else {
+      loc = frame_location_raw(cc, kept[--i]);
+      if (remember) locs[i] = loc.ptr;
+    }
+    while (loc.ptr && i-- > 0) {
       if (const void *hit = cc.find_raw_link(kept[i], loc.ptr)) {
         loc = {hit};
-        continue;
+      } else {
+        const MlirLocation callee = frame_location_raw(cc, kept[i]);
+        if (!callee.ptr) return nullptr;
+        const MlirLocation link = api.call_site(callee, loc);
+        if (!cc.store_raw_link(kept[i], loc.ptr, link.ptr)) return PyErr_NoMemory();
+        loc = link;
       }
-      const MlirLocation callee = frame_location_raw(cc, kept[i]);
-      if (!callee.ptr) return nullptr;
-      const MlirLocation link = api.call_site(callee, loc);
-      if (!cc.store_raw_link(kept[i], loc.ptr, link.ptr)) return PyErr_NoMemory();
-      loc = link;
+      if (remember) locs[i] = loc.ptr;
+    }
+    // Only a chain whose frames are all still keys of the raw tables (no clear ran meanwhile).
+    if (loc.ptr && remember && cc.chain_epoch == epoch) {
+      ContextCache::ChainMemo &out = cc.chain_memo;
+      for (std::size_t j = 0; j < m; ++j) {
+        out.frames[j] = kept[j];
+        out.locs[j] = locs[j];
+      }
+      out.n = m;
     }
   }
   return loc.ptr ? final_location(cc, loc, repeated) : nullptr;

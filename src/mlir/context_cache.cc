@@ -186,9 +186,9 @@ bool ContextCache::store_raw_frame(const RawFrame &frame, const void *loc) noexc
 
 bool ContextCache::store_raw_link(const RawFrame &callee, const void *caller,
                                   const void *loc) noexcept {
-  const auto [stored, inserted] = raw_links_.insert(LinkKey{callee, caller}, loc);
-  if (inserted) retain(callee);  // the key's reference, released with the entry
-  return stored != nullptr;
+  // No reference: the callee was looked up in, or stored into, raw_frames_ just before (no
+  // Python code ran since), and raw_frames_ is cleared only after the links.
+  return raw_links_.insert(LinkKey{callee, caller}, loc).first != nullptr;
 }
 
 PyObject *ContextCache::store_final(const void *raw, PyObject *loc) noexcept {
@@ -297,14 +297,15 @@ void ContextCache::clear_sequences() noexcept {
   stacks_.clear();
   held_ -= chains_.size();
   chains_.clear();
-  // The tables are emptied before anything is released (a release may run Python code).
-  std::vector<RawFrame> keys;
+  chain_memo.n = 0;
+  ++chain_epoch;
+  // The tables are emptied before anything is released (a release may run Python code). The
+  // links hold no references of their own: each link's callee frame is a key of raw_frames_,
+  // which is cleared only after them.
   std::vector<PyObject *> drop;  // the stacks pointed at these (already cleared)
-  raw_links_.for_each([&](const LinkKey &k, const void *) { keys.push_back(k.callee); });
   finals_.for_each([&](const void *, PyObject *loc) { drop.push_back(loc); });
   raw_links_.clear();
   finals_.clear();
-  for (const RawFrame &k : keys) release(k);
   held_ -= drop.size();
   for (PyObject *o : drop) Py_DECREF(o);
 }

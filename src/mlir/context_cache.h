@@ -149,8 +149,20 @@ class ContextCache {
     const void *const *hit = raw_links_.find(LinkKey{callee, caller});
     return hit ? *hit : nullptr;
   }
-  /// False on allocation failure.
+  /// False on allocation failure. `callee` must be a key of the frame table stored or found
+  /// with no Python code run since: the link table holds no reference of its own.
   bool store_raw_link(const RawFrame &callee, const void *caller, const void *loc) noexcept;
+  /// The previous chain built (kept frames innermost first, and each S_i, the raw location of
+  /// kept[i..]): the next op of a kernel shares its outer frames, whose links it then takes
+  /// from here instead of probing the trie. Its frames are keys of the raw tables (which hold
+  /// their code), so it is emptied whenever those are (`chain_epoch` counts that).
+  static constexpr std::size_t kChainMemo = 32;
+  struct ChainMemo {
+    std::size_t n = 0;
+    RawFrame frames[kChainMemo];
+    const void *locs[kChainMemo];
+  } chain_memo;
+  std::uint64_t chain_epoch = 0;
   /// The ir.Location made of a raw final location (borrowed), or nullptr.
   PyObject *find_final(const void *raw) const noexcept {
     PyObject *const *hit = finals_.find(raw);
@@ -224,7 +236,8 @@ class ContextCache {
              std::size_t(reinterpret_cast<std::uintptr_t>(k.caller) * 0xC2B2AE3D27D4EB4Full);
     }
   };
-  FlatMap<LinkKey, const void *, LinkKeyHash, 512> raw_links_;  ///< callee frames retained
+  /// Holds no references: every callee frame is a key of raw_frames_ (store_raw_link).
+  FlatMap<LinkKey, const void *, LinkKeyHash, 512> raw_links_;
   struct PointerHash {
     std::size_t operator()(const void *p) const noexcept {
       return std::size_t(reinterpret_cast<std::uintptr_t>(p) >> 3);

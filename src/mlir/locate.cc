@@ -12,6 +12,7 @@
 #include "mlir/build.h"
 #include "mlir/build_capi.h"
 #include "mlir/settings.h"
+#include "native/shadow_stack.h"
 #include "tracking/tracking.h"
 
 namespace callsite::mlir {
@@ -95,8 +96,9 @@ __attribute__((always_inline)) inline PyObject *capi_frames_location(
   }
   // From here on Python code runs (reifiers, the filter's rules, the bindings) and may pop the
   // native frames of a walk, freeing their executables: the walk's are retained (a Traceback's
-  // are its own; Python frames' code objects belong to frames still running).
-  if (walk) walk->hold_native_entries();
+  // are its own; Python frames' code objects belong to frames still running). A walk has
+  // native entries only when this thread has native frames (no Python code ran since it).
+  if (walk && native::innermost()) walk->hold_native_entries();
   const std::size_t room = n < limit ? n : limit;
   RawFrame inline_kept[kInlineKept];
   std::vector<RawFrame> heap_kept;
