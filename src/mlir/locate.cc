@@ -30,6 +30,9 @@ constexpr std::size_t kMaxFrames = std::size_t(1) << 16;
 constexpr std::uint64_t kAtBoundaryKey = std::uint64_t(1) << 63;
 // Kept frames held on the C stack while one location is built (more go to the heap).
 constexpr std::size_t kInlineKept = 32;
+// Frames a prefix walk reads beyond the limit (the dropped ones among the innermost: the
+// bindings' own, a DSL's helpers).
+constexpr std::size_t kPrefixSlack = 8;
 
 inline std::uint64_t stack_seed(std::uint64_t stamp, std::size_t limit) {
   return stamp * 0x9E3779B97F4A7C15ull ^ std::uint64_t(limit);
@@ -99,6 +102,7 @@ __attribute__((always_inline)) inline PyObject *capi_frames_location(
   // are its own; Python frames' code objects belong to frames still running). A walk has
   // native entries only when this thread has native frames (no Python code ran since it).
   if (walk && native::innermost()) walk->hold_native_entries();
+  // A walk not yet complete (stack_location's prefix: limit <= kInlineKept) fits inline.
   const std::size_t room = n < limit ? n : limit;
   RawFrame inline_kept[kInlineKept];
   std::vector<RawFrame> heap_kept;
@@ -108,14 +112,28 @@ __attribute__((always_inline)) inline PyObject *capi_frames_location(
     return PyErr_NoMemory();
   }
   RawFrame *kept = room > kInlineKept ? heap_kept.data() : inline_kept;
-  const std::size_t k = detail::keep_frames(filter, frames, n, kept, limit, end);
+  std::size_t k = detail::keep_frames(filter, frames, n, kept, limit, end);
+  // A prefix that kept fewer than `limit` frames: walk further (the frames below this call are
+  // the same after the Python code the decisions ran) and decide again.
+  while (k != SIZE_MAX && k < limit && walk && !walk->complete() && walk->extend()) {
+    frames = walk->data();
+    n = walk->size();
+    end = walk->end();
+    k = detail::keep_frames(filter, frames, n, kept, limit, end);
+  }
   if (k == SIZE_MAX) return nullptr;
   if (cc.frame_count() + k > kMaxFrames) cc.clear_frames();  // before anything is borrowed
   bool repeated = false;
   PyObject *loc = Py_XNewRef(kept_location_capi(cc, kept, k, &repeated));
   if (loc) cc.note_lookup(repeated);
   if (!loc || !repeated) return loc;
-  // `loc` is owned by the final table; the whole-stack table only points at it.
+  // `loc` is owned by the final table; the whole-stack table only points at it. Its key is the
+  // whole stack (a prefix walk has no boundary: the generation stays that of its end).
+  if (walk && !walk->complete()) {
+    walk->walk_all();
+    frames = walk->data();
+    n = walk->size();
+  }
   if (!hashed) hash = hash_frames(frames, n, stack_seed(generation, limit));
   FrameSeq key;
   try {
@@ -141,7 +159,8 @@ __attribute__((always_inline)) inline PyObject *raw_frames_location(
   if (limit == SIZE_MAX) limit = detail::limit_of(filter);
   const std::uint64_t generation =
       detail::generation_of(filter) | (end == WalkEnd::at_boundary ? kAtBoundaryKey : 0);
-  if (cc.mlir_context) return capi_frames_location(cc, filter, limit, frames, n, end, walk, generation);
+  if (cc.mlir_context)
+    return capi_frames_location(cc, filter, limit, frames, n, end, walk, generation);
   const std::uint64_t hash = hash_frames(frames, n, stack_seed(generation, limit));
   if (PyObject *hit = cc.find_stack(hash, frames, n, generation, limit)) return Py_NewRef(hit);
   if (cc.stack_count() >= kMaxStacks) cc.clear_sequences();
@@ -178,8 +197,13 @@ __attribute__((always_inline)) inline PyObject *raw_frames_location(
 
 PyObject *stack_location(ContextCache &cc, PyObject *filter, std::size_t limit,
                          std::size_t skip) {
-  StackWalk stack(skip);
-  stack.walk_all();
+  // Through the C API with no whole stack stored in this Context (every op of a new one), only
+  // the frames up to the limit's last kept one are read: a prefix is walked first (not under a
+  // kernel boundary, which a complete walk finds, and not past what fits kept inline).
+  const std::size_t resolved = limit == SIZE_MAX ? detail::limit_of(filter) : limit;
+  const bool prefix = cc.mlir_context && !cc.stack_count() && resolved <= kInlineKept;
+  StackWalk stack(skip, prefix ? resolved + kPrefixSlack : kStackBuffer);
+  if (!prefix || stack.bounded()) stack.walk_all();
   return raw_frames_location(cc, filter, limit, stack.data(), stack.size(), stack.end(),
                              &stack);
 }

@@ -137,6 +137,48 @@ def test_generated_programs_new_context_per_kernel(path, tmp_path, seed):
         expect_path(info, which)
 
 
+@pytest.mark.parametrize("dropped", [0, 5, 20, 45])
+@pytest.mark.parametrize("limit", [1, 10, 32, 33])
+def test_many_dropped_frames_inside_the_kept_ones(path, tmp_path, dropped, limit):
+    """Ops made under `dropped` frames of an excluded file, in a new Context per kernel and
+    again in the same Context: the kept frames lie past the first frames walked, and the whole
+    stack is stored once its location repeats; MLIR's own text."""
+    ir, which = path
+    if H.mlir_walk_refusal(ir):
+        pytest.skip(H.mlir_walk_refusal(ir))
+    H.register_support_exclusion(ir)
+    lib = H.write_program(tmp_path, f"deep{dropped}", '''
+        def down(ir, n):
+            if n <= 0:
+                return [ir.Operation.create("test.op"), ir.Operation.create("test.op")]
+            return down(ir, n - 1)
+    ''')
+    ir._globals.register_traceback_file_exclusion(lib.__file__)
+    callsite.mlir.register_traceback_file_exclusion(lib.__file__)
+    user = H.write_program(tmp_path, f"user{dropped}_{limit}", f'''
+        def kernel(ir, budget, lib):
+            for _ in range(2):
+                a(ir, lib)
+        def a(ir, lib):
+            return b(ir, lib)
+        def b(ir, lib):
+            return lib.down(ir, {dropped})
+    ''')
+    ways = {"mlir": lambda: ir.loc_tracebacks(max_depth=limit),
+            "callsite": lambda: callsite.mlir.loc_tracebacks(max_depth=limit, ir=ir)}
+    out = {}
+    for way, scope in ways.items():
+        out[way] = build_in_new_context(ir, lambda ir, budget: user.kernel(ir, budget, lib), scope)
+    (mlir, _), (ours, info) = out["mlir"], out["callsite"]
+    assert len(mlir) == 4 and ours == mlir
+    assert all(f"user{dropped}_{limit}.py" in t and "deep" not in t for t in ours)
+    expect_path(info, which)
+    # One location for the four ops (their frames differ only in the excluded file): the C API
+    # path counts a lookup by whether its location was made before, the Python API path by
+    # whether its whole stack was seen (the loop's second pass repeats the first's two).
+    assert (info["misses"], info["hits"]) == ((1, 3) if which == "c_api" else (2, 2))
+
+
 def test_python_310_and_311_forms(path, tmp_path):
     """3.10: NameLoc(co_name, FileLineColLoc(file, line, 0)); 3.11+: NameLoc(co_qualname,
     FileLineColRange(file, line, col, end_line, end_col)), here across lines; MLIR's own text
