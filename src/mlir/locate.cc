@@ -151,7 +151,7 @@ __attribute__((always_inline)) inline PyObject *capi_frames_location(
 
 // The whole-stack cache's key is the raw frames, the filter's stamp and the limit: a hit is
 // one hash and one comparison; a miss filters, builds through the chain and frame caches and
-// stores the result.
+// stores the result (the Python API path; the C API path's level is capi_frames_location's).
 __attribute__((always_inline)) inline PyObject *raw_frames_location(
     ContextCache &cc, PyObject *filter, std::size_t limit, const RawFrame *frames,
     std::size_t n, WalkEnd end, StackWalk *walk) {
