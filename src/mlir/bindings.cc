@@ -58,6 +58,18 @@ bool fill_bindings(BindingsObject *b, PyObject *ir) noexcept {
     b->nameloc_type = PyObject_GetAttrString(ir, "NameLoc");  // typed locations: newer MLIR
     if (!b->nameloc_type) PyErr_Clear();
     if (b->nameloc_type && !PyType_Check(b->nameloc_type)) Py_CLEAR(b->nameloc_type);
+    static constexpr const char *kTyped[BindingsObject::kTypedLocations] = {
+        "CallSiteLoc", "NameLoc", "FileLineColLoc", "UnknownLoc", "FusedLoc"};
+    for (int i = 0; i < BindingsObject::kTypedLocations; ++i) {
+      PyObject *t = PyObject_GetAttrString(ir, kTyped[i]);
+      if (!t) PyErr_Clear();
+      // Only a subclass of Location: what a cast of one gives stands in for it.
+      if (t && !(PyType_Check(t) && PyObject_IsSubclass(t, b->location_type) == 1)) {
+        PyErr_Clear();
+        Py_CLEAR(t);
+      }
+      b->typed_location_types[i] = t;
+    }
     ok = PyType_Check(b->context_type) && PyType_Check(b->opview_type) &&
          PyType_Check(b->operation_type) && PyType_Check(b->module_type);
     if (!ok)
@@ -82,6 +94,7 @@ void clear_bindings(BindingsObject *b) noexcept {
                        &b->loc_name, &b->loc_callsite, &b->loc_unknown, &b->process_settings,
                        &b->capi_create, &b->capi_status})
     Py_CLEAR(*p);
+  for (PyObject *&t : b->typed_location_types) Py_CLEAR(t);
   delete b->capi;  // only unregistered bindings are ever freed: no cache refers to them
   b->capi = nullptr;
   std::free(b->location_capsule);

@@ -18,6 +18,12 @@ struct BindingsObject {
   PyObject *ir;  ///< the `ir` module
   PyObject *context_type, *location_type, *opview_type, *operation_type, *module_type;
   PyObject *nameloc_type;  ///< ir.NameLoc, or nullptr in bindings without typed locations
+  /// The typed location classes (ir.CallSiteLoc, NameLoc, FileLineColLoc, UnknownLoc,
+  /// FusedLoc: capi::Api::is_a_typed's order), each nullptr when the bindings lack it; their
+  /// constructor casts a plain ir.Location. What an explicit location() returns on the C API
+  /// path, whose ir.Location objects are plain (Location._CAPICreate).
+  static constexpr int kTypedLocations = 5;
+  PyObject *typed_location_types[kTypedLocations];
   /// Location.file / .name / .callsite / .unknown: nanobind static functions, called directly.
   PyObject *loc_file, *loc_name, *loc_callsite, *loc_unknown;
   /// References one ir.Location holds to its ir.Context (measured on first use, -1 before):

@@ -144,6 +144,35 @@ PyObject *kept_location_capi(ContextCache &cc, const RawFrame *kept, std::size_t
   return loc.ptr ? final_location(cc, loc, repeated) : nullptr;
 }
 
+PyObject *typed_location_capi(ContextCache &cc, PyObject *loc) {
+  BindingsObject *b = cc.bindings;
+  // Only the cache's own locations, which _CAPICreate made plain.
+  if (Py_TYPE(loc) != reinterpret_cast<PyTypeObject *>(b->location_type)) return loc;
+  if (PyObject *hit = cc.find_typed(loc)) {
+    Py_DECREF(loc);
+    return Py_NewRef(hit);
+  }
+  // Python code runs from here on (the _CAPIPtr property, the typed class's constructor): `loc`
+  // is held, and so is its context; the tables are looked up again in store_typed.
+  const MlirLocation raw = location_pointer(b, loc);
+  if (!raw.ptr) {
+    Py_DECREF(loc);
+    return nullptr;
+  }
+  const capi::Api &api = api_of(cc);
+  PyObject *type = nullptr;
+  for (int i = 0; i < BindingsObject::kTypedLocations && !type; ++i)
+    if (b->typed_location_types[i] && api.is_a_typed[i] && api.is_a_typed[i](raw))
+      type = b->typed_location_types[i];
+  if (!type) return loc;
+  Py_INCREF(type);  // held: the call may run any code
+  PyObject *typed = PyObject_CallOneArg(type, loc);
+  Py_DECREF(type);
+  PyObject *r = typed ? cc.store_typed(raw.ptr, loc, typed) : nullptr;
+  Py_DECREF(loc);
+  return r;
+}
+
 PyObject *nameloc_wrap_capi(ContextCache &cc, PyObject *current, PyObject *inner,
                             bool own_inner) {
   if (PyObject *hit = cc.find_wrap(current, inner)) return hit;

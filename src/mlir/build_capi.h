@@ -16,6 +16,12 @@ namespace callsite::mlir {
 PyObject *kept_location_capi(ContextCache &cc, const RawFrame *kept, std::size_t m,
                              bool *repeated = nullptr);
 
+/// What an explicit callsite.mlir.location() returns for `loc` (a final location of this cache,
+/// held by the caller): its typed class (ir.CallSiteLoc, ir.NameLoc...) as the Python API path
+/// gives, made once per distinct location and cached; `loc` itself when the bindings have no
+/// typed class (or predicate) for its kind. Steals `loc`; new reference, nullptr + error.
+PyObject *typed_location_capi(ContextCache &cc, PyObject *loc);
+
 /// nameloc_wrap (mlir/build.h) through the C API. Borrowed from the cache.
 PyObject *nameloc_wrap_capi(ContextCache &cc, PyObject *current, PyObject *inner,
                             bool own_inner);

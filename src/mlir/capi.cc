@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <new>
 #include <string>
 #include <type_traits>
@@ -137,7 +138,16 @@ void resolve_capi(BindingsObject *b) noexcept {
       need(api.name_get_name, "mlirLocationNameGetName");
       need(api.name_get_child, "mlirLocationNameGetChildLoc");
       need(api.identifier_str, "mlirIdentifierStr");
-      if (ok) break;
+      if (!ok) continue;
+      // Optional: a missing predicate only leaves that kind of location plain.
+      static constexpr const char *kPredicates[] = {
+          "mlirLocationIsACallSite", "mlirLocationIsAName", "mlirLocationIsAFileLineColRange",
+          "mlirLocationIsAUnknown", "mlirLocationIsAFused"};
+      static_assert(std::size(kPredicates) == std::size(api.is_a_typed));
+      for (std::size_t i = 0; i < std::size(kPredicates); ++i)
+        api.is_a_typed[i] = reinterpret_cast<bool (*)(capi::MlirLocation)>(
+            find(handle, kPredicates[i], dir, &lib));
+      break;
     }
   } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
     ok = false;

@@ -43,6 +43,9 @@ struct Api {
   MlirIdentifier (*name_get_name)(MlirLocation);
   MlirLocation (*name_get_child)(MlirLocation);
   MlirStringRef (*identifier_str)(MlirIdentifier);
+  /// Optional (nullptr when the library lacks one): which typed class an explicit
+  /// callsite.mlir.location() returns (kTypedLocations' order). Nothing else uses them.
+  bool (*is_a_typed[5])(MlirLocation);
 };
 
 }  // namespace capi

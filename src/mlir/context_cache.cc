@@ -206,6 +206,22 @@ PyObject *ContextCache::store_final(const void *raw, PyObject *loc) noexcept {
   return loc;
 }
 
+PyObject *ContextCache::store_typed(const void *raw, PyObject *plain, PyObject *typed) noexcept {
+  if (find_final(raw) != plain) return typed;  // the final table was cleared meanwhile
+  try {
+    auto [it, inserted] = typed_.emplace(plain, typed);
+    if (!inserted) {  // made meanwhile by a re-entrant call: keep the first
+      Py_DECREF(typed);
+      return Py_NewRef(it->second);
+    }
+  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
+    Py_DECREF(typed);
+    return PyErr_NoMemory();
+  }
+  ++held_;
+  return Py_NewRef(typed);
+}
+
 void ContextCache::store_unknown(PyObject *loc) noexcept {
   if (unknown_) {
     Py_DECREF(loc);
@@ -269,8 +285,8 @@ PyObject *ContextCache::info() const noexcept {
   const std::size_t wraps = wrap_count();
   const std::size_t frames = frames_.size() + raw_frames_.size();
   const std::size_t chains = chains_.size() + raw_links_.size();
-  const std::size_t entries =
-      frames + chains + stacks_.size() + wraps + finals_.size() + (unknown_ ? 1 : 0);
+  const std::size_t entries = frames + chains + stacks_.size() + wraps + finals_.size() +
+                              typed_.size() + (unknown_ ? 1 : 0);
   return Py_BuildValue("{sn sn sn sn sn sn sK sK sn}", "frames", Py_ssize_t(frames), "chains",
                        Py_ssize_t(chains), "stacks", Py_ssize_t(stacks_.size()), "wraps",
                        Py_ssize_t(wraps), "finals", Py_ssize_t(finals_.size()), "held",
@@ -303,7 +319,10 @@ void ContextCache::clear_sequences() noexcept {
   // links hold no references of their own: each link's callee frame is a key of raw_frames_,
   // which is cleared only after them.
   std::vector<PyObject *> drop;  // the stacks pointed at these (already cleared)
+  // The typed locations are keyed by final ones: emptied with them.
+  for (auto &kv : typed_) drop.push_back(kv.second);
   finals_.for_each([&](const void *, PyObject *loc) { drop.push_back(loc); });
+  typed_.clear();
   raw_links_.clear();
   finals_.clear();
   held_ -= drop.size();

@@ -171,6 +171,19 @@ class ContextCache {
   /// Takes `loc` (a new reference) for `raw`. Returns the stored location (borrowed: `loc`, or
   /// the one a re-entrant call stored first, `loc` then released), nullptr + MemoryError.
   PyObject *store_final(const void *raw, PyObject *loc) noexcept;
+  /// The typed location (ir.CallSiteLoc...) an explicit location() returns for a final
+  /// location `plain` (borrowed), or nullptr. Keyed by the plain object: a key of the final
+  /// table, emptied with it, so a key is alive while it is here.
+  PyObject *find_typed(PyObject *plain) const noexcept {
+    auto it = typed_.find(plain);
+    return it != typed_.end() ? it->second : nullptr;
+  }
+  /// Takes `typed` (a new reference) for `plain`, the final location of `raw`; stored only
+  /// while `plain` is still that of `raw` in the final table (Python code ran since it was
+  /// looked up, and may have cleared it). Returns a new reference: the stored location
+  /// (`typed`, or the one a re-entrant call stored first), or `typed` when not stored.
+  /// nullptr + MemoryError.
+  PyObject *store_typed(const void *raw, PyObject *plain, PyObject *typed) noexcept;
 
   // --- nameloc_wrap: (Location.current, inner) -> wrapped -----------------------------
   PyObject *find_wrap(PyObject *current, PyObject *inner) const noexcept;
@@ -244,6 +257,9 @@ class ContextCache {
     }
   };
   FlatMap<const void *, PyObject *, PointerHash, 256> finals_;  ///< raw -> ir.Location, owned
+  /// A final ir.Location (borrowed from finals_) -> its typed location (owned). A node-based
+  /// map: empty in every Context whose locations no explicit location() asked for.
+  std::unordered_map<PyObject *, PyObject *> typed_;
   std::uint64_t hits_ = 0, misses_ = 0;
 };
 

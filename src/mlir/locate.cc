@@ -335,6 +335,9 @@ __attribute__((always_inline)) inline PyObject *locate_with(PyObject *const *slo
     ContextCache *cc = cache_for(b, ctx);
     CacheHold hold(cc);  // the lookup runs Python code, which may drop the cache
     loc = cc ? locate(*cc, filter, limit) : nullptr;
+    // The C API path's locations are plain ir.Location objects: the caller gets the typed one,
+    // as on the Python API path (the op builders take the plain one, see mlir/injector.cc).
+    if (loc && cc->mlir_context) loc = typed_location_capi(*cc, loc);
     Py_DECREF(ctx);
   }
   Py_DECREF(filter);

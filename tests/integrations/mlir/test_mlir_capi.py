@@ -387,3 +387,167 @@ def test_dead_contexts_are_freed(path):
     assert most_alive <= 2
     gc.collect()
     assert sum(r() is not None for r in refs) == 0
+
+
+# --- what an explicit location() returns ---------------------------------------------------
+
+TYPED = {"chain": "CallSiteLoc", "frame": "NameLoc", "none": "UnknownLoc",
+         "nameloc_wrap": "CallSiteLoc", "traceback": "CallSiteLoc"}
+
+
+def explicit_location(ir, case):
+    """callsite.mlir.location() in one of its forms, always at the same call sites."""
+    if case == "chain":
+        return callsite.mlir.location()
+    if case == "frame":
+        return callsite.mlir.location(limit=1)
+    if case == "none":
+        return callsite.mlir.location(limit=0)
+    if case == "traceback":
+        return callsite.mlir.location(callsite.capture())
+    # Under a NAMELOC_WRAP scope, which wraps what op builders receive, not what location()
+    # returns.
+    with ir.Location.name("outer"), callsite.mlir.loc_tracebacks(current_loc="nameloc_wrap", ir=ir):
+        return callsite.mlir.location()
+
+
+@pytest.mark.parametrize("case", sorted(TYPED))
+def test_explicit_location_is_typed(path, case):
+    """The typed location the bindings give (ir.CallSiteLoc...), as op.location gives for it and
+    as the Python API path returns; made once per distinct location: a repeated call returns
+    the same object and holds nothing more."""
+    ir, which = path
+    b = callsite.mlir.use(ir)
+    seen = []
+    try:
+        # The path under test, then the Python API path (the reference) from the same line.
+        for forced in (which == "python_api", True):
+            b._use_python_api(forced)
+            with H.context(ir) as ctx:
+                locs, held = [], []
+                for _ in range(3):
+                    locs.append(explicit_location(ir, case))
+                    held.append(callsite.mlir.cache_info(ctx)["held"])
+                loc = locs[0]
+                seen.append((type(loc), str(loc)))
+                assert all(other is loc for other in locs[1:])
+                assert held[0] == held[1] == held[2], held
+                info = callsite.mlir.cache_info(ctx)
+                if not forced:  # the C API path: one final ir.Location and its typed one
+                    assert info["finals"] == 1 and info["held"] == 2, info
+                assert type(loc) is getattr(ir, TYPED[case])
+                op = ir.Operation.create("test.op", loc=loc)
+                assert type(op.location) is type(loc) and str(op.location) == str(loc)
+                if case == "frame":
+                    assert loc.name_str == "explicit_location"
+                if TYPED[case] == "CallSiteLoc":
+                    assert str(loc) == (
+                        f"loc(callsite({str(loc.callee)[4:-1]} at {str(loc.caller)[4:-1]}))")
+                    assert type(loc.callee) is ir.NameLoc
+                del loc, locs, op
+    finally:
+        b._use_python_api(which == "python_api")
+    assert seen[0] == seen[1]
+
+
+def test_explicit_locations_across_clear_caches(path):
+    """clear_caches() from a reifier inside every lookup, and between calls: a typed location is
+    dropped with the final location it was made of, never returned for another one (whose
+    ir.Location may reuse the freed one's address)."""
+    from callsite import native
+
+    ir, which = path
+
+    def reify(state):
+        callsite.mlir.clear_caches()
+        return native.Location("jit.dsl", state + 1, end_lineno=state + 1, colno=2, end_colno=9)
+
+    exe = native.Executable("jit", reify)
+    with H.context(ir) as ctx:
+        frame = exe.frame(0)
+        with frame:
+            for state in range(40):
+                frame.state = state % 7
+                for limit in (1, 2):
+                    loc = callsite.mlir.location(limit=limit)
+                    text = str(loc)
+                    assert (f'"jit"("jit.dsl":{state % 7 + 1}:2 to :9)' in text or (
+                        sys.version_info < (3, 11)
+                        and f'"jit"("jit.dsl":{state % 7 + 1}:0)' in text)), text
+                    assert type(loc) is (ir.NameLoc if limit == 1 else ir.CallSiteLoc)
+                    if limit == 2:
+                        assert str(loc.callee)[4:-1] in text and __file__ in str(loc.caller)
+                    if state % 3 == 0:
+                        callsite.mlir.clear_caches()
+                    del loc
+        info = callsite.mlir.cache_info(ctx)
+        assert info is None or info["held"] <= 2 * info["finals"] + 1, info
+
+
+def test_explicit_locations_with_context_finalizers_clearing_caches(path, tmp_path):
+    """Contexts in reference cycles whose finalizer calls clear_caches(), collected at every
+    few allocations while explicit locations are made: each is typed and right, and nothing
+    keeps the Contexts alive once the caches are cleared."""
+    ir, which = path
+    prog = H.write_program(tmp_path, "explicit_fin", '''
+        def leaf(callsite, i):
+            return callsite.mlir.location(limit=1 + i % 3)
+
+        def mid(callsite, i):
+            return [leaf(callsite, i) for _ in range(i % 4 + 1)]
+    ''')
+
+    class Ctx(ir.Context):
+        def __del__(self):
+            callsite.mlir.clear_caches()
+
+    refs = []
+    old = gc.get_threshold()
+    gc.set_threshold(5, 1, 1)
+    try:
+        for i in range(60):
+            ctx = Ctx()
+            ctx.cycle = ctx  # freed by a collection, at some allocation
+            refs.append(weakref.ref(ctx))
+            with ctx:
+                for loc in prog.mid(callsite, i):
+                    expected = ir.NameLoc if i % 3 == 0 else ir.CallSiteLoc
+                    assert type(loc) is expected, (i, loc)
+                    assert '"leaf"(' in str(loc) and "explicit_fin.py" in str(loc)
+                    if expected is ir.CallSiteLoc:
+                        assert str(loc.callee).startswith('loc("leaf"(')
+            del ctx, loc
+    finally:
+        gc.set_threshold(*old)
+    # A Context in a reference cycle looks referenced from outside its cache's locations (the
+    # cycle's reference): its cache goes only with clear_caches(), then the cycle is collected.
+    callsite.mlir.clear_caches()
+    gc.collect()
+    assert sum(r() is not None for r in refs) == 0
+
+
+def test_explicit_locations_do_not_keep_their_context_alive(path):
+    """A typed location holds its Context as a plain one does: a Context whose only references
+    are the cache's own locations (finals and typed ones) is freed."""
+    ir, which = path
+    refs = []
+    for i in range(200):
+        ctx = ir.Context()
+        refs.append(weakref.ref(ctx))
+        with ctx:
+            base = sys.getrefcount(ctx)
+            unknown = ir.Location.unknown()
+            per_location = sys.getrefcount(ctx) - base
+            del unknown
+            loc = callsite.mlir.location()
+            assert type(loc) is ir.CallSiteLoc
+            del loc
+            if which == "c_api":  # the final ir.Location and its typed one, each holding ctx
+                assert callsite.mlir.cache_info(ctx)["held"] == 2
+                assert sys.getrefcount(ctx) - base == 2 * per_location > 0
+        del ctx
+        if i % 50 == 0:
+            assert sum(r() is not None for r in refs) <= 2
+            assert callsite._callsite.mlir.cache_count() <= 2
+    gc.collect()
+    assert sum(r() is not None for r in refs) == 0
