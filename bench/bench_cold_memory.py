@@ -136,6 +136,16 @@ def run_child(kind: str, mode: str, count: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def measure_modes(kind: str, modes: tuple[str, ...], count: int) -> list[dict]:
+    """Each mode in a process of its own, with its RSS growth."""
+    rows = []
+    for mode in modes:
+        row = run_child(kind, mode, count)
+        row["growth"] = growth(row)
+        rows.append(row)
+    return rows
+
+
 def growth(result: dict) -> dict:
     (first_n, first), (last_n, last) = result["samples_kib"][0], result["samples_kib"][-1]
     per = (last - first) / max(1, last_n - first_n)
@@ -176,28 +186,20 @@ def main() -> None:
     results: dict = {}
     print(_timing.environment_line())
     if args.torch or both:
-        rows = []
-        for mode in TORCH_MODES:
-            row = run_child("torch", mode, args.tracers)
-            row["growth"] = growth(row)
-            rows.append(row)
-        results["torch"] = {"tracers": args.tracers, "modes": rows}
+        results["torch"] = {"tracers": args.tracers,
+                            "modes": measure_modes("torch", TORCH_MODES, args.tracers)}
         print(f"\ntorch: {args.tracers} tracers, each of a model in a file of its own\n")
-        print(table("torch", rows, "tracer"))
+        print(table("torch", results["torch"]["modes"], "tracer"))
     if args.mlir or both:
         try:
             import iree.compiler.ir  # noqa: F401
         except ImportError as error:
             print(f"\nMLIR: skipped, iree's bindings are not installed ({error})")
         else:
-            rows = []
-            for mode in MLIR_MODES:
-                row = run_child("mlir", mode, args.contexts)
-                row["growth"] = growth(row)
-                rows.append(row)
-            results["mlir"] = {"contexts": args.contexts, "modes": rows}
+            results["mlir"] = {"contexts": args.contexts,
+                               "modes": measure_modes("mlir", MLIR_MODES, args.contexts)}
             print(f"\nMLIR: {args.contexts} kernels of 64 ops, a new Context each\n")
-            print(table("mlir", rows, "Context"))
+            print(table("mlir", results["mlir"]["modes"], "Context"))
     if args.json:
         _timing.write_results(args.json, "cold_memory", results)
 

@@ -405,21 +405,9 @@ def measure_instructions(name: str, keep: str | None) -> dict:
 
 
 def instructions_table(rows: list[dict]) -> str:
-    lines = ["| model | nodes | trace | no stack traces | torch's | callsite's | torch adds /node "
-             "| callsite adds /node | torch's added / callsite's | callsite / none |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for row in rows:
-        ins = row.get("instructions")
-        if row["path"] != "first" or not ins or "skipped" in ins:
-            continue
-        n = row["nodes"]
-        for run in ("first", "again"):
-            r = ins[run]
-            lines.append(f"| {row['model']} | {n} | {run} | {r['ir']['none']:,} | "
-                         f"{r['ir']['torch']:,} | {r['ir']['callsite']:,} | "
-                         f"{r['torch_added_ir'] / n:,.0f} | {r['callsite_added_ir'] / n:,.0f} | "
-                         f"{ratio(r['added_ratio'])} | {ratio(r['callsite_vs_none'])} |")
-    return "\n".join(lines)
+    import cold_report  # the docs' tables: one format for both
+
+    return "\n".join(cold_report.torch_instruction_lines(rows))
 
 
 # --- cProfile of callsite's first trace: where its time goes ---------------------------------

@@ -56,6 +56,34 @@ def torch_tables(result: dict) -> str:
     return "\n".join(out)
 
 
+def torch_instruction_lines(rows: list[dict]) -> list[str]:
+    """The callgrind counts of `bench_torch.py --paths first --callgrind[-only]` rows as a
+    markdown table: each trace in a process of its own, only the trace collected."""
+    out = ["| model (nodes) | trace | no stack traces | torch's | callsite's | torch adds per node "
+           "| callsite adds per node | torch's added / callsite's | callsite / none | torch / none |",
+           "|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|"]
+    for row in rows:
+        ins = row.get("instructions")
+        if row["path"] != "first" or not ins or "skipped" in ins:
+            continue
+        n = ins["nodes"]
+        for run in ("first", "again"):
+            r = ins[run]
+            out.append(f"| {row['model']} ({n}) | {run} | {r['ir']['none']:,} | "
+                       f"{r['ir']['torch']:,} | {r['ir']['callsite']:,} | "
+                       f"{r['torch_added_ir'] / n:,.0f} | {r['callsite_added_ir'] / n:,.0f} | "
+                       f"{ratio(r['added_ratio'])} | {r['callsite_vs_none']:.3f} | "
+                       f"{r['torch_vs_none']:.2f} |")
+    return out
+
+
+def torch_instructions_table(result: dict) -> str:
+    meta = result["meta"]
+    return "\n".join([f"`{os.path.basename(result['_path'])}`, {meta['date'][:16]} UTC "
+                      f"(instructions do not depend on the load; only the measured trace "
+                      f"collected):", "", *torch_instruction_lines(result["rows"])])
+
+
 def mlir_tables(result: dict) -> str:
     meta = result["meta"]
     measured = result["bindings"]["iree.compiler.ir"]
@@ -121,6 +149,7 @@ def mlir_breakdown(result: dict, folder: str) -> str:
 RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs",
                        "_data", "benchmarks", "cold")
 TORCH_RESULT = os.path.join(RESULTS, "torch-first-py3.11.json")
+TORCH_CALLGRIND_RESULT = os.path.join(RESULTS, "torch-first-callgrind-py3.11.json")
 MLIR_RESULT = os.path.join(RESULTS, "mlir-contexts-py3.11.json")
 
 
@@ -131,18 +160,25 @@ def _span(values: list[float], digits: int = 0) -> str:
     return text
 
 
-def readme_rows(torch_result: dict, mlir_result: dict) -> list[str]:
+def readme_rows(torch_result: dict, mlir_result: dict,
+                torch_callgrind: dict | None = None) -> list[str]:
     """The README's headline rows for the cold and warm cases side by side: torch's first trace
-    and its second (median added-time ratios over the models), MLIR's new Context per build and
-    one Context (callgrind instructions over the kernel sizes)."""
+    and its second (median added-time ratios over the models, and the callgrind counts' ratios
+    when given), MLIR's new Context per build and one Context (callgrind instructions over the
+    kernel sizes)."""
     rows = [row for row in torch_result["rows"] if row["path"] == "first"]
     frames = [row["frames"]["mean"] for row in rows]
+    counted = [row["instructions"] for row in (torch_callgrind or {}).get("rows", [])
+               if row["path"] == "first" and "skipped" not in row.get("instructions", {"skipped": 1})]
     out = []
     for run, label in (("first", "first trace in a process"), ("again", "second trace")):
         ratios = [row[run]["median"]["added_ratio"] for row in rows]
+        fewer = ""
+        if counted:
+            fewer = f" ({_span([c[run]['added_ratio'] for c in counted])}× fewer instructions)"
         out.append(f"| a torch.fx node's `stack_trace`, library-depth models "
                    f"({_span(frames)} frames), {label} | torch's own walk: time it adds per "
-                   f"node | {_span(ratios, 1)}× less |")
+                   f"node | {_span(ratios, 1)}× less{fewer} |")
     counts = mlir_result["bindings"]["iree.compiler.ir"]["contexts_ir_per_build"]["sizes"]
     sizes = sorted(counts, key=int)
     for kind, label in (("new", "a new `ir.Context` per kernel"), ("one", "one `ir.Context`")):
@@ -156,30 +192,60 @@ def readme_rows(torch_result: dict, mlir_result: dict) -> list[str]:
     return out
 
 
+def memory_tables(result: dict) -> str:
+    """bench_cold_memory.py's tables: the resident set per mode over the tracers and Contexts."""
+    import bench_cold_memory
+
+    meta = result["meta"]
+    out = [f"`{os.path.basename(result['_path'])}`, {meta['date'][:16]} UTC:"]
+    if "torch" in result:
+        out += ["", f"torch, {result['torch']['tracers']:,} tracers (a model in a file of its own "
+                f"each; alive at the end: callsite's cached stack texts):", "",
+                bench_cold_memory.table("torch", result["torch"]["modes"], "tracer")]
+    if "mlir" in result:
+        out += ["", f"MLIR, {result['mlir']['contexts']:,} kernels of 64 ops in a new Context each "
+                f"(alive at the end: live Contexts):", "",
+                bench_cold_memory.table("mlir", result["mlir"]["modes"], "Context")]
+    return "\n".join(out)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--torch", metavar="FILE")
+    parser.add_argument("--torch-callgrind", metavar="FILE",
+                        help="bench_torch.py --paths first --callgrind-only's result file")
     parser.add_argument("--mlir", metavar="FILE")
     parser.add_argument("--callgrind-dir", metavar="DIR")
+    parser.add_argument("--memory", metavar="FILE", help="bench_cold_memory.py's result file")
     parser.add_argument("--readme", action="store_true",
                         help="print the README's cold-path rows from the committed result files")
     args = parser.parse_args()
     if args.readme:
-        print("\n".join(readme_rows(json.load(open(TORCH_RESULT)), json.load(open(MLIR_RESULT)))))
+        print("\n".join(readme_rows(json.load(open(TORCH_RESULT)), json.load(open(MLIR_RESULT)),
+                                    json.load(open(TORCH_CALLGRIND_RESULT)))))
         return 0
-    for option, path in (("--torch", args.torch), ("--mlir", args.mlir)):
+    for option, path in (("--torch", args.torch), ("--torch-callgrind", args.torch_callgrind),
+                         ("--mlir", args.mlir), ("--memory", args.memory)):
         if path and not os.path.exists(path):
             parser.error(f"{option}: no such file {path!r}")
     if args.torch:
         result = json.load(open(args.torch))
         result["_path"] = args.torch
         print(torch_tables(result), end="\n\n")
+    if args.torch_callgrind:
+        result = json.load(open(args.torch_callgrind))
+        result["_path"] = args.torch_callgrind
+        print(torch_instructions_table(result), end="\n\n")
     if args.mlir:
         result = json.load(open(args.mlir))
         result["_path"] = args.mlir
         print(mlir_tables(result), end="\n\n")
         if args.callgrind_dir:
             print(mlir_breakdown(result, args.callgrind_dir))
+    if args.memory:
+        result = json.load(open(args.memory))
+        result["_path"] = args.memory
+        print(memory_tables(result), end="\n\n")
     return 0
 
 
