@@ -71,7 +71,21 @@ def _check_instructions(counts):
 
 def test_the_cold_path_result_files_are_committed():
     names = {p.name for p in RESULTS.glob("*.json")}
-    assert {"torch-first-py3.11.json", "mlir-contexts-py3.11.json"} <= names, names
+    assert {"torch-first-py3.11.json", "torch-first-callgrind-py3.11.json",
+            "mlir-contexts-py3.11.json", "memory-py3.11.json"} <= names, names
+
+
+def test_the_memory_result_file_has_every_mode_of_both_parts():
+    result = _load(RESULTS / "memory-py3.11.json")
+    assert result["bench"] == "cold_memory"
+    _check_meta(result, "bench_cold_memory.py")
+    assert result["torch"]["tracers"] >= 2000 and result["mlir"]["contexts"] >= 1000
+    assert [row["mode"] for row in result["torch"]["modes"]] == ["none", "torch", "callsite"]
+    assert [row["mode"] for row in result["mlir"]["modes"]] == ["a", "b", "c"]
+    for part in ("torch", "mlir"):
+        for row in result[part]["modes"]:
+            assert row["growth"]["rss_last_kib"] == row["samples_kib"][-1][1]
+    assert all(row["live_contexts_at_end"] == 0 for row in result["mlir"]["modes"])
 
 
 def test_the_torch_result_file_reports_first_and_again_for_every_deep_model():
@@ -82,6 +96,20 @@ def test_the_torch_result_file_reports_first_and_again_for_every_deep_model():
     assert len(rows) >= 2
     for row in rows:
         _check_first_row(row, repeats_at_least=6)
+
+
+def test_the_torch_callgrind_file_counts_both_traces_of_every_deep_model():
+    result = _load(RESULTS / "torch-first-callgrind-py3.11.json")
+    assert result["bench"] == "torch"
+    _check_meta(result, "bench_torch.py")
+    rows = [r for r in result["rows"] if r["path"] == "first"]
+    assert len(rows) >= 2
+    for row in rows:
+        ins = row["instructions"]
+        assert ins["nodes"] > 0
+        for run in ("first", "again"):
+            assert set(ins[run]["ir"]) == set(MODES)
+            assert ins[run]["callsite_added_ir"] == ins[run]["ir"]["callsite"] - ins[run]["ir"]["none"]
 
 
 def test_the_mlir_result_file_reports_one_and_new_contexts_by_clock_and_instructions():
@@ -183,7 +211,8 @@ def test_the_readme_shows_both_cases_from_the_committed_result_files():
     result files: a re-measured file without the README following fails here."""
     import cold_report
 
-    rows = cold_report.readme_rows(_load(cold_report.TORCH_RESULT), _load(cold_report.MLIR_RESULT))
+    rows = cold_report.readme_rows(_load(cold_report.TORCH_RESULT), _load(cold_report.MLIR_RESULT),
+                                   _load(cold_report.TORCH_CALLGRIND_RESULT))
     assert len(rows) == 4
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     table = readme.split("## What it costs", 1)[1].split("\n## ", 1)[0]
