@@ -172,7 +172,7 @@ void resolve_capi(BindingsObject *b) noexcept {
   set_status(b, "MLIR C API (%s)", lib.c_str());
 }
 
-void *context_pointer(BindingsObject *b, PyObject *ctx) noexcept {
+void *context_pointer(BindingsObject *b, PyObject *ctx) {
   PyObject *capsule = PyObject_GetAttr(ctx, str_capi_ptr);
   if (!capsule) {
     PyErr_Clear();
@@ -198,7 +198,7 @@ void *context_pointer(BindingsObject *b, PyObject *ctx) noexcept {
   return ptr;
 }
 
-capi::MlirLocation location_pointer(BindingsObject *b, PyObject *loc) noexcept {
+capi::MlirLocation location_pointer(BindingsObject *b, PyObject *loc) {
   PyObject *capsule = PyObject_GetAttr(loc, str_capi_ptr);
   if (!capsule) return {nullptr};
   const void *ptr = nullptr;
@@ -211,7 +211,7 @@ capi::MlirLocation location_pointer(BindingsObject *b, PyObject *loc) noexcept {
   return {ptr};
 }
 
-PyObject *wrap_location(BindingsObject *b, capi::MlirLocation loc) noexcept {
+PyObject *wrap_location(BindingsObject *b, capi::MlirLocation loc) {
   PyObject *capsule =
       PyCapsule_New(const_cast<void *>(loc.ptr), b->location_capsule, nullptr);
   if (!capsule) return nullptr;

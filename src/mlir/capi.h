@@ -58,12 +58,12 @@ void resolve_capi(BindingsObject *b) noexcept;
 /// The MlirContext of `ctx` (ctx._CAPIPtr, a capsule named "<prefix>ir.Context._CAPIPtr"), and
 /// on the first context the Location capsule name of these bindings. nullptr without an error
 /// when the capsule is not what MLIR makes (the caller takes the Python API path).
-void *context_pointer(BindingsObject *b, PyObject *ctx) noexcept;
+void *context_pointer(BindingsObject *b, PyObject *ctx);
 
 /// The MlirLocation of an ir.Location (loc._CAPIPtr); {nullptr} + error.
-capi::MlirLocation location_pointer(BindingsObject *b, PyObject *loc) noexcept;
+capi::MlirLocation location_pointer(BindingsObject *b, PyObject *loc);
 
 /// `loc` as an ir.Location (Location._CAPICreate of a capsule). New reference, nullptr + error.
-PyObject *wrap_location(BindingsObject *b, capi::MlirLocation loc) noexcept;
+PyObject *wrap_location(BindingsObject *b, capi::MlirLocation loc);
 
 }  // namespace callsite::mlir

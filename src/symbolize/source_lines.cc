@@ -48,7 +48,7 @@ bool init_names() noexcept {
 // sys.modules[name] (linecache on first use, os for st_mtime), or an import when it is not
 // there. A plain dict lookup: PyImport_GetModule also asks the module's __spec__ whether it is
 // still initializing, an attribute lookup that fails (an exception made and cleared).
-PyObject *import_module(PyObject *name) noexcept {
+PyObject *import_module(PyObject *name) {
   PyObject *modules = PyImport_GetModuleDict();
   PyObject *module = PyDict_CheckExact(modules)
                          ? Py_XNewRef(PyDict_GetItemWithError(modules, name))
@@ -64,7 +64,7 @@ PyObject *linecache_module = nullptr;
 
 // linecache.cache: the module's global, read from its dict (a module's attributes are its
 // dict's entries), a new reference; nullptr with an exception or with none (missing).
-PyObject *linecache_cache(PyObject *linecache) noexcept {
+PyObject *linecache_cache(PyObject *linecache) {
   if (!PyModule_CheckExact(linecache)) return PyObject_GetAttr(linecache, s_cache);
   return Py_XNewRef(PyDict_GetItemWithError(PyModule_GetDict(linecache), s_cache));
 }
@@ -79,7 +79,7 @@ bool is_own_function(PyObject *globals, PyObject *name) noexcept {
 }
 
 // linecache.getlines(filename) itself, held to the list the contract promises.
-PyObject *fallback(PyObject *linecache, PyObject *filename) noexcept {
+PyObject *fallback(PyObject *linecache, PyObject *filename) {
   PyObject *lines = PyObject_CallMethodOneArg(linecache, s_getlines, filename);
   if (lines && !PyList_Check(lines)) {
     PyErr_Format(PyExc_TypeError, "linecache.getlines(%R) returned %.200s, expected a list",
@@ -306,7 +306,7 @@ enum class MtimeRule { unknown, separate, fused, ask };
 MtimeRule mtime_rule = MtimeRule::unknown;
 
 // os.stat(filename).st_mtime, or nullptr with an exception.
-PyObject *os_stat_mtime(PyObject *filename) noexcept {
+PyObject *os_stat_mtime(PyObject *filename) {
   PyObject *os = import_module(s_os);
   if (!os) return nullptr;
   PyObject *st = PyObject_CallMethodOneArg(os, s_stat, filename);
@@ -318,7 +318,7 @@ PyObject *os_stat_mtime(PyObject *filename) noexcept {
 }
 
 // nullptr with an exception: os.stat failed (the file went away: left to linecache).
-PyObject *mtime_float(PyObject *filename, const struct stat &st) noexcept {
+PyObject *mtime_float(PyObject *filename, const struct stat &st) {
   const double sec = double(st.st_mtim.tv_sec), nsec = double(st.st_mtim.tv_nsec);
   volatile double scaled = 1e-9 * nsec;  // volatile: two roundings, never contracted
   const double separate = sec + scaled;
@@ -343,7 +343,7 @@ PyObject *mtime_float(PyObject *filename, const struct stat &st) noexcept {
 // with an exception.
 PyObject *const kLeaveToLinecache = Py_None;
 
-PyObject *read_lines(PyObject *linecache, PyObject *filename) noexcept {
+PyObject *read_lines(PyObject *linecache, PyObject *filename) {
   // os.path.isabs (POSIX): the name starts with '/'. Relative names are searched along
   // sys.path, `<...>` names are not files: both linecache's.
   if (PyUnicode_GetLength(filename) <= 0 || PyUnicode_ReadChar(filename, 0) != '/') {
@@ -427,7 +427,7 @@ PyObject *read_lines(PyObject *linecache, PyObject *filename) noexcept {
   return lines;
 }
 
-PyObject *lines_from(PyObject *linecache, PyObject *filename) noexcept {
+PyObject *lines_from(PyObject *linecache, PyObject *filename) {
   // getlines itself decides when it is not linecache's own, and so does updatecache on a miss.
   if (!PyUnicode_CheckExact(filename) || !PyModule_CheckExact(linecache) ||
       !is_own_function(PyModule_GetDict(linecache), s_getlines))
@@ -467,7 +467,7 @@ PyObject *lines_from(PyObject *linecache, PyObject *filename) noexcept {
 
 }  // namespace
 
-PyObject *source_lines(PyObject *filename) noexcept {
+PyObject *source_lines(PyObject *filename) {
   if (!linecache_module) {
     if (!init_names()) return nullptr;
     linecache_module = import_module(s_linecache);
@@ -476,7 +476,7 @@ PyObject *source_lines(PyObject *filename) noexcept {
   return lines_from(linecache_module, filename);
 }
 
-PyObject *source_line(PyObject *filename, long lineno) noexcept {
+PyObject *source_line(PyObject *filename, long lineno) {
   PyObject *lines = source_lines(filename);
   if (!lines) return nullptr;
   PyObject *line = 1 <= lineno && lineno <= PyList_GET_SIZE(lines)

@@ -29,12 +29,15 @@ namespace callsite::detail {
 ///   for an empty list. A MemoryError while reading is handled as linecache handles it: the
 ///   cache is cleared and the result is an empty list.
 /// - May run any Python code (the fallback, audit hooks, `__eq__` of keys in linecache.cache):
-///   hold what you use across the call.
-PyObject *source_lines(PyObject *filename) noexcept;
+///   hold what you use across the call. Releases the GIL around the file's stat and read, so
+///   it is not noexcept, nor may a caller on the path from a Python entry point be: before
+///   3.14 a daemon thread that takes the GIL back during finalization is ended by
+///   pthread_exit's forced unwind, which a noexcept frame turns into std::terminate.
+PyObject *source_lines(PyObject *filename);
 
 /// What `linecache.getline(filename, lineno)` returns: a new reference to the item `lineno`
 /// (1-based) of `source_lines(filename)`, or to '' when `lineno` is out of range. nullptr with
 /// an exception as source_lines. Same contract otherwise.
-PyObject *source_line(PyObject *filename, long lineno) noexcept;
+PyObject *source_line(PyObject *filename, long lineno);
 
 }  // namespace callsite::detail

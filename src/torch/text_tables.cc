@@ -184,7 +184,7 @@ bool same_copy(PyObject *a, PyObject *b) noexcept {
 /// lazy one (linecache.getlines, natively where that cannot differ), and a copy equal to the
 /// one the version was taken from keeps the version.
 bool file_version(PyObject *cache, PyObject *file, std::uint64_t *version,
-                  PyObject **entry) noexcept {
+                  PyObject **entry) {
   Tables &t = tables();
   PyObject *now = cached_entry(cache, file);  // may run anything (not a dict)
   if (!now) return false;
@@ -325,7 +325,7 @@ PyObject *format_common(const FrameKey &f, PyObject *entry, bool *unusual) noexc
 /// The frame's lines for the copy of its file at `version` (`entry`), from the table or
 /// formatted (then stored). A new reference, or nullptr with an error.
 PyObject *frame_text(const Callbacks &cb, const FrameKey &f, std::uint64_t version,
-                     PyObject *entry) noexcept {
+                     PyObject *entry) {
   Tables &t = tables();
   const std::uint64_t h = hash_frame(f);
   {
@@ -403,7 +403,7 @@ bool repeats(const FrameKey *kept, std::size_t n) noexcept {
 }
 
 PyObject *format_stack_in_python(const Callbacks &cb, const FrameKey *kept,
-                                 std::size_t n) noexcept {
+                                 std::size_t n) {
   PyObject *list = PyList_New(Py_ssize_t(n));
   if (!list) return nullptr;
   for (std::size_t i = 0; i < n; ++i) {
@@ -431,7 +431,7 @@ PyObject *format_stack_in_python(const Callbacks &cb, const FrameKey *kept,
 /// files held.
 PyObject *make_stack_text(const Callbacks &cb, PyObject *cache, const FrameKey *kept,
                           std::size_t n,
-                          std::vector<std::pair<PyObject *, std::uint64_t>> &files) noexcept {
+                          std::vector<std::pair<PyObject *, std::uint64_t>> &files) {
   std::vector<PyObject *> entries;  // held, one per file
   auto done = [&](PyObject *result) {
     for (PyObject *e : entries) Py_DECREF(e);
@@ -502,7 +502,7 @@ bool copies_unchanged(PyObject *cache, const FileVersions &files, bool *same) no
 void release_versions(FileVersions &files) noexcept { release_files(files); }
 
 PyObject *stack_text(const Callbacks &cb, PyObject *cache, const FrameKey *kept, std::size_t n,
-                     FileVersions *versions) noexcept {
+                     FileVersions *versions) {
   Tables &t = tables();
   const std::uint64_t h = hash_frames(kept, n);
   std::vector<std::pair<PyObject *, std::uint64_t>> files;

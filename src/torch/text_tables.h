@@ -63,7 +63,7 @@ struct Callbacks {
 /// With `versions`, also the (file, version) pairs the text was made from (files held; the
 /// caller releases them with release_versions), to check it again with copies_unchanged.
 PyObject *stack_text(const Callbacks &callbacks, PyObject *cache, const FrameKey *kept,
-                     std::size_t n, FileVersions *versions = nullptr) noexcept;
+                     std::size_t n, FileVersions *versions = nullptr);
 
 /// Whether linecache still holds the copies `files` were taken from (`*same`); false with a
 /// Python error. May call into Python (a file read again).
