@@ -224,7 +224,33 @@ _DAEMON_GC_FINALIZER = """
     print("exiting")
 """
 
+# callsite.torch's native recorder: its texts formatted (Python's format for what it does not
+# format itself) and the stack's files read again (source_lines releases the GIL around the
+# read) on every node, since the caches and linecache are emptied between nodes.
+_DAEMON_TORCH_TEXTS = """
+    import copy, linecache, threading, time, callsite.torch as ct
+    from callsite._callsite import _TorchTexts
+    texts = _TorchTexts(frozenset(), frozenset(), ct._Recorded, ct._format_frame,
+                        ct._format_stack)
+    class Node:
+        def __deepcopy__(self, memo):   # below copy.py's deepcopy: a file read natively
+            texts.record({}, False)
+            return self
+    def forward(k):
+        copy.deepcopy(Node())
+    def work(k):
+        while True:
+            forward(k)
+            ct.clear_caches()
+            linecache.clearcache()
+    for k in range(3):
+        threading.Thread(target=work, args=(k,), daemon=True).start()
+    time.sleep(0.15)
+    print("exiting")
+"""
+
 _DAEMON_SCRIPTS = {"filter": _DAEMON_FILTER, "reifier": _DAEMON_REIFIER,
+                   "torch_texts": _DAEMON_TORCH_TEXTS,
                    "stack_summary": _DAEMON_STACK_SUMMARY, "native_frames": _DAEMON_NATIVE_FRAMES,
                    "tracking": _DAEMON_TRACKING}
 # Cases that pass only with the handler _callsite installs (docs/robustness.md).
