@@ -87,16 +87,24 @@ def child(method: str, depth: int, n: int) -> int:
 
 # --- driver ---------------------------------------------------------------------------------
 
-def run_callgrind(out_file: str, method: str, depth: int, n: int, toggle: str | None) -> None:
+def callgrind_child(out_file: str, script: str, child_args: list[str],
+                    toggle: str | None = None) -> int:
+    """Runs `python script --child *child_args` under callgrind (uncompressed output, fixed
+    hash seed) and returns its total instructions; used by the other callgrind benchmarks."""
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}",
            "--trace-children=no", "--compress-strings=no", "--compress-pos=no"]
     if toggle:
         cmd += ["--collect-atstart=no", f"--toggle-collect={toggle}*"]
-    cmd += [sys.executable, os.path.abspath(__file__), "--child", method, str(depth), str(n)]
+    cmd += [sys.executable, os.path.abspath(script), "--child", *child_args]
     env = dict(os.environ, PYTHONHASHSEED="0")
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-3000:]}")
+    return total_ir(out_file)
+
+
+def run_callgrind(out_file: str, method: str, depth: int, n: int, toggle: str | None) -> None:
+    callgrind_child(out_file, __file__, [method, str(depth), str(n)], toggle)
 
 
 def total_ir(out_file: str) -> int:

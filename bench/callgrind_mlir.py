@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -75,15 +74,8 @@ def child(config: str, depth: int, n: int) -> int:
 
 
 def run(out_file: str, config: str, depth: int, n: int) -> int:
-    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}",
-           "--trace-children=no", "--compress-strings=no", "--compress-pos=no",
-           sys.executable, os.path.abspath(__file__), "--child", config, str(depth), str(n)]
-    proc = subprocess.run(cmd, env=dict(os.environ, PYTHONHASHSEED="0"),
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-3000:]}")
-    from callgrind_capture import total_ir
-    return total_ir(out_file)
+    from callgrind_capture import callgrind_child
+    return callgrind_child(out_file, __file__, [config, str(depth), str(n)])
 
 
 def main() -> int:
