@@ -294,6 +294,13 @@ def run_exit_cases(script: str) -> None:
 @pytest.mark.parametrize("handler", ["installed", "default"])
 @pytest.mark.parametrize("case", sorted(_DAEMON_SCRIPTS))
 def test_daemon_threads_calling_back_into_python_at_exit(case, handler, request):
+    if case == "torch_texts" and os.environ.get("CALLSITE_SANITIZED"):
+        # Under ASan this case reports a "stack-buffer-overflow, WRITE of size 24" in the
+        # exiting daemon thread, the signature of GCC's ASan writing its sigaltstack in
+        # __asan_handle_no_return after a forced unwind (pthread_exit) left instrumented
+        # frames' redzones poisoned (google/sanitizers#1399); the process exits before the
+        # report's stack is printed. The plain runs check this case.
+        pytest.skip("ASan's false positive on pthread_exit's forced unwind (google/sanitizers#1399)")
     script = textwrap.dedent(_DAEMON_SCRIPTS[case])
     if handler == "default":
         request.getfixturevalue("callsite_testing")  # skips without the test-only module
