@@ -22,8 +22,11 @@ def _backend() -> dict[str, Any]:
         why = "CALLSITE_BACKEND=public"
     else:
         why = "selected with callsite.set_backend('public')"
+    code_extra = _callsite.code_extra_refusal()
     return {"in_use": in_use, "why": why, "internal_refusal": refusal,
-            "layout": _callsite.layout_name, "CALLSITE_BACKEND": env}
+            "layout": _callsite.layout_name, "CALLSITE_BACKEND": env,
+            "code_extra": "read directly" if code_extra is None
+            else f"PyUnstable_Code_GetExtra ({code_extra})"}
 
 
 def _distribution_of(module: Any) -> str | None:

@@ -12,6 +12,7 @@
 #include "python/capture_entry.h"
 #include "python/frame_type.h"
 #include "python/init.h"
+#include "symbolize/code_info.h"
 #include "symbolize/source_lines.h"
 #include "torch/texts_type.h"
 
@@ -99,6 +100,23 @@ NB_MODULE(_callsite, m) {
         return why ? nb::object(nb::str(why)) : nb::none();
       },
       "Why the internal walk is unavailable, or None.");
+  m.def(
+      "code_extra_refusal",
+      []() -> nb::object {
+        const char *why = callsite::detail::code_info_direct_refusal();
+        return why ? nb::object(nb::str(why)) : nb::none();
+      },
+      "Why callsite's per-code-object cache is read through PyUnstable_Code_GetExtra rather "
+      "than from co_extra directly, or None when it is read directly.");
+  m.def(
+      "_use_code_extra_direct",
+      [](bool on) {
+        // Tests compare the two reads; the direct one only where the self-check allowed it.
+        if (on && callsite::detail::code_info_direct_refusal()) return false;
+        callsite_code_extra_direct = on;
+        return on;
+      },
+      nb::arg("on"), "Switches the direct co_extra read (tests); returns whether it is on.");
   m.def(
       "_build_info",
       [] {

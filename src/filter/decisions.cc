@@ -70,11 +70,7 @@ int keeps_code_slow(FilterObject *f, PyCodeObject *code, CodeInfo *info) {
   return keep;
 }
 
-int keeps_raw(FilterObject *f, const RawFrame &frame) {
-  if (frame.is_python()) {
-    auto *code = static_cast<PyCodeObject *>(frame.code());
-    return keeps_code(f, code, code_info(code));
-  }
+int keeps_native(FilterObject *f, const RawFrame &frame) {
   FrameInfo info;
   if (!symbolize(frame, &info)) return -1;
   return info.filename && PyUnicode_Check(info.filename) ? keeps_filename(f, info.filename) : 1;

@@ -67,9 +67,18 @@ inline int keeps_code(FilterObject *f, PyCodeObject *code, CodeInfo *info) {
   return keeps_code_slow(f, code, info);
 }
 
+/// keeps_raw() for a native frame: by the filename it reifies to. 1/0/-1.
+int keeps_native(FilterObject *f, const RawFrame &frame);
+
 /// Whether `f` keeps the raw frame (Python frames by code object, native ones by the
-/// filename they reify to). 1/0/-1.
-int keeps_raw(FilterObject *f, const RawFrame &frame);
+/// filename they reify to). 1/0/-1. Hot: inline, as keeps_code.
+inline int keeps_raw(FilterObject *f, const RawFrame &frame) {
+  if (frame.is_python()) {
+    auto *code = static_cast<PyCodeObject *>(frame.code());
+    return keeps_code(f, code, code_info(code));
+  }
+  return keeps_native(f, frame);
+}
 
 /// As callsite::filter_frames(), but `limit` alone bounds the result (the caller resolved it
 /// with callsite::filter_limit(), or, for MLIR locations, by MLIR's rule that an explicit

@@ -6,13 +6,17 @@
 namespace callsite::detail {
 namespace {
 
-Py_ssize_t extra_index = -1;
+const char *direct_refusal = "not initialised";
 
 void free_code_info(void *p) { delete static_cast<CodeInfo *>(p); }
 
 inline Py_ssize_t request_index(freefunc f) { return compat::request_code_extra_index(f); }
-inline int get_extra(PyObject *c, void **p) { return compat::code_get_extra(c, extra_index, p); }
-inline int set_extra(PyObject *c, void *p) { return compat::code_set_extra(c, extra_index, p); }
+inline int get_extra(PyObject *c, void **p) {
+  return compat::code_get_extra(c, code_info_index, p);
+}
+inline int set_extra(PyObject *c, void *p) {
+  return compat::code_set_extra(c, code_info_index, p);
+}
 
 // 3.11+ code objects carry PEP 657 location tables (with columns), 3.10 PEP 626 line tables.
 constexpr LinetableFormat kFormat =
@@ -32,13 +36,28 @@ bool decode(PyCodeObject *code, std::vector<PositionRange> *out) {
 
 }  // namespace
 
+Py_ssize_t code_info_index = -1;
+
 bool init_code_info() noexcept {
-  if (extra_index < 0) extra_index = request_index(free_code_info);
-  return extra_index >= 0;
+  if (code_info_index >= 0) return true;
+  code_info_index = request_index(free_code_info);
+  if (code_info_index < 0) return false;
+  // The probe is a CodeInfo: the index's free function deletes it with the probe code object.
+  auto *probe = new (std::nothrow) CodeInfo();
+  if (!probe) {
+    direct_refusal = "out of memory";
+    return true;
+  }
+  int owned = 0;
+  direct_refusal = callsite_code_extra_self_check(code_info_index, probe, &owned);
+  if (!owned) delete probe;
+  return true;
 }
 
-CodeInfo *code_info(PyCodeObject *code) noexcept {
-  if (extra_index < 0) return nullptr;
+const char *code_info_direct_refusal() noexcept { return direct_refusal; }
+
+CodeInfo *code_info_slow(PyCodeObject *code) noexcept {
+  if (code_info_index < 0) return nullptr;
   void *p = nullptr;
   if (get_extra(reinterpret_cast<PyObject *>(code), &p) < 0) {
     PyErr_Clear();

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "layouts/code_extra.h"
 #include "symbolize/linetable.h"
 
 namespace callsite::detail {
@@ -24,16 +25,31 @@ struct CodeInfo {
   std::unique_ptr<CodeInfoExtension> extension;
 };
 
+/// callsite's co_extra index (-1: none).
+extern Py_ssize_t code_info_index;
+
+/// code_info() when the CodeInfo is not yet there or the direct read is off.
+CodeInfo *code_info_slow(PyCodeObject *code) noexcept;
+
 /// The CodeInfo of `code`, created on first use; nullptr (no Python error) when the
-/// interpreter has no co_extra index left for callsite. GIL held.
-CodeInfo *code_info(PyCodeObject *code) noexcept;
+/// interpreter has no co_extra index left for callsite. GIL held. Hot: the filter asks it for
+/// every frame of every capture, so an existing one is read from co_extra without a call
+/// where the start-up self-check allows it (layouts/code_extra.h).
+inline CodeInfo *code_info(PyCodeObject *code) noexcept {
+  if (callsite_code_extra_direct)
+    if (void *p = callsite_code_extra_read(code, code_info_index)) return static_cast<CodeInfo *>(p);
+  return code_info_slow(code);
+}
 
 /// The position of `lasti` in `code`, through the CodeInfo cache (decoding it on first use),
 /// or by decoding the table afresh when there is no cache. Returns false with a Python error.
 bool code_position(PyCodeObject *code, int lasti, Position *out) noexcept;
 
-/// Requests the co_extra index; called once at module init. False: none left (then every
-/// lookup decodes afresh — correct, slower).
+/// Requests the co_extra index and runs the direct read's self-check; called once at module
+/// init. False: no index left (then every lookup decodes afresh — correct, slower).
 bool init_code_info() noexcept;
+
+/// Why the direct co_extra read is off (a static string), or nullptr when it is in use.
+const char *code_info_direct_refusal() noexcept;
 
 }  // namespace callsite::detail

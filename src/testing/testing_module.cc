@@ -3,9 +3,12 @@
 // API capsule; code_positions decodes line tables with this module's own copy of the core.
 #include <nanobind/nanobind.h>
 
+#include <cstdint>
 #include <exception>
 
 #include "callsite/api.h"
+#include "core/compat.h"
+#include "layouts/code_extra.h"
 #include "layouts/layout.h"
 #include "testing/code_positions.h"
 #include "testing/native_bench.h"
@@ -51,6 +54,24 @@ NB_MODULE(_callsite_testing, m) {
 #endif
       },
       "Puts the C++ runtime's default std::terminate handler back; True if another was set.");
+  m.def(
+      "code_extra_reads",
+      [](nb::handle code, Py_ssize_t slots) {
+        if (!PyCode_Check(code.ptr())) throw nb::type_error("code_extra_reads(): expected a code object");
+        nb::list out;
+        for (Py_ssize_t i = 0; i < slots; ++i) {
+          void *expected = nullptr;
+          if (callsite::compat::code_get_extra(code.ptr(), i, &expected) < 0)
+            throw nb::python_error();
+          void *direct =
+              callsite_code_extra_read(reinterpret_cast<PyCodeObject *>(code.ptr()), i);
+          out.append(nb::make_tuple(reinterpret_cast<std::uintptr_t>(direct),
+                                    reinterpret_cast<std::uintptr_t>(expected)));
+        }
+        return out;
+      },
+      nb::arg("code"), nb::arg("slots"),
+      "(co_extra read directly, PyUnstable_Code_GetExtra) per slot below `slots`, as ints.");
   m.def("bench_empty", &t::empty_loop, nb::arg("n"));
   m.def("bench_push_pop", &t::push_pop_loop, nb::arg("n"));
   m.def("bench_push_set_pop", &t::push_set_pop_loop, nb::arg("n"));

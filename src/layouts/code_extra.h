@@ -1,0 +1,50 @@
+/* layouts/code_extra.h — reading a code object's co_extra slot without a call.
+ *
+ * PyUnstable_Code_GetExtra (_PyCode_GetExtra before 3.12) is the public way; the filter asks
+ * it for every frame of every capture, where the call and its checks are most of a cached
+ * decision's cost. co_extra is a public field of PyCodeObject (cpython/code.h), and what it
+ * points to is CPython's private holder, the same in 3.10 to 3.15 (Objects/codeobject.c):
+ *
+ *     typedef struct { Py_ssize_t ce_size; void *ce_extras[1]; } _PyCodeObjectExtra;
+ *
+ * The direct read is used only after callsite_code_extra_self_check() saw it agree with the
+ * public function on this interpreter, never on free-threaded builds (where co_extra is
+ * replaced under a lock and read with acquire semantics), and never in a build that compiles
+ * no internal layout (CALLSITE_FORCE_PUBLIC_API). */
+#ifndef CALLSITE_LAYOUTS_CODE_EXTRA_H
+#define CALLSITE_LAYOUTS_CODE_EXTRA_H
+
+#include <Python.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct callsite_code_extra_holder {
+  Py_ssize_t ce_size;
+  void *ce_extras[1];
+} callsite_code_extra_holder;
+
+/* Whether the direct read is in use: 0 until the self-check passes. GIL-protected write at
+ * module init; hot reads. */
+extern int callsite_code_extra_direct;
+
+/* co_extra[index] of `code` (index >= 0), or NULL when unset: what PyUnstable_Code_GetExtra
+ * stores, for a code object the caller has checked. Only while callsite_code_extra_direct. */
+static inline void *callsite_code_extra_read(PyCodeObject *code, Py_ssize_t index) {
+  const callsite_code_extra_holder *holder = (const callsite_code_extra_holder *)code->co_extra;
+  return holder && index < holder->ce_size ? holder->ce_extras[index] : NULL;
+}
+
+/* Compares the direct read with the public function on a fresh code object whose slot `index`
+ * is set, with the public function, to `probe`: the slot's free function then receives
+ * `probe` when that code object dies, and *owned is set to 1; it stays 0 when the slot could
+ * not be set (the caller frees `probe`). Enables the direct read when the two agree and
+ * returns NULL; else returns a static string saying why it stays off (no Python error is left
+ * set). GIL held. */
+const char *callsite_code_extra_self_check(Py_ssize_t index, void *probe, int *owned);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
