@@ -90,6 +90,8 @@ def capture(
 get_backend: Callable[[], Literal["internal", "public"]]
 set_backend: Callable[[Literal["internal", "public"]], None]
 internal_backend_refusal: Callable[[], str | None]
+code_extra_refusal: Callable[[], str | None]
+_use_code_extra_direct: Callable[[bool], bool]
 _build_info: Callable[[], dict[str, str | int | bool]]
 
 layout_name: Final[str]
