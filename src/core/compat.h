@@ -112,6 +112,17 @@ inline PyFrameObject *running_frame_back(PyFrameObject *f) noexcept {
 #endif
 }
 
+/// The version tag of `type` while it is valid, else 0: a change to the type or a base (an
+/// attribute set or deleted, new bases) invalidates it. Before 3.13 PyType_Modified clears
+/// Py_TPFLAGS_VALID_VERSION_TAG and may leave the number; from 3.13 the flag is no longer kept
+/// and a modified type's tag is 0 until a lookup assigns a new one (Objects/typeobject.c).
+inline unsigned int valid_type_version(PyTypeObject *type) noexcept {
+#if PY_VERSION_HEX < 0x030D0000
+  if (!(type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) return 0;
+#endif
+  return type->tp_version_tag;
+}
+
 /// The co_extra slots of code objects: PyUnstable_* since 3.12, the same functions with a
 /// leading underscore before (same semantics).
 inline Py_ssize_t request_code_extra_index(freefunc free) noexcept {

@@ -2,8 +2,10 @@
 #include "mlir/bindings.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 
+#include "core/compat.h"
 #include "mlir/capi.h"
 
 namespace callsite::mlir {
@@ -24,8 +26,59 @@ PyObject *attr_or_type_error(PyObject *owner, const char *name, const char *owne
   return v;
 }
 
-PyObject *current_of(PyObject *type) {
-  PyObject *v = PyObject_GetAttr(type, str_current);
+// `current` is a static property in nanobind (nb_static_property) and pybind11
+// (pybind11_static_property): property subclasses whose __get__ on the class calls
+// fget(cls). The getter is called directly, which skips the attribute lookup and the
+// descriptor, as long as the class keeps the version tag it had when the getter was found.
+bool is_static_property(PyObject *descr) {
+  if (!PyObject_TypeCheck(descr, &PyProperty_Type)) return false;
+  const char *name = Py_TYPE(descr)->tp_name;
+  const std::size_t n = std::strlen(name), m = sizeof("static_property") - 1;
+  return n >= m && std::strcmp(name + n - m, "static_property") == 0;
+}
+
+// `current` as the class's MRO holds it (no descriptor called), borrowed; nullptr if absent.
+PyObject *static_lookup(PyTypeObject *type) {
+  PyObject *mro = type->tp_mro;
+  if (!mro || !PyTuple_Check(mro)) return nullptr;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); ++i) {
+    PyObject *base = PyTuple_GET_ITEM(mro, i);
+    PyObject *dict = PyType_Check(base) ? reinterpret_cast<PyTypeObject *>(base)->tp_dict : nullptr;
+    if (!dict) continue;
+    if (PyObject *v = PyDict_GetItemWithError(dict, str_current)) return v;
+    if (PyErr_Occurred()) return nullptr;
+  }
+  return nullptr;
+}
+
+PyObject *current_of(PyObject *type, BindingsObject::CurrentGetter &getter) {
+  auto *t = reinterpret_cast<PyTypeObject *>(type);
+  PyObject *v;
+  if (getter.fget && getter.version != 0 && compat::valid_type_version(t) == getter.version) {
+    PyObject *fget = Py_NewRef(getter.fget);  // held: the call may run any code
+    v = PyObject_Vectorcall(fget, &type, 1, nullptr);
+    Py_DECREF(fget);
+  } else {
+    // The lookup (re)assigns the class's version tag; the getter found after it is kept only
+    // when calling it gives what the lookup gave.
+    v = PyObject_GetAttr(type, str_current);
+    Py_CLEAR(getter.fget);
+    PyObject *descr = v ? static_lookup(t) : nullptr;
+    PyObject *fget = descr && is_static_property(descr)
+                         ? PyObject_GetAttrString(descr, "fget")
+                         : nullptr;
+    const unsigned int version = compat::valid_type_version(t);
+    if (fget && PyCallable_Check(fget) && version != 0) {
+      PyObject *again = PyObject_Vectorcall(fget, &type, 1, nullptr);
+      if (again == v && compat::valid_type_version(t) == version) {
+        getter.fget = Py_NewRef(fget);
+        getter.version = version;
+      }
+      Py_XDECREF(again);
+    }
+    Py_XDECREF(fget);
+    if (v) PyErr_Clear();  // a failed probe only leaves the slow path in use
+  }
   if (v == Py_None) Py_CLEAR(v);
   return v;
 }
@@ -92,7 +145,8 @@ void clear_bindings(BindingsObject *b) noexcept {
   for (PyObject **p : {&b->ir, &b->context_type, &b->location_type, &b->opview_type,
                        &b->operation_type, &b->module_type, &b->nameloc_type, &b->loc_file,
                        &b->loc_name, &b->loc_callsite, &b->loc_unknown, &b->process_settings,
-                       &b->capi_create, &b->capi_status})
+                       &b->capi_create, &b->capi_status, &b->context_current.fget,
+                       &b->location_current.fget})
     Py_CLEAR(*p);
   for (PyObject *&t : b->typed_location_types) Py_CLEAR(t);
   delete b->capi;  // only unregistered bindings are ever freed: no cache refers to them
@@ -108,8 +162,12 @@ void clear_bindings(BindingsObject *b) noexcept {
 const std::vector<BindingsObject *> &all_bindings() noexcept { return registry; }
 
 // nanobind's static property `current` raises nothing when empty: it returns None.
-PyObject *current_context(BindingsObject *b) noexcept { return current_of(b->context_type); }
-PyObject *current_location(BindingsObject *b) noexcept { return current_of(b->location_type); }
+PyObject *current_context(BindingsObject *b) noexcept {
+  return current_of(b->context_type, b->context_current);
+}
+PyObject *current_location(BindingsObject *b) noexcept {
+  return current_of(b->location_type, b->location_current);
+}
 
 BindingsObject *bindings_of_context(PyObject *ctx) noexcept {
   for (BindingsObject *b : registry)

@@ -44,6 +44,13 @@ struct BindingsObject {
   /// then built through the Python API (mlir/build.h). Resolved at registration.
   const capi::Api *capi;
   PyObject *capi_create;         ///< Location._CAPICreate (with `capi`)
+  /// The getter of the static property `Context.current` / `Location.current`, called
+  /// directly while the class's version tag is the one it was found under (any change to the
+  /// class or a base retags it); nullptr until found, or where `current` is something else.
+  struct CurrentGetter {
+    PyObject *fget;
+    unsigned int version;
+  } context_current, location_current;
   PyObject *capi_status;         ///< str: which path builds locations, and why (the doctor's)
   char *location_capsule;        ///< "<prefix>ir.Location._CAPIPtr", from the first Context
   bool python_api_forced;        ///< the Python API path even with `capi` (tests; private)

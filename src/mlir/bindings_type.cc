@@ -79,6 +79,10 @@ PyObject *py_use_python_api(PyObject *self, PyObject *arg) {
   clear_all_caches();
   Py_RETURN_NONE;
 }
+// Private (tests): whether Context.current's getter is called directly.
+PyObject *get_direct_current(PyObject *self, void *) {
+  return PyBool_FromLong(as_b(self)->context_current.fget != nullptr);
+}
 PyObject *bindings_repr(PyObject *self) {
   return PyUnicode_FromFormat("<callsite MlirBindings for %R>", as_b(self)->ir);
 }
@@ -106,6 +110,8 @@ PyGetSetDef bindings_getset[] = {
      nullptr},
     {"refs_per_location", get_refs, nullptr,
      "int: context references one ir.Location holds (-1: not measured yet)", nullptr},
+    {"_direct_current", get_direct_current, nullptr,
+     "bool: Context.current's getter is called directly (private: tests)", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyType_Slot bindings_slots[] = {

@@ -235,6 +235,52 @@ def test_whole_stack_level_holds_repeated_locations_only(path, tmp_path):
     assert [i["stacks"] for i in infos] == ([0, 3, 3] if which == "c_api" else [3, 3, 3])
 
 
+def test_context_current_follows_nested_contexts_and_threads(path):
+    """callsite calls the getter of the static property Context.current directly (while the
+    class keeps its version tag): the context it gives changes with `with` blocks and threads
+    as the attribute's does, and an op built outside any context gets MLIR's own error."""
+    import threading
+    ir, _ = path
+    seen = []
+
+    def build(tag, ctx):
+        op = ir.Operation.create("test.op")
+        seen.append((tag, op.context == ctx, str(op.location)))
+
+    def in_thread(ctx):
+        try:
+            with ctx, callsite.mlir.auto_locations(ir=ir):  # scopes are per thread
+                module = ir.Module.create(ir.Location.unknown())
+                with ir.InsertionPoint(module.body):
+                    build("thread", ctx)
+        except BaseException as e:  # noqa: BLE001 - reported by the assertion below
+            seen.append(("thread", repr(e), ""))
+
+    with callsite.mlir.auto_locations(ir=ir):
+        with H.context(ir) as outer:
+            build("outer", outer)
+            with H.context(ir) as inner:
+                build("inner", inner)
+                worker = threading.Thread(target=in_thread, args=(outer,))
+                worker.start()
+                worker.join()
+                build("inner", inner)
+                inner_info = callsite.mlir.cache_info(inner)
+            build("outer", outer)
+            outer_info = callsite.mlir.cache_info(outer)
+        with pytest.raises(Exception) as with_callsite:
+            ir.Operation.create("test.op")
+    with pytest.raises(type(with_callsite.value)) as without:
+        ir.Operation.create("test.op")
+    assert str(with_callsite.value) == str(without.value)
+    assert [(tag, same) for tag, same, _ in seen] == [
+        ("outer", True), ("inner", True), ("thread", True), ("inner", True), ("outer", True)]
+    assert inner_info["misses"] == 2 and outer_info["misses"] == 3, (inner_info, outer_info)
+    # nanobind's static property, found and called directly on every version.
+    assert callsite.mlir.use(ir)._direct_current is True
+    assert all("test_mlir_capi.py" in text for _, _, text in seen), seen
+
+
 # --- Python code run from inside a lookup ------------------------------------------------------
 
 def test_context_finalizers_clearing_caches_inside_lookups(path, tmp_path):
