@@ -110,12 +110,7 @@ NB_MODULE(_callsite, m) {
       "than from co_extra directly, or None when it is read directly.");
   m.def(
       "_use_code_extra_direct",
-      [](bool on) {
-        // Tests compare the two reads; the direct one only where the self-check allowed it.
-        if (on && callsite::detail::code_info_direct_refusal()) return false;
-        callsite_code_extra_direct = on;
-        return on;
-      },
+      [](bool on) { return callsite::detail::use_code_info_direct(on); },
       nb::arg("on"), "Switches the direct co_extra read (tests); returns whether it is on.");
   m.def(
       "_build_info",

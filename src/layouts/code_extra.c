@@ -1,8 +1,6 @@
 /* layouts/code_extra.c — the direct co_extra read's switch and its start-up self-check. */
 #include "layouts/code_extra.h"
 
-int callsite_code_extra_direct = 0;
-
 static int public_get(PyObject *code, Py_ssize_t index, void **out) {
 #if PY_VERSION_HEX >= 0x030C0000
   return PyUnstable_Code_GetExtra(code, index, out);
@@ -31,7 +29,6 @@ static int reads_agree(PyCodeObject *code, Py_ssize_t index) {
 
 const char *callsite_code_extra_self_check(Py_ssize_t index, void *probe, int *owned) {
   *owned = 0;
-  callsite_code_extra_direct = 0;
 #if !CALLSITE_HAVE_LAYOUT
   (void)index;
   (void)probe;
@@ -61,7 +58,6 @@ const char *callsite_code_extra_self_check(Py_ssize_t index, void *probe, int *o
   }
   PyErr_Clear();
   Py_DECREF(code);
-  callsite_code_extra_direct = why == NULL;
   return why;
 #endif
 }

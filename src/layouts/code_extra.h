@@ -25,12 +25,8 @@ typedef struct callsite_code_extra_holder {
   void *ce_extras[1];
 } callsite_code_extra_holder;
 
-/* Whether the direct read is in use: 0 until the self-check passes. GIL-protected write at
- * module init; hot reads. */
-extern int callsite_code_extra_direct;
-
 /* co_extra[index] of `code` (index >= 0), or NULL when unset: what PyUnstable_Code_GetExtra
- * stores, for a code object the caller has checked. Only while callsite_code_extra_direct. */
+ * stores, for a code object the caller has checked. Only after the self-check passed. */
 static inline void *callsite_code_extra_read(PyCodeObject *code, Py_ssize_t index) {
   const callsite_code_extra_holder *holder = (const callsite_code_extra_holder *)code->co_extra;
   return holder && index < holder->ce_size ? holder->ce_extras[index] : NULL;
@@ -39,9 +35,8 @@ static inline void *callsite_code_extra_read(PyCodeObject *code, Py_ssize_t inde
 /* Compares the direct read with the public function on a fresh code object whose slot `index`
  * is set, with the public function, to `probe`: the slot's free function then receives
  * `probe` when that code object dies, and *owned is set to 1; it stays 0 when the slot could
- * not be set (the caller frees `probe`). Enables the direct read when the two agree and
- * returns NULL; else returns a static string saying why it stays off (no Python error is left
- * set). GIL held. */
+ * not be set (the caller frees `probe`). Returns NULL when the two agree, else a static string
+ * saying why the direct read must stay off (no Python error is left set). GIL held. */
 const char *callsite_code_extra_self_check(Py_ssize_t index, void *probe, int *owned);
 
 #ifdef __cplusplus

@@ -7,6 +7,7 @@ namespace callsite::detail {
 namespace {
 
 const char *direct_refusal = "not initialised";
+Py_ssize_t code_info_index = -1;  // callsite's co_extra index (-1: none)
 
 void free_code_info(void *p) { delete static_cast<CodeInfo *>(p); }
 
@@ -36,7 +37,7 @@ bool decode(PyCodeObject *code, std::vector<PositionRange> *out) {
 
 }  // namespace
 
-Py_ssize_t code_info_index = -1;
+Py_ssize_t code_info_direct_index = -1;
 
 bool init_code_info() noexcept {
   if (code_info_index >= 0) return true;
@@ -51,10 +52,16 @@ bool init_code_info() noexcept {
   int owned = 0;
   direct_refusal = callsite_code_extra_self_check(code_info_index, probe, &owned);
   if (!owned) delete probe;
+  use_code_info_direct(true);
   return true;
 }
 
 const char *code_info_direct_refusal() noexcept { return direct_refusal; }
+
+bool use_code_info_direct(bool on) noexcept {
+  code_info_direct_index = on && !direct_refusal ? code_info_index : -1;
+  return code_info_direct_index >= 0;
+}
 
 CodeInfo *code_info_slow(PyCodeObject *code) noexcept {
   if (code_info_index < 0) return nullptr;

@@ -25,8 +25,9 @@ struct CodeInfo {
   std::unique_ptr<CodeInfoExtension> extension;
 };
 
-/// callsite's co_extra index (-1: none).
-extern Py_ssize_t code_info_index;
+/// callsite's co_extra index while its slot is read from co_extra directly, else -1: one load
+/// decides both.
+extern Py_ssize_t code_info_direct_index;
 
 /// code_info() when the CodeInfo is not yet there or the direct read is off.
 CodeInfo *code_info_slow(PyCodeObject *code) noexcept;
@@ -36,8 +37,9 @@ CodeInfo *code_info_slow(PyCodeObject *code) noexcept;
 /// every frame of every capture, so an existing one is read from co_extra without a call
 /// where the start-up self-check allows it (layouts/code_extra.h).
 inline CodeInfo *code_info(PyCodeObject *code) noexcept {
-  if (callsite_code_extra_direct)
-    if (void *p = callsite_code_extra_read(code, code_info_index)) return static_cast<CodeInfo *>(p);
+  if (code_info_direct_index >= 0)
+    if (void *p = callsite_code_extra_read(code, code_info_direct_index))
+      return static_cast<CodeInfo *>(p);
   return code_info_slow(code);
 }
 
@@ -49,7 +51,11 @@ bool code_position(PyCodeObject *code, int lasti, Position *out) noexcept;
 /// init. False: no index left (then every lookup decodes afresh — correct, slower).
 bool init_code_info() noexcept;
 
-/// Why the direct co_extra read is off (a static string), or nullptr when it is in use.
+/// Why the direct co_extra read is refused (a static string), or nullptr when it may be used.
 const char *code_info_direct_refusal() noexcept;
+
+/// Switches the direct read (tests compare both): on only where it is not refused. Returns
+/// whether it is on.
+bool use_code_info_direct(bool on) noexcept;
 
 }  // namespace callsite::detail

@@ -321,20 +321,24 @@ def test_context_finalizers_clearing_caches_inside_lookups(path, tmp_path):
         gc.collect()
 
 
-def test_reifier_clearing_caches_inside_a_lookup(path):
-    """A native frame's reifier runs inside the lookup (symbolization, between raw links) and
-    calls clear_caches(): the location is still right, and the same on both paths."""
+def clearing_jit():
+    """A JIT executable whose reifier calls clear_caches() before describing state n as
+    "jit.dsl" line n + 1, columns 2 to 9: Python code run inside every lookup."""
     from callsite import native
-
-    ir, which = path
 
     def reify(state):
         callsite.mlir.clear_caches()
         return native.Location("jit.dsl", state + 1, end_lineno=state + 1, colno=2, end_colno=9)
 
-    exe = native.Executable("jit", reify)
+    return native.Executable("jit", reify)
+
+
+def test_reifier_clearing_caches_inside_a_lookup(path):
+    """A native frame's reifier runs inside the lookup (symbolization, between raw links) and
+    calls clear_caches(): the location is still right, and the same on both paths."""
+    ir, which = path
     with H.context(ir) as ctx:
-        frame = exe.frame(0)
+        frame = clearing_jit().frame(0)
         with frame:
             for state in range(20):
                 frame.state = state
@@ -500,17 +504,9 @@ def test_explicit_locations_across_clear_caches(path):
     """clear_caches() from a reifier inside every lookup, and between calls: a typed location is
     dropped with the final location it was made of, never returned for another one (whose
     ir.Location may reuse the freed one's address)."""
-    from callsite import native
-
     ir, which = path
-
-    def reify(state):
-        callsite.mlir.clear_caches()
-        return native.Location("jit.dsl", state + 1, end_lineno=state + 1, colno=2, end_colno=9)
-
-    exe = native.Executable("jit", reify)
     with H.context(ir) as ctx:
-        frame = exe.frame(0)
+        frame = clearing_jit().frame(0)
         with frame:
             for state in range(40):
                 frame.state = state % 7
