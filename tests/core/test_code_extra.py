@@ -1,16 +1,14 @@
 """callsite's per-code-object cache read from co_extra directly (layouts/code_extra.h): the
 direct read agrees with PyUnstable_Code_GetExtra on every slot of every code object, it is on
 where the self-check allows it, and the public function gives the same results when it is off."""
-import gc
 import importlib
-import sys
 import sysconfig
-import types
 
 import pytest
 
 import callsite
 from callsite import _callsite
+from code_objects import all_code_objects
 
 testing = pytest.importorskip(
     "callsite._callsite_testing", reason="a build without CALLSITE_TESTING=ON has no test hooks")
@@ -31,21 +29,6 @@ def test_direct_read_is_on_where_the_self_check_allows_it():
                       else f"PyUnstable_Code_GetExtra ({refusal})")
 
 
-def _code_objects():
-    """Every code object reachable from the loaded modules' functions, nested ones included."""
-    seen, stack = set(), []
-    for obj in gc.get_objects():
-        if isinstance(obj, types.FunctionType):
-            stack.append(obj.__code__)
-    while stack:
-        code = stack.pop()
-        if id(code) in seen:
-            continue
-        seen.add(id(code))
-        yield code
-        stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
-
-
 def test_direct_read_agrees_with_the_public_function_on_every_code_object():
     # Fill callsite's slot on many code objects: the filter decides on every frame captured.
     for name in ("json", "email.parser", "argparse", "textwrap"):
@@ -64,7 +47,7 @@ def test_direct_read_agrees_with_the_public_function_on_every_code_object():
     argparse.ArgumentParser(prog="x").format_help()
     callsite.capture(limit=None).format()
     filled = checked = 0
-    for code in _code_objects():
+    for code in all_code_objects():
         reads = testing.code_extra_reads(code, 8)
         assert all(direct == public for direct, public in reads), (code, reads)
         filled += any(public for _, public in reads)
