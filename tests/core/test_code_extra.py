@@ -10,10 +10,14 @@ import callsite
 from callsite import _callsite
 from code_objects import all_code_objects
 
-testing = pytest.importorskip(
-    "callsite._callsite_testing", reason="a build without CALLSITE_TESTING=ON has no test hooks")
 
 FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+
+
+@pytest.fixture
+def testing():
+    return pytest.importorskip(
+        "callsite._callsite_testing", reason="a build without CALLSITE_TESTING=ON has no test hooks")
 
 
 def test_direct_read_is_on_where_the_self_check_allows_it():
@@ -29,7 +33,7 @@ def test_direct_read_is_on_where_the_self_check_allows_it():
                       else f"PyUnstable_Code_GetExtra ({refusal})")
 
 
-def test_direct_read_agrees_with_the_public_function_on_every_code_object():
+def test_direct_read_agrees_with_the_public_function_on_every_code_object(testing):
     # Fill callsite's slot on many code objects: the filter decides on every frame captured.
     for name in ("json", "email.parser", "argparse", "textwrap"):
         importlib.import_module(name)
