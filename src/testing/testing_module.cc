@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <string>
 
 #include "callsite/api.h"
 #include "core/compat.h"
@@ -57,7 +58,10 @@ NB_MODULE(_callsite_testing, m) {
   m.def(
       "code_extra_reads",
       [](nb::handle code, Py_ssize_t slots) {
-        if (!PyCode_Check(code.ptr())) throw nb::type_error("code_extra_reads(): expected a code object");
+        if (!PyCode_Check(code.ptr()))
+          throw nb::type_error(("code_extra_reads(): code must be a code object, not " +
+                                std::string(Py_TYPE(code.ptr())->tp_name))
+                                   .c_str());
         nb::list out;
         for (Py_ssize_t i = 0; i < slots; ++i) {
           void *expected = nullptr;
