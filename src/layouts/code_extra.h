@@ -7,10 +7,10 @@
  *
  *     typedef struct { Py_ssize_t ce_size; void *ce_extras[1]; } _PyCodeObjectExtra;
  *
- * The direct read is used only after callsite_code_extra_self_check() saw it agree with the
- * public function on this interpreter, never on free-threaded builds (where co_extra is
- * replaced under a lock and read with acquire semantics), and never in a build that compiles
- * no internal layout (CALLSITE_FORCE_PUBLIC_API). */
+ * The direct read is used only after a start-up self-check saw it agree with the public
+ * function on this interpreter, never on free-threaded builds (where co_extra is replaced
+ * under a lock and read with acquire semantics), and never in a build that compiles no
+ * internal layout (CALLSITE_FORCE_PUBLIC_API). */
 #ifndef CALLSITE_LAYOUTS_CODE_EXTRA_H
 #define CALLSITE_LAYOUTS_CODE_EXTRA_H
 
@@ -32,12 +32,17 @@ static inline void *callsite_code_extra_read(PyCodeObject *code, Py_ssize_t inde
   return holder && index < holder->ce_size ? holder->ce_extras[index] : NULL;
 }
 
-/* Compares the direct read with the public function on a fresh code object whose slot `index`
- * is set, with the public function, to `probe`: the slot's free function then receives
- * `probe` when that code object dies, and *owned is set to 1; it stays 0 when the slot could
- * not be set (the caller frees `probe`). Returns NULL when the two agree, else a static string
- * saying why the direct read must stay off (no Python error is left set). GIL held. */
-const char *callsite_code_extra_self_check(Py_ssize_t index, void *probe, int *owned);
+/* Why this build never reads co_extra directly, or NULL when it may, once a start-up
+ * self-check (symbolize/code_info.cc) has seen the read agree with the public function. */
+static inline const char *callsite_code_extra_build_refusal(void) {
+#if !CALLSITE_HAVE_LAYOUT
+  return "this build compiles no internal layout";
+#elif defined(Py_GIL_DISABLED)
+  return "a free-threaded build replaces co_extra under a lock";
+#else
+  return NULL;
+#endif
+}
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,48 @@ inline int set_extra(PyObject *c, void *p) {
 constexpr LinetableFormat kFormat =
     compat::kHasColumns ? LinetableFormat::pep657 : LinetableFormat::pep626;
 
+// Both reads of slots 0..index+1 agree (slots past the holder read as NULL either way).
+bool reads_agree(PyObject *code) {
+  for (Py_ssize_t i = 0; i <= code_info_index + 1; ++i) {
+    void *expected = nullptr;
+    if (compat::code_get_extra(code, i, &expected) < 0) return false;
+    if (callsite_code_extra_read(reinterpret_cast<PyCodeObject *>(code), i) != expected)
+      return false;
+  }
+  return true;
+}
+
+// Sets callsite's slot of a fresh code object to a CodeInfo with the public function and reads
+// it back both ways: why the direct read must stay off, or nullptr. The code object's death
+// frees the probe through the index's free function. No Python error is left set.
+const char *direct_read_refusal() {
+  if (const char *why = callsite_code_extra_build_refusal()) return why;
+  auto *code = reinterpret_cast<PyObject *>(
+      PyCode_NewEmpty("<callsite>", "code_extra_self_check", 1));
+  if (!code) {
+    PyErr_Clear();
+    return "no code object to check with";
+  }
+  const char *why = nullptr;
+  auto *probe = new (std::nothrow) CodeInfo();
+  if (!probe) {
+    why = "out of memory";
+  } else if (!reads_agree(code)) {
+    why = "an empty co_extra reads differently";
+    delete probe;
+  } else if (set_extra(code, probe) < 0) {
+    why = "co_extra could not be set";
+    delete probe;
+  } else if (!reads_agree(code) ||
+             callsite_code_extra_read(reinterpret_cast<PyCodeObject *>(code),
+                                      code_info_index) != probe) {
+    why = "co_extra's holder is laid out differently";
+  }
+  PyErr_Clear();
+  Py_DECREF(code);
+  return why;
+}
+
 bool decode(PyCodeObject *code, std::vector<PositionRange> *out) {
   // co_linetable is a bytes object on every supported version (cpython/code.h).
   PyObject *table = code->co_linetable;
@@ -43,15 +85,7 @@ bool init_code_info() noexcept {
   if (code_info_index >= 0) return true;
   code_info_index = request_index(free_code_info);
   if (code_info_index < 0) return false;
-  // The probe is a CodeInfo: the index's free function deletes it with the probe code object.
-  auto *probe = new (std::nothrow) CodeInfo();
-  if (!probe) {
-    direct_refusal = "out of memory";
-    return true;
-  }
-  int owned = 0;
-  direct_refusal = callsite_code_extra_self_check(code_info_index, probe, &owned);
-  if (!owned) delete probe;
+  direct_refusal = direct_read_refusal();
   use_code_info_direct(true);
   return true;
 }
