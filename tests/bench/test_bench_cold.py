@@ -33,6 +33,21 @@ def _check_meta(result, script):
     assert f"bench/{script}" in meta["command"] and "--json" in meta["command"]
 
 
+def _committed(name, bench, script):
+    """A committed result file of `bench`, written by bench/`script` with --json."""
+    result = _load(RESULTS / name)
+    assert result["bench"] == bench
+    _check_meta(result, script)
+    return result
+
+
+def _deep_model_rows(result):
+    """The rows of bench_torch.py --paths first: one per deep model, at least two."""
+    rows = [r for r in result["rows"] if r["path"] == "first"]
+    assert len(rows) >= 2
+    return rows
+
+
 def _check_first_row(row, repeats_at_least):
     assert row["path"] == "first" and row["identical"] is True
     assert row["nodes"] > 0 and row["recorded"] > 0
@@ -76,9 +91,7 @@ def test_the_cold_path_result_files_are_committed():
 
 
 def test_the_memory_result_file_has_every_mode_of_both_parts():
-    result = _load(RESULTS / "memory-py3.11.json")
-    assert result["bench"] == "cold_memory"
-    _check_meta(result, "bench_cold_memory.py")
+    result = _committed("memory-py3.11.json", "cold_memory", "bench_cold_memory.py")
     assert result["torch"]["tracers"] >= 2000 and result["mlir"]["contexts"] >= 1000
     assert [row["mode"] for row in result["torch"]["modes"]] == ["none", "torch", "callsite"]
     assert [row["mode"] for row in result["mlir"]["modes"]] == ["a", "b", "c"]
@@ -89,22 +102,14 @@ def test_the_memory_result_file_has_every_mode_of_both_parts():
 
 
 def test_the_torch_result_file_reports_first_and_again_for_every_deep_model():
-    result = _load(RESULTS / "torch-first-py3.11.json")
-    assert result["bench"] == "torch"
-    _check_meta(result, "bench_torch.py")
-    rows = [r for r in result["rows"] if r["path"] == "first"]
-    assert len(rows) >= 2
-    for row in rows:
+    result = _committed("torch-first-py3.11.json", "torch", "bench_torch.py")
+    for row in _deep_model_rows(result):
         _check_first_row(row, repeats_at_least=6)
 
 
 def test_the_torch_callgrind_file_counts_both_traces_of_every_deep_model():
-    result = _load(RESULTS / "torch-first-callgrind-py3.11.json")
-    assert result["bench"] == "torch"
-    _check_meta(result, "bench_torch.py")
-    rows = [r for r in result["rows"] if r["path"] == "first"]
-    assert len(rows) >= 2
-    for row in rows:
+    result = _committed("torch-first-callgrind-py3.11.json", "torch", "bench_torch.py")
+    for row in _deep_model_rows(result):
         ins = row["instructions"]
         assert ins["nodes"] > 0
         for run in ("first", "again"):
@@ -113,9 +118,7 @@ def test_the_torch_callgrind_file_counts_both_traces_of_every_deep_model():
 
 
 def test_the_mlir_result_file_reports_one_and_new_contexts_by_clock_and_instructions():
-    result = _load(RESULTS / "mlir-contexts-py3.11.json")
-    assert result["bench"] == "mlir"
-    _check_meta(result, "bench_mlir.py")
+    result = _committed("mlir-contexts-py3.11.json", "mlir", "bench_mlir.py")
     measured = result["bindings"]["iree.compiler.ir"]
     assert measured["mlir_walk_skipped"] is None
     _check_contexts(measured["contexts_s_per_build"], repeats_at_least=6)

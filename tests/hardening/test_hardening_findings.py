@@ -100,6 +100,14 @@ def test_every_constructible_type_is_valid_in_every_state():
 
 # --- daemon threads inside callsite at interpreter exit --------------------------------------
 
+# The end of every case's script but the finalizer's: three threads in `work(k)`, then exit.
+_THREE_WORKERS_THEN_EXIT = """
+    for k in range(3):
+        threading.Thread(target=work, args=(k,), daemon=True).start()
+    time.sleep(0.15)
+    print("exiting")
+"""
+
 _DAEMON_FILTER = """
     import threading, time, callsite
     def work(k):
@@ -110,11 +118,7 @@ _DAEMON_FILTER = """
             # (and can be told to exit) inside Filter().
             callsite.Filter(exclude=[f"t{k}_{i}_(a|b)+[cd]*x{j}" for j in range(4)])
             callsite.Filter(limit=None).include_dir(f"/tmp/d{k}_{i}")  # os.path, re.escape
-    for k in range(3):
-        threading.Thread(target=work, args=(k,), daemon=True).start()
-    time.sleep(0.15)
-    print("exiting")
-"""
+""" + _THREE_WORKERS_THEN_EXIT
 
 # A reifier that runs bytecode; every state is new, so every symbolization runs it.
 _REIFIER_PRELUDE = """
@@ -138,11 +142,7 @@ _DAEMON_REIFIER = _REIFIER_PRELUDE + """
                 str(tb[0])
             with exe.frame(s + 2):
                 callsite.capture().to_mlir()
-    for k in range(3):
-        threading.Thread(target=work, args=(k,), daemon=True).start()
-    time.sleep(0.15)
-    print("exiting")
-"""
+""" + _THREE_WORKERS_THEN_EXIT
 
 # traceback.FrameSummary / StackSummary and linecache are Python code, and so is the reifier.
 _DAEMON_STACK_SUMMARY = _REIFIER_PRELUDE + """
@@ -154,11 +154,7 @@ _DAEMON_STACK_SUMMARY = _REIFIER_PRELUDE + """
                 tb = callsite.capture()
             tb.as_stack_summary()
             tb.format()
-    for k in range(3):
-        threading.Thread(target=work, args=(k,), daemon=True).start()
-    time.sleep(0.15)
-    print("exiting")
-"""
+""" + _THREE_WORKERS_THEN_EXIT
 
 # The decorator's frame around a Python function, filtered captures and Filter queries that
 # symbolize native frames, and the traceback entry of an exception leaving a native frame.
@@ -180,11 +176,7 @@ _DAEMON_NATIVE_FRAMES = _REIFIER_PRELUDE + """
         framed = exe.frame(k)(inner)
         while True:
             framed(k)
-    for k in range(3):
-        threading.Thread(target=work, args=(k,), daemon=True).start()
-    time.sleep(0.15)
-    print("exiting")
-"""
+""" + _THREE_WORKERS_THEN_EXIT
 
 # enable()/disable() call threading.setprofile (Python code) from the tracking subsystem.
 _DAEMON_TRACKING = """
@@ -193,11 +185,7 @@ _DAEMON_TRACKING = """
         while True:
             tracking.enable(mode="profile", window=4)
             tracking.disable()
-    for k in range(3):
-        threading.Thread(target=work, args=(k,), daemon=True).start()
-    time.sleep(0.15)
-    print("exiting")
-"""
+""" + _THREE_WORKERS_THEN_EXIT
 
 # What the terminate handler is still there for: a Python finalizer run by a collection that
 # an allocation inside callsite's noexcept code starts (here: the NativeFrame objects
@@ -243,11 +231,7 @@ _DAEMON_TORCH_TEXTS = """
             forward(k)
             ct.clear_caches()
             linecache.clearcache()
-    for k in range(3):
-        threading.Thread(target=work, args=(k,), daemon=True).start()
-    time.sleep(0.15)
-    print("exiting")
-"""
+""" + _THREE_WORKERS_THEN_EXIT
 
 _DAEMON_SCRIPTS = {"filter": _DAEMON_FILTER, "reifier": _DAEMON_REIFIER,
                    "torch_texts": _DAEMON_TORCH_TEXTS,
