@@ -137,7 +137,8 @@ struct NativeAPI {
                     void *context) noexcept;
   /// The same for one pushed frame (`link`, on the calling thread; `slot` its visible slot or
   /// nullptr), before its executable's; nullptr forgets it (before `link` is reused).
-  /// 0, or -1 + error. GIL held.
+  /// Touches no Python state when `slot` is nullptr: callable without the GIL, as push and
+  /// pop are. 0, or -1 (null `link`, or out of memory) with no Python error set.
   int (*set_frame_locals)(NativeLink *link, VisibleSlot *slot,
                           PyObject *(*fn)(const Executable *, std::uintptr_t, void *),
                           void *context) noexcept;

@@ -180,7 +180,9 @@ class NativeFrame {
 /// (an environment object, a register file): `fn(executable, state, context)` gives them, for
 /// this frame only, before any locals reifier of its executable (`api::set_locals`). Called
 /// only when something reads them (docs/native.md, "Variables"); `context` must stay valid
-/// until the frame is popped. A plain NativeFrame pays nothing for this.
+/// until the frame is popped. Like a NativeFrame, a shadow-only one may be pushed and popped
+/// without the GIL (its reifier then runs only for readers on its own thread, which hold the
+/// GIL). A plain NativeFrame pays nothing for this.
 class NativeFrameWithLocals : public NativeFrame {
  public:
   /// Pushes a frame of `executable` at `state` (visible when `visible` is not null, as
@@ -189,13 +191,10 @@ class NativeFrameWithLocals : public NativeFrame {
                         const VisibleCode *visible, LocalsReifier fn, void *context) noexcept
       : NativeFrame(executable, state, visible) {
     const NativeAPI *api = detail::native_api;
-    if (api && stack_ && api->size >= offsetof(NativeAPI, set_frame_locals) + sizeof(void *)) {
-      PyObject *type, *value, *traceback;
-      PyErr_Fetch(&type, &value, &traceback);
+    // set_frame_locals touches no Python state (this may run without the GIL); out of
+    // memory, the frame shows its executable's variables.
+    if (api && stack_ && api->size >= offsetof(NativeAPI, set_frame_locals) + sizeof(void *))
       registered_ = api->set_frame_locals(&link_, slot_.frame ? &slot_ : nullptr, fn, context) == 0;
-      PyErr_Clear();  // out of memory: the frame shows its executable's variables
-      PyErr_Restore(type, value, traceback);
-    }
   }
   /// Pops the frame (see pop()).
   ~NativeFrameWithLocals() { pop(); }

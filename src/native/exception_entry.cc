@@ -62,20 +62,24 @@ PyObject *empty_code(PyObject *filename, PyObject *name) {
   return code;
 }
 
-// A new traceback entry for the native frame in front of `next` (may be nullptr). A frame
-// with a locals reifier gets its variables now, as the exception passes it (the empty code
-// is not CO_OPTIMIZED: frame.f_locals is that dict on every version).
-PyObject *new_entry(const Executable *exe, std::uintptr_t state, PyObject *next) {
+// A new traceback entry for the native frame `link` (nullptr: the calling thread's innermost
+// frame of `exe` at `state` with a reifier of its own, else none) in front of `next` (may be
+// nullptr). A frame with a locals reifier gets its variables now, as the exception passes it
+// (the empty code is not CO_OPTIMIZED: frame.f_locals is that dict on every version). When
+// reading them fails (an interrupt, a warning turned into an error), the entry stays without
+// variables and *failure takes the reader's exception.
+PyObject *new_entry(const Executable *exe, std::uintptr_t state, const NativeLink *link,
+                    PyObject *next, PyObject **failure) {
   PyObject *locals = nullptr;
-  const NativeLink *link = any_locals ? registered_link(exe, state) : nullptr;
+  if (any_locals && !link) link = registered_link(exe, state);
   if (any_locals && has_locals(exe, link)) {
     PyObject *owner = Py_XNewRef(exe->owner);  // the reifier may drop it
     locals = read_locals(exe, state, link);
+    if (!locals) *failure = compat::take_raised_exception();
     const bool alive = !owner || Py_REFCNT(owner) > 1;
     Py_XDECREF(owner);
-    if (!locals) return nullptr;
     if (!alive) {
-      Py_DECREF(locals);
+      Py_XDECREF(locals);
       PyErr_SetString(PyExc_RuntimeError,
                       "callsite: the executable was destroyed by its locals reifier");
       return nullptr;
@@ -114,26 +118,57 @@ PyObject *new_entry(const Executable *exe, std::uintptr_t state, PyObject *next)
   return tb;
 }
 
+// What reading a frame's variables raised while `value` passed the frame: an interrupt
+// (KeyboardInterrupt, SystemExit: not an Exception) is what propagates from here on, with
+// `value` as its __context__, as an exception raised in an `except` block; anything else is
+// reported through sys.unraisablehook and `value` goes on. Returns what propagates (the
+// reference to `failure` or `value` is passed on, the other one released).
+// new_entry gave no entry: the error it raised is the failure, unless reading the variables
+// failed before (an interrupt is not to be lost to a later error).
+void keep_first_failure(PyObject **failure) {
+  PyObject *error = compat::take_raised_exception();
+  if (*failure)
+    Py_XDECREF(error);
+  else
+    *failure = error;
+}
+
+PyObject *outcome(PyObject *value, PyObject *failure) {
+  if (!failure) return value;
+  if (!PyErr_GivenExceptionMatches(failure, PyExc_Exception)) {
+    if (value) PyException_SetContext(failure, value);  // steals value
+    return failure;
+  }
+  compat::restore_raised_exception(failure);
+  PyErr_WriteUnraisable(value);
+  return value;
+}
+
 }  // namespace
 
 int add_traceback(const Executable *exe, std::uintptr_t state) {
+  return add_traceback(exe, state, nullptr);
+}
+
+int add_traceback(const Executable *exe, std::uintptr_t state, const NativeLink *link) {
   PyObject *value = compat::take_raised_exception();
   if (!value) return -1;
   PyObject *tb = PyException_GetTraceback(value);  // new reference or nullptr
-  PyObject *entry = new_entry(exe, state, tb);
+  PyObject *failure = nullptr;
+  PyObject *entry = new_entry(exe, state, link, tb, &failure);
   if (entry)
     PyException_SetTraceback(value, entry);
   else
-    PyErr_WriteUnraisable(value);  // reporting the failure, keeping the exception
+    keep_first_failure(&failure);
   Py_XDECREF(entry);
   Py_XDECREF(tb);
-  compat::restore_raised_exception(value);
+  compat::restore_raised_exception(outcome(value, failure));
   return 0;
 }
 
-void insert_traceback(PyObject *value, PyObject *tb, const void *marker,
-                      const Executable *exe, std::uintptr_t state) {
-  if (!tb || !PyTraceBack_Check(tb)) return;
+PyObject *insert_traceback(PyObject *value, PyObject *tb, const void *marker,
+                           const Executable *exe, std::uintptr_t state, const NativeLink *link) {
+  if (!tb || !PyTraceBack_Check(tb)) return nullptr;
   PyTracebackObject *after = nullptr;
   for (auto *t = reinterpret_cast<PyTracebackObject *>(tb); t; t = t->tb_next)
     if (t->tb_frame && callsite_marker_of_frame_object(t->tb_frame) == marker) {
@@ -143,21 +178,24 @@ void insert_traceback(PyObject *value, PyObject *tb, const void *marker,
   // Held: new_entry runs the reifier, which may rewrite the traceback chain.
   PyObject *held = Py_XNewRef(reinterpret_cast<PyObject *>(after));
   PyObject *next = Py_XNewRef(after ? reinterpret_cast<PyObject *>(after->tb_next) : tb);
-  PyObject *entry = new_entry(exe, state, next);
+  PyObject *failure = nullptr;
+  PyObject *entry = new_entry(exe, state, link, next, &failure);
   Py_XDECREF(next);
-  if (!entry) {
-    PyErr_WriteUnraisable(value);
-    Py_XDECREF(held);
-    return;
-  }
-  if (held) {
+  if (!entry) keep_first_failure(&failure);
+  if (held && entry) {
     // tb_next is writable (3.7+); the same traceback object is re-raised after __exit__.
     if (PyObject_SetAttrString(held, "tb_next", entry) < 0) PyErr_WriteUnraisable(value);
-  } else if (value && PyExceptionInstance_Check(value)) {
+  } else if (entry && value && PyExceptionInstance_Check(value)) {
     PyException_SetTraceback(value, entry);
   }
-  Py_DECREF(entry);
+  Py_XDECREF(entry);
   Py_XDECREF(held);
+  PyObject *propagating = outcome(Py_XNewRef(value), failure);
+  if (propagating == value) {
+    Py_XDECREF(propagating);
+    return nullptr;
+  }
+  return propagating;
 }
 
 }  // namespace callsite::native

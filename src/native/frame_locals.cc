@@ -12,17 +12,23 @@
 #include "native/frame_locals.h"
 
 #include <exception>
+#include <iterator>
+#include <mutex>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
 #include "core/compat.h"
+#include "layouts/active.h"
 #include "native/executable.h"
+#include "native/greenlets.h"
+#include "native/reifier_guard.h"
 #include "native/reify.h"
+#include "native/shadow_stack.h"
 
 namespace callsite::native {
 
-bool any_locals = false;
+std::atomic<bool> any_locals{false};
 PyTypeObject *frame_locals_type = nullptr;
 
 namespace {
@@ -36,27 +42,24 @@ struct FrameEntry {
   const NativeLink *link;
   LocalsReifier fn;
   void *context;
+  const ThreadStack *thread;  ///< the stack of the thread that registered it
 };
 
-// Few entries (executables of a JIT, frames that carry their own reifier): linear scans.
+// Few entries (executables of a JIT, frames that carry their own reifier): linear scans, the
+// frame entries from the newest (frames register and forget in LIFO order).
 auto &cpp_locals = *new std::vector<CppLocals>();
-auto &frame_entries = *new std::vector<FrameEntry>();
 auto &warned = *new std::unordered_set<const Executable *>();
 
-// Executables whose locals reifier runs on this thread, innermost last; trivially
-// destructible (initial-exec TLS, as the shadow stack).
-constexpr int kGuardDepth = 16;
-struct Guard {
-  const Executable *running[kGuardDepth];
-  int depth;
-};
-constinit thread_local Guard t_guard [[gnu::tls_model("initial-exec")]] = {{}, 0};
+// C++ frames may be pushed and popped without the GIL (NativeFrameWithLocals registers and
+// forgets its reifier then): the frame entries have a lock of their own, held for a scan or
+// a change only, never across a call into Python or a wait for the GIL.
+auto &frame_entries = *new std::vector<FrameEntry>();
+auto &frame_entries_lock = *new std::mutex();
 
-bool running_here(const Executable *exe) {
-  if (t_guard.depth >= kGuardDepth) return true;  // deeper: refused as a re-entry
-  for (int i = 0; i < t_guard.depth; ++i)
-    if (t_guard.running[i] == exe) return true;
-  return false;
+const FrameEntry *entry_of(const NativeLink *link) {
+  for (auto it = frame_entries.rbegin(); it != frame_entries.rend(); ++it)
+    if (it->link == link) return &*it;
+  return nullptr;
 }
 
 // What reads `exe`'s variables, copied (and held) before the call: the reifier may change
@@ -70,13 +73,14 @@ struct Source {
 
 Source source_of(const Executable *exe, const NativeLink *link) {
   Source s;
-  if (link)
-    for (const FrameEntry &e : frame_entries)
-      if (e.link == link) {
-        s.fn = e.fn;
-        s.context = e.context;
-        return s;
-      }
+  if (link) {
+    std::lock_guard<std::mutex> hold(frame_entries_lock);
+    if (const FrameEntry *e = entry_of(link)) {
+      s.fn = e->fn;
+      s.context = e->context;
+      return s;
+    }
+  }
   if (ExecutableObject *owner = python_owned(exe); owner && owner->locals) {
     s.callable = Py_NewRef(owner->locals);
     return s;
@@ -113,8 +117,7 @@ PyObject *as_variables(PyObject *result, std::string *why) {
   PyObject *dict = nullptr;
   if (PyDict_Check(result)) {
     dict = PyDict_Copy(result);
-  } else if (PyMapping_Check(result) && !PyUnicode_Check(result) && !PyBytes_Check(result) &&
-             !PyTuple_Check(result) && !PyList_Check(result)) {
+  } else if (is_variables_mapping(result)) {
     dict = PyDict_New();
     if (dict && PyDict_Merge(dict, result, 1) < 0) Py_CLEAR(dict);
   } else {
@@ -147,17 +150,26 @@ PyObject *call(const Source &s, const Executable *exe, std::uintptr_t state) {
 
 }  // namespace
 
+bool is_variables_mapping(PyObject *obj) noexcept {
+  return PyDict_Check(obj) || (PyMapping_Check(obj) && !PyUnicode_Check(obj) &&
+                               !PyBytes_Check(obj) && !PyTuple_Check(obj) && !PyList_Check(obj));
+}
+
 const NativeLink *registered_link(const Executable *exe, std::uintptr_t state) noexcept {
+  const ThreadStack *here = this_thread();
+  std::lock_guard<std::mutex> hold(frame_entries_lock);
   for (auto it = frame_entries.rbegin(); it != frame_entries.rend(); ++it)
-    if (it->link->executable == exe && it->link->state == state) return it->link;
+    if (it->thread == here && it->link->executable == exe && it->link->state == state)
+      return it->link;
   return nullptr;
 }
 
 bool has_locals(const Executable *exe, const NativeLink *link) noexcept {
   if (!any_locals) return false;
-  if (link)
-    for (const FrameEntry &e : frame_entries)
-      if (e.link == link) return true;
+  if (link) {
+    std::lock_guard<std::mutex> hold(frame_entries_lock);
+    if (entry_of(link)) return true;
+  }
   if (ExecutableObject *owner = python_owned(exe); owner && owner->locals) return true;
   for (const CppLocals &e : cpp_locals)
     if (e.executable == exe) return true;
@@ -169,14 +181,17 @@ PyObject *read_locals(const Executable *exe, std::uintptr_t state, const NativeL
   if (!s) return PyDict_New();
   std::string why;
   PyObject *dict = nullptr;
-  if (running_here(exe)) {
+  // A reifier may switch greenlets: the guard must follow them (greenlets.h).
+  if (!track_greenlets()) PyErr_Clear();  // the guard then stays the thread's
+  ReifierGuard &guard = reifier_guard();
+  if (guard.refuses(exe)) {
     why = "it read the variables of a frame of its own executable (re-entered)";
   } else {
     // The reifier may drop the last other reference to the executable.
     PyObject *owner = Py_XNewRef(exe->owner);
-    t_guard.running[t_guard.depth++] = exe;
+    guard.running[guard.depth++] = exe;
     PyObject *result = call(s, exe, state);
-    --t_guard.depth;
+    --guard.depth;  // this greenlet's: a switch inside restored it
     if (!result) {
       if (!PyErr_Occurred()) {
         why = "returned nullptr without an error";
@@ -244,13 +259,44 @@ void forget_locals(const Executable *exe) noexcept {
 
 namespace {
 
+// Where a read happens: the reading thread, its running Python frame and instruction.
+struct ReadSite {
+  PyThreadState *thread;
+  const void *marker;
+  std::uintptr_t code;
+  std::intptr_t lasti;
+  bool operator==(const ReadSite &) const = default;
+};
+
+ReadSite read_site() {
+  ReadSite site{compat::current_tstate(), current_marker(), 0, 0};
+  callsite_raw_frame top;
+  int complete = 0;
+  const callsite_walk_request req{&top, 1, 0, 1, nullptr};
+  if (site.thread && callsite_active_layout->walk(site.thread, &req, &complete) == 1) {
+    site.code = top.tagged;
+    site.lasti = top.payload;
+  }
+  return site;
+}
+
 struct FrameLocalsObject {
   PyObject_HEAD
   const NativeLink *link;  ///< the pushed frame, or nullptr once popped
   PyObject *kept;          ///< what the pop read (a dict), or nullptr
+  // The last keys() read, while the reads of its items may follow (see item_of_whole_read):
+  PyObject *names;   ///< its keys (a list), or nullptr
+  PyObject *values;  ///< its values, in the same order (a list)
+  Py_ssize_t next;   ///< the index of the item the whole read takes next
+  ReadSite site;     ///< where keys() was called
 };
 
 inline FrameLocalsObject *as_fl(PyObject *o) { return reinterpret_cast<FrameLocalsObject *>(o); }
+
+void forget_whole_read(FrameLocalsObject *m) {
+  Py_CLEAR(m->names);
+  Py_CLEAR(m->values);
+}
 
 // The variables now: a new dict.
 PyObject *current(PyObject *self) {
@@ -260,7 +306,43 @@ PyObject *current(PyObject *self) {
   return read_locals(m->link->executable, m->link->state, m->link);
 }
 
+// A whole read of a mapping that is not a dict — dict(m), {**m}, d.update(m), pdb's
+// `pp locals()` (CPython's dict_merge, Objects/dictobject.c) — calls keys() once, then
+// m[key] for each key in order, all from the one instruction that asked for the copy. Each
+// m[key] would call the reifier again (each call copying every variable: quadratic), so the
+// keys() read is kept, and serves the item reads that follow it in that order from the same
+// instruction. Any other access forgets it. Returns a new reference, or nullptr (not such a
+// read; no error).
+PyObject *item_of_whole_read(FrameLocalsObject *m, PyObject *key) {
+  const Py_ssize_t i = m->next;
+  if (m->kept || i >= PyList_GET_SIZE(m->names) || PyList_GET_ITEM(m->names, i) != key ||
+      !(read_site() == m->site)) {
+    forget_whole_read(m);
+    return nullptr;
+  }
+  PyObject *value = Py_NewRef(PyList_GET_ITEM(m->values, i));
+  if (++m->next == PyList_GET_SIZE(m->names)) forget_whole_read(m);
+  return value;
+}
+
+// keys() read `d`: keep it for the item reads of a whole read (no error on failure).
+void remember_whole_read(FrameLocalsObject *m, PyObject *d) {
+  forget_whole_read(m);
+  if (m->kept || PyDict_GET_SIZE(d) == 0) return;  // kept: reads call nothing anyway
+  m->names = PyDict_Keys(d);
+  m->values = m->names ? PyDict_Values(d) : nullptr;
+  if (!m->values) {
+    PyErr_Clear();
+    forget_whole_read(m);
+    return;
+  }
+  m->next = 0;
+  m->site = read_site();
+}
+
 PyObject *fl_subscript(PyObject *self, PyObject *key) {
+  if (as_fl(self)->names)
+    if (PyObject *value = item_of_whole_read(as_fl(self), key)) return value;
   PyObject *d = current(self);
   if (!d) return nullptr;
   PyObject *v = PyDict_GetItemWithError(d, key);
@@ -339,7 +421,14 @@ PyObject *delegate(PyObject *self, const char *method, PyObject *const *args, Py
   Py_DECREF(d);
   return r;
 }
-PyObject *fl_keys(PyObject *self, PyObject *) { return delegate(self, "keys", nullptr, 0); }
+PyObject *fl_keys(PyObject *self, PyObject *) {
+  PyObject *d = current(self);
+  if (!d) return nullptr;
+  remember_whole_read(as_fl(self), d);
+  PyObject *keys = PyObject_CallMethod(d, "keys", nullptr);
+  Py_DECREF(d);
+  return keys;
+}
 PyObject *fl_items(PyObject *self, PyObject *) { return delegate(self, "items", nullptr, 0); }
 PyObject *fl_values(PyObject *self, PyObject *) { return delegate(self, "values", nullptr, 0); }
 PyObject *fl_copy(PyObject *self, PyObject *) { return current(self); }
@@ -353,12 +442,15 @@ PyObject *fl_get(PyObject *self, PyObject *const *args, Py_ssize_t n) {
 
 int fl_traverse(PyObject *self, visitproc visit, void *arg) {
   Py_VISIT(as_fl(self)->kept);
+  Py_VISIT(as_fl(self)->names);
+  Py_VISIT(as_fl(self)->values);
   Py_VISIT(Py_TYPE(self));
   return 0;
 }
 
 int fl_clear(PyObject *self) {
   Py_CLEAR(as_fl(self)->kept);
+  forget_whole_read(as_fl(self));
   return 0;
 }
 
@@ -417,24 +509,26 @@ bool is_frame_locals(PyObject *obj) noexcept {
 }
 
 namespace {
-// One FrameLocals per thread kept from a pop that nothing outlived, for the next push: a push
-// and pop of such frames then allocate nothing. Trivially destructible (a thread that exits
-// leaves its one object behind).
-constinit thread_local PyObject *t_spare [[gnu::tls_model("initial-exec")]] = nullptr;
+// One FrameLocals kept from a pop that nothing outlived, for the next push: a push and pop of
+// such frames then allocate nothing. One for the process, not one per thread (a thread that
+// exits would leave its own behind), GIL-protected: only visible frames hold a FrameLocals,
+// and they are pushed and popped with the GIL held.
+PyObject *spare = nullptr;
 }  // namespace
 
 PyObject *new_frame_locals(const NativeLink *link) noexcept {
-  if (PyObject *spare = t_spare) {
-    t_spare = nullptr;
-    as_fl(spare)->link = link;
-    return spare;
+  if (PyObject *reused = spare) {
+    spare = nullptr;
+    as_fl(reused)->link = link;
+    return reused;
   }
   if (!frame_locals_type) return nullptr;
   PyObject *exc = compat::take_raised_exception();
   FrameLocalsObject *m = PyObject_GC_New(FrameLocalsObject, frame_locals_type);
   if (m) {
     m->link = link;
-    m->kept = nullptr;
+    m->kept = m->names = m->values = nullptr;
+    m->next = 0;
     PyObject_GC_Track(m);
   }
   PyErr_Clear();  // out of memory: the frame shows {}
@@ -443,10 +537,12 @@ PyObject *new_frame_locals(const NativeLink *link) noexcept {
 }
 
 bool spare_frame_locals(PyObject *mapping) noexcept {
-  if (t_spare || !is_frame_locals(mapping) || Py_REFCNT(mapping) != 1 || as_fl(mapping)->kept)
+  // A pending whole read holds values, whose release may run any code: not here.
+  if (spare || !is_frame_locals(mapping) || Py_REFCNT(mapping) != 1 || as_fl(mapping)->kept ||
+      as_fl(mapping)->names)
     return false;
   as_fl(mapping)->link = nullptr;
-  t_spare = mapping;
+  spare = mapping;
   return true;
 }
 
@@ -455,45 +551,43 @@ void freeze_frame_locals(PyObject *mapping, bool keep) noexcept {
   FrameLocalsObject *m = as_fl(mapping);
   const NativeLink *link = m->link;
   if (!link) return;
-  if (!keep) {
-    m->link = nullptr;
-    return;
-  }
-  Py_INCREF(mapping);  // the reifier may drop the frame object holding it
+  if (!keep) m->link = nullptr;
+  if (!keep && !m->names) return;
+  Py_INCREF(mapping);  // the reifier, or a value's release, may drop the frame object holding it
   PyObject *exc = compat::take_raised_exception();
-  PyObject *d = read_locals(link->executable, link->state, link);
-  if (!d) PyErr_WriteUnraisable(nullptr);  // not the mapping: its repr would read again
-  m->link = nullptr;
-  Py_XSETREF(m->kept, d);
+  forget_whole_read(m);
+  if (keep) {
+    PyObject *d = read_locals(link->executable, link->state, link);
+    if (!d) PyErr_WriteUnraisable(nullptr);  // not the mapping: its repr would read again
+    m->link = nullptr;
+    Py_XSETREF(m->kept, d);
+  }
   if (exc) compat::restore_raised_exception(exc);
   Py_DECREF(mapping);
 }
 
 int set_frame_locals(NativeLink *link, VisibleSlot *slot, LocalsReifier fn,
                      void *context) noexcept {
-  if (!link) {
-    PyErr_SetString(PyExc_TypeError, "set_frame_locals: link must not be null");
-    return -1;
-  }
-  for (auto it = frame_entries.begin(); it != frame_entries.end(); ++it)
+  if (!link) return -1;
+  (void)slot;  // the visible frame's mapping: attached by api_set_frame_locals
+  std::lock_guard<std::mutex> hold(frame_entries_lock);
+  for (auto it = frame_entries.rbegin(); it != frame_entries.rend(); ++it)
     if (it->link == link) {
       if (fn) {
         it->fn = fn;
         it->context = context;
-        return 0;
+      } else {
+        frame_entries.erase(std::next(it).base());
       }
-      frame_entries.erase(it);
       return 0;
     }
   if (!fn) return 0;
   try {
-    frame_entries.push_back({link, fn, context});
+    frame_entries.push_back({link, fn, context, this_thread()});
   } catch (const std::exception &) {  // out of memory; never the forced unwind
-    PyErr_NoMemory();
     return -1;
   }
   any_locals = true;
-  (void)slot;  // the visible frame's mapping: attached by api_set_frame_locals
   return 0;
 }
 

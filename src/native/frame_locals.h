@@ -3,6 +3,7 @@
 #pragma once
 #include <Python.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "callsite/native_frame.h"
@@ -10,8 +11,9 @@
 namespace callsite::native {
 
 /// True once any executable or frame was given a locals reifier: until then a visible push
-/// does not look further (one load and a branch).
-extern bool any_locals;
+/// does not look further (one load and a branch). Atomic: a C++ frame may register its
+/// reifier without the GIL.
+extern std::atomic<bool> any_locals;
 
 /// True when frames of `executable` (or the frame of `link`, when not null) have a locals
 /// reifier. GIL held.
@@ -21,16 +23,23 @@ bool has_locals(const Executable *executable, const NativeLink *link) noexcept;
 /// reifier comes first, when not null): a new dict, {} when there is no reifier. A reifier
 /// that raises an Exception, returns something that is not a mapping of str keys, or is
 /// re-entered on this thread for the same executable (it read its own frame's locals) gives
-/// {} and a ReificationWarning (once per executable, as a failing location reifier).
+/// {} and a ReificationWarning (once per executable, as a failing location reifier); the
+/// re-entry guard is per greenlet (reifier_guard.h).
 /// nullptr + error only when that warning was turned into an error or the reifier raised a
 /// BaseException that is not an Exception. The reifier runs with the executable held (it may
 /// run any code). GIL held; no exception set.
 PyObject *read_locals(const Executable *executable, std::uintptr_t state,
                       const NativeLink *link);
 
-/// The innermost pushed frame of `executable` at `state` that has its own locals reifier
-/// (NativeFrameWithLocals), or nullptr: what a capture's entry or a shadow traceback entry,
-/// which know only (executable, state), reads through. GIL held.
+/// True when `obj` can give a frame's variables: a mapping (not a str, bytes, tuple or list,
+/// which also have __getitem__).
+bool is_variables_mapping(PyObject *obj) noexcept;
+
+/// The innermost frame of `executable` at `state` pushed on the calling thread that has its
+/// own locals reifier (NativeFrameWithLocals, a Python frame handle's `locals`), or nullptr:
+/// what a capture's entry or a shadow traceback entry, which know only (executable, state),
+/// reads through. Only the calling thread's: another thread's C++ frame may pop (and its
+/// context die) at any time. GIL held.
 const NativeLink *registered_link(const Executable *executable, std::uintptr_t state) noexcept;
 
 /// api->set_locals: frames of `executable` get their variables from `fn(executable, state,
@@ -40,7 +49,8 @@ int set_locals(const Executable *executable, LocalsReifier fn, void *context) no
 /// api->set_frame_locals: the frame of `link` (pushed, on the calling thread) gets its
 /// variables from `fn` before its executable's; nullptr forgets it (NativeFrame's pop does).
 /// A visible frame (`slot`, may be null) gets the mapping its interpreter frame shows.
-/// 0, or -1 + error. GIL held.
+/// Touches no Python state, so the GIL is not needed (C++ frames are pushed and popped
+/// without it): 0, or -1 when `link` is null or memory ran out (no Python error).
 int set_frame_locals(NativeLink *link, VisibleSlot *slot, LocalsReifier fn,
                      void *context) noexcept;
 
@@ -61,9 +71,9 @@ PyObject *new_frame_locals(const NativeLink *link) noexcept;
 /// pending exception; a failure is reported through sys.unraisablehook. GIL held.
 void freeze_frame_locals(PyObject *mapping, bool keep) noexcept;
 
-/// Takes `mapping` (the frame's reference to it) as this thread's spare for the next
-/// new_frame_locals when it is a FrameLocals nobody else holds: true (the caller forgets it),
-/// or false (nothing done).
+/// Takes `mapping` (the frame's reference to it) as the spare for the next new_frame_locals
+/// (one for the process) when it is a FrameLocals nobody else holds: true (the caller forgets
+/// it), or false (nothing done). GIL held.
 bool spare_frame_locals(PyObject *mapping) noexcept;
 
 /// True when `obj` is a mapping made by new_frame_locals.

@@ -1,19 +1,28 @@
-// native/greenlets.cc — saves and restores the shadow-stack top around greenlet switches.
+// native/greenlets.cc — saves and restores the shadow-stack top and the reifier guard around
+// greenlet switches.
 #include "native/greenlets.h"
 
 #include <exception>
 #include <unordered_map>
 
+#include "native/reifier_guard.h"
 #include "native/shadow_stack.h"
 
 namespace callsite::native {
 namespace {
 
-// Per thread (greenlets never move between threads): the shadow-stack top of each suspended
-// greenlet that had frames, by greenlet object. An entry lives from the switch out to the
-// switch back in; a suspended greenlet that is collected is switched back in to be killed
+// What a suspended greenlet had running: its shadow-stack top, and the locals reifiers it was
+// suspended in (a reifier may switch greenlets).
+struct Suspended {
+  NativeLink *head;
+  ReifierGuard guard;
+};
+
+// Per thread (greenlets never move between threads): what each suspended greenlet that had
+// frames or running reifiers had, by greenlet object. An entry lives from the switch out to
+// the switch back in; a suspended greenlet that is collected is switched back in to be killed
 // (GreenletExit), which removes it. Holds no references.
-thread_local std::unordered_map<const PyObject *, NativeLink *> t_suspended;
+thread_local std::unordered_map<const PyObject *, Suspended> t_suspended;
 thread_local bool t_hooked = false;
 thread_local Py_ssize_t t_modules_seen = -1;
 
@@ -37,19 +46,21 @@ PyObject *on_switch(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *origin = PyTuple_GET_ITEM(args[1], 0);
     const PyObject *target = PyTuple_GET_ITEM(args[1], 1);
     ThreadStack *stack = this_thread();
-    NativeLink *resumed = nullptr;
+    ReifierGuard &guard = reifier_guard();
+    Suspended resumed{nullptr, {{}, 0}};
     if (auto it = t_suspended.find(target); it != t_suspended.end()) {
       resumed = it->second;
       t_suspended.erase(it);
     }
-    if (stack->head && !finished(origin)) {
+    if ((stack->head || guard.depth) && !finished(origin)) {
       try {
-        t_suspended[origin] = stack->head;
+        t_suspended[origin] = Suspended{stack->head, guard};
       } catch (const std::exception &) {  // out of memory: the frames stay visible where they are
         return Py_NewRef(Py_None);
       }
     }
-    stack->head = resumed;
+    stack->head = resumed.head;
+    guard = resumed.guard;
   }
   PyObject *dict = PyThreadState_GetDict();
   PyObject *previous = dict ? PyDict_GetItemWithError(dict, previous_key) : nullptr;

@@ -8,7 +8,8 @@ namespace callsite::native {
 /// shadow stack: frames pushed in one greenlet would show in another's captures and pop out
 /// of order. So on every switch, greenlet's per-thread trace hook (greenlet.settrace, chained
 /// to any trace function already set) saves the outgoing greenlet's shadow-stack top and
-/// restores the incoming one's. push/pop are unchanged (no per-push cost).
+/// reifier guard (reifier_guard.h) and restores the incoming one's. push/pop are unchanged
+/// (no per-push cost).
 ///
 /// Installs the hook on the calling thread when greenlet is imported and it is not there
 /// yet. Cheap when there is nothing to do (compares the size of sys.modules). `force`: look

@@ -8,7 +8,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/compat.h"
 #include "native/exception_entry.h"
+#include "native/frame_locals.h"
 #include "native/greenlets.h"
 #include "native/shadow_stack.h"
 #include "native/visible_frames.h"
@@ -28,7 +30,7 @@ auto &python_links = *new std::unordered_set<const NativeLink *>();
 
 inline PyNativeFrame *as_nf(PyObject *o) { return reinterpret_cast<PyNativeFrame *>(o); }
 inline PyObject *as_obj(PyNativeFrame *f) { return reinterpret_cast<PyObject *>(f); }
-inline bool active(const PyNativeFrame *f) { return f->stack || f->parked; }
+inline bool active(const PyNativeFrame *f) { return f->stack || (f->special & kParked); }
 
 PyNativeFrame *from_link(const NativeLink *link) {
   return reinterpret_cast<PyNativeFrame *>(reinterpret_cast<char *>(const_cast<NativeLink *>(link)) -
@@ -85,7 +87,7 @@ bool push_frame(PyNativeFrame *f, bool nested) {
       python_links.erase(&f->link);
       return false;
     }
-    f->parked = true;
+    f->special |= kParked;
   } else {
     f->stack = push(&f->link, exe, f->link.state);
   }
@@ -93,12 +95,35 @@ bool push_frame(PyNativeFrame *f, bool nested) {
   return true;
 }
 
+bool pop_frame(PyNativeFrame *f, bool strict);
+
+// Pops `f`, whose `locals` are registered: they are forgotten once it is popped (a visible
+// frame's were frozen by then, when something outlives it). Their release may run any code:
+// last.
+[[gnu::noinline]] bool pop_with_own_locals(PyNativeFrame *f, bool strict) {
+  Py_INCREF(as_obj(f));
+  f->special &= std::uint8_t(~kOwnLocals);
+  const bool popped = pop_frame(f, strict);
+  PyObject *locals = nullptr;
+  if (active(f)) {  // not popped (another thread's, say): it keeps them
+    f->special |= kOwnLocals;
+  } else {
+    set_frame_locals(&f->link, nullptr, nullptr, nullptr);
+    locals = f->locals;
+    f->locals = nullptr;
+  }
+  Py_XDECREF(locals);
+  Py_DECREF(as_obj(f));
+  return popped;
+}
+
 // Pops `f`. Out of order (a frame pushed later is still active): it is unlinked anyway and,
 // when `strict`, RuntimeError says so.
 bool pop_frame(PyNativeFrame *f, bool strict) {
-  if (f->parked) {
+  if (f->special) [[unlikely]] {
+    if (f->special & kOwnLocals) return pop_with_own_locals(f, strict);
     unpark(&f->link);
-    f->parked = false;
+    f->special = 0;
   } else if (!f->stack) {
     PyErr_Format(PyExc_RuntimeError, "native frame of %R is not active", f->executable->name);
     return false;
@@ -149,6 +174,7 @@ PyObject *nf_new(PyTypeObject *, PyObject *args, PyObject *kwargs) {
 
 int nf_traverse(PyObject *self, visitproc visit, void *arg) {
   Py_VISIT(as_nf(self)->executable);
+  Py_VISIT(as_nf(self)->locals);
   Py_VISIT(Py_TYPE(self));
   return 0;
 }
@@ -157,7 +183,9 @@ void nf_dealloc(PyObject *self) {
   PyNativeFrame *f = as_nf(self);
   PyObject_GC_UnTrack(self);
   if (f->weakrefs) PyObject_ClearWeakRefs(self);
-  Py_CLEAR(f->executable);  // never active here: an active frame holds a reference to itself
+  // Never active here (an active frame holds a reference to itself), so no locals either:
+  // its pop cleared them, and an inactive frame refuses them.
+  Py_CLEAR(f->executable);
   PyTypeObject *type = Py_TYPE(self);
   type->tp_free(self);
   Py_DECREF(type);
@@ -181,13 +209,23 @@ PyObject *nf_enter(PyObject *self, PyObject *) {
 // The exception leaving the block gets this frame's entry right after the entry of the
 // frame running the `with` (already at the head of its traceback: CPython adds it before
 // running the handler that calls __exit__). GeneratorExit is control flow, not an error.
+// An interrupt raised by the frame's locals reifier meanwhile is raised instead, the
+// exception as its __context__.
 PyObject *nf_exit(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
   PyNativeFrame *f = as_nf(self);
+  PyObject *interrupt = nullptr;
   if (nargs == 3 && args[1] != Py_None && PyExceptionInstance_Check(args[1]) &&
       !PyErr_GivenExceptionMatches(args[1], PyExc_GeneratorExit) && active(f))
-    insert_traceback(args[1], args[2], f->link.marker, &f->executable->exe,
-                     f->link.state);
-  if (!pop_frame(f, true)) return nullptr;
+    interrupt = insert_traceback(args[1], args[2], f->link.marker, &f->executable->exe,
+                                 f->link.state, &f->link);
+  if (!pop_frame(f, true)) {
+    Py_XDECREF(interrupt);
+    return nullptr;
+  }
+  if (interrupt) {
+    compat::restore_raised_exception(interrupt);
+    return nullptr;
+  }
   Py_RETURN_FALSE;
 }
 
@@ -219,6 +257,69 @@ int nf_set_state(PyObject *self, PyObject *value, void *) {
 }
 PyObject *nf_get_active(PyObject *self, void *) { return PyBool_FromLong(active(as_nf(self))); }
 
+// The variables of a frame whose handle was given `locals` (context: the PyNativeFrame,
+// active while registered): the mapping itself (the reader copies it), or what the callable
+// returns for `state`.
+PyObject *own_locals(const Executable *, std::uintptr_t state, void *context) {
+  PyObject *source = static_cast<PyNativeFrame *>(context)->locals;
+  if (!source) return PyDict_New();
+  if (!PyCallable_Check(source)) return Py_NewRef(source);
+  Py_INCREF(source);  // the call may replace the frame's locals
+  PyObject *arg = PyLong_FromUnsignedLongLong(state);
+  PyObject *result = arg ? PyObject_CallOneArg(source, arg) : nullptr;
+  Py_XDECREF(arg);
+  Py_DECREF(source);
+  return result;
+}
+
+PyObject *nf_get_locals(PyObject *self, void *) {
+  PyObject *locals = as_nf(self)->locals;
+  return Py_NewRef(locals ? locals : Py_None);
+}
+
+// Registered as the frame's own locals reifier until the pop (or None/del): readers of this
+// activation see them before the executable's locals=.
+int nf_set_locals(PyObject *self, PyObject *value, void *) {
+  PyNativeFrame *f = as_nf(self);
+  if (value == Py_None) value = nullptr;
+  if (value && !PyCallable_Check(value) && !is_variables_mapping(value)) {
+    PyErr_Format(PyExc_TypeError,
+                 "a native frame's locals must be a mapping of variable names to values, a "
+                 "callable (state: int) -> such a mapping, or None, not %.200s",
+                 Py_TYPE(value)->tp_name);
+    return -1;
+  }
+  if (value && !active(f)) {
+    PyErr_Format(PyExc_RuntimeError,
+                 "native frame of %R is not active: its locals belong to one activation (set "
+                 "them inside `with`, or in the decorated function through "
+                 "callsite.native.current())",
+                 f->executable->name);
+    return -1;
+  }
+  PyObject *old = f->locals;
+  if (!value) {
+    if (f->special & kOwnLocals) {
+      set_frame_locals(&f->link, nullptr, nullptr, nullptr);
+      f->special &= std::uint8_t(~kOwnLocals);
+    }
+    f->locals = nullptr;
+    Py_XDECREF(old);
+    return 0;
+  }
+  if (!(f->special & kOwnLocals)) {
+    VisibleSlot *slot = f->visible_slot.frame ? &f->visible_slot : nullptr;
+    if (api_set_frame_locals(&f->link, slot, &own_locals, f) < 0) {
+      PyErr_NoMemory();
+      return -1;
+    }
+    f->special |= kOwnLocals;
+  }
+  f->locals = Py_NewRef(value);
+  Py_XDECREF(old);
+  return 0;
+}
+
 PyObject *nf_repr(PyObject *self) {
   PyNativeFrame *f = as_nf(self);
   return PyUnicode_FromFormat("<callsite.native.NativeFrame of %R state=%llu%s>",
@@ -237,6 +338,11 @@ PyGetSetDef nf_getset[] = {
      "int: where the frame is (an op index, a pc); read by captures, passed to the reifier",
      nullptr},
     {"active", nf_get_active, nullptr, "bool: pushed and not yet popped", nullptr},
+    {"locals", nf_get_locals, nf_set_locals,
+     "this activation's variables, read only when someone reads them: a mapping of names to "
+     "values, or a callable (state: int) -> such a mapping; before the executable's "
+     "locals=, until the pop (None: the executable's)",
+     nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyMethodDef nf_methods[] = {
@@ -313,7 +419,7 @@ PyObject *ff_vectorcall(PyObject *self, PyObject *const *args, std::size_t nargs
     if (!result) visible_traceback_here();
     pop_interpreter_frame(&f->visible_slot, 1);
   } else if (!result) {
-    add_traceback(&w->executable->exe, f->link.state);
+    add_traceback(&w->executable->exe, f->link.state, &f->link);
   }
   if (active(f)) pop_frame(f, false);  // the function may have popped it itself: fine
   Py_DECREF(frame);

@@ -3,16 +3,26 @@
 #pragma once
 #include <Python.h>
 
+#include <cstdint>
+
 #include "native/executable.h"
 
 namespace callsite::native {
+
+/// PyNativeFrame::special: what a pop undoes beyond unlinking from the thread's stack (one
+/// byte, so that the common pop tests one load).
+enum : std::uint8_t {
+  kParked = 1,     ///< pushed from a generator: kept by marker (shadow_stack.h)
+  kOwnLocals = 2,  ///< `locals` is registered as the frame's own reifier (frame_locals.h)
+};
 
 struct PyNativeFrame {
   PyObject_HEAD
   NativeLink link;
   ExecutableObject *executable;  ///< strong
   ThreadStack *stack;            ///< the stack it is on while pushed on a thread's stack
-  bool parked;                   ///< pushed from a generator: kept by marker (shadow_stack.h)
+  std::uint8_t special;          ///< kParked | kOwnLocals
+  PyObject *locals;  ///< this activation's variables: a mapping, a callable (state), or nullptr
   PyObject *weakrefs;
   VisibleSlot visible_slot;    ///< the interpreter frame while pushed visibly (decorator form)
   const VisibleCode *visible;  ///< its executable's code while pushed visibly

@@ -13,6 +13,7 @@
 #include "layouts/layout.h"
 #include "testing/code_positions.h"
 #include "testing/native_bench.h"
+#include "testing/native_locals_nogil.h"
 
 namespace nb = nanobind;
 namespace t = callsite::testing;
@@ -114,6 +115,12 @@ NB_MODULE(_callsite_testing, m) {
         return checked(t::call_in_visible_frame_on_new_thread(callback.ptr(), state));
       },
       nb::arg("callback"), nb::arg("state"));
+  m.def(
+      "frames_with_locals_without_gil",
+      [](size_t threads, size_t pushes, nb::handle reader) {
+        return checked(t::frames_with_locals_without_gil(threads, pushes, reader.ptr()));
+      },
+      nb::arg("threads"), nb::arg("pushes"), nb::arg("reader"));
   m.def(
       "bench_reify",
       [](nb::object reifier, size_t states) {
