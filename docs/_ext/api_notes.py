@@ -453,6 +453,10 @@ NOTES: dict[str, dict] = {
             ("TypeError", "``executable`` is not an Executable", "native.NativeFrame(3)"),
             ("OverflowError", "a state outside [0, 2**64)", "native.NativeFrame(exe, state=-1)"),
             ("RuntimeError", "``pop()`` of a frame that is not active", "native.NativeFrame(exe).pop()"),
+            ("TypeError", "``locals`` set to something that is not a mapping, a callable or None",
+             "setattr(native.NativeFrame(exe), 'locals', 3)"),
+            ("RuntimeError", "``locals`` set on a frame that is not active",
+             "setattr(native.NativeFrame(exe), 'locals', {'x': 1})"),
         ],
         "example": """
             import callsite
