@@ -6,7 +6,10 @@ traceback frames, `traceback.TracebackException(capture_locals=True)`."""
 from __future__ import annotations
 
 import inspect
+import os
+import subprocess
 import sys
+import textwrap
 import traceback
 import warnings
 
@@ -257,3 +260,54 @@ def test_locals_of_an_inactive_frame_are_refused():
     with pytest.raises(RuntimeError, match="not active"):
         f.locals = {"x": 1}
     assert f.locals is None
+
+
+# --- pdb, driven in a subprocess --------------------------------------------------------------
+
+PDB_SCRIPT = textwrap.dedent("""
+    import pdb, sys
+    from callsite import native
+    exe = native.Executable("fact", locations=[native.Location("prog.dsl", 1 + k, name="fact")
+                                               for k in range(2)], visible=%(visible)s)
+
+    @exe.frame(state=0)
+    def fact(n):
+        native.current().locals = {"guest_n": n}
+        if n == 0:
+            %(bottom)s
+        native.current().state = 1
+        return n * fact(n - 1)
+
+    %(main)s
+""")
+
+# from the innermost Python frame: up to each guest frame in turn (a Python frame of `fact`
+# sits between two guest frames)
+PDB_WALK = "up\np guest_n\nup\nup\np guest_n\nup\nup\np guest_n\n"
+
+
+def run_pdb(visible, bottom, main, commands):
+    code = PDB_SCRIPT % {"visible": visible, "bottom": bottom, "main": main}
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    return subprocess.run([sys.executable, "-c", code], input=commands, capture_output=True,
+                          text=True, env=env, timeout=120).stdout
+
+
+@pytest.mark.parametrize("visible", [True, False], ids=["visible", "shadow"])
+def test_pdb_post_mortem_shows_each_activation(visible):
+    if visible and not VISIBLE:
+        pytest.skip("no visible native frames here")
+    out = run_pdb(visible, "raise ValueError('x')",
+                  "try:\n    fact(2)\nexcept ValueError as e:\n    pdb.post_mortem(e.__traceback__)",
+                  PDB_WALK + "quit\n")
+    printed = [line.split("(Pdb) ")[-1] for line in out.splitlines()
+               if line.split("(Pdb) ")[-1].strip().isdigit()]
+    assert printed == ["0", "1", "2"], out
+
+
+@needs_visible
+def test_pdb_live_shows_each_activation():
+    out = run_pdb(True, "pdb.set_trace(); return 1", "fact(2)", PDB_WALK + "continue\n")
+    printed = [line.split("(Pdb) ")[-1] for line in out.splitlines()
+               if line.split("(Pdb) ")[-1].strip().isdigit()]
+    assert printed == ["0", "1", "2"], out
