@@ -178,6 +178,14 @@ const NativeLink *registered_link(const Executable *exe, std::uintptr_t state) n
   return nullptr;
 }
 
+const NativeLink *live_link(const Executable *exe, std::uintptr_t state,
+                            std::size_t activation) noexcept {
+  for (const NativeLink *seen = innermost(); seen; seen = seen->previous)
+    if (seen->executable == exe && seen->state == state && activation-- == 0)
+      return origin_of(seen);
+  return nullptr;
+}
+
 bool has_locals(const Executable *exe, const NativeLink *link) noexcept {
   if (!any_locals) return false;
   if (link) {
@@ -328,9 +336,10 @@ PyObject *current(PyObject *self) {
 // instruction. Any other access forgets it. Returns a new reference, or nullptr (not such a
 // read; no error).
 PyObject *item_of_whole_read(FrameLocalsObject *m, PyObject *key) {
+  const ReadSite site = read_site();  // first: the public backend's walk may run any code
   const Py_ssize_t i = m->next;
-  if (m->kept || i >= PyList_GET_SIZE(m->names) || PyList_GET_ITEM(m->names, i) != key ||
-      !(read_site() == m->site)) {
+  if (!m->names || m->kept || i >= PyList_GET_SIZE(m->names) ||
+      PyList_GET_ITEM(m->names, i) != key || !(site == m->site)) {
     forget_whole_read(m);
     return nullptr;
   }

@@ -37,10 +37,17 @@ bool is_variables_mapping(PyObject *obj) noexcept;
 
 /// The innermost frame of `executable` at `state` pushed on the calling thread that has its
 /// own locals reifier (NativeFrameWithLocals, a Python frame handle's `locals`), or nullptr:
-/// what a capture's entry or a shadow traceback entry, which know only (executable, state),
+/// what a traceback entry added through the C API, which knows only (executable, state),
 /// reads through. Only the calling thread's: another thread's C++ frame may pop (and its
 /// context die) at any time. GIL held.
 const NativeLink *registered_link(const Executable *executable, std::uintptr_t state) noexcept;
+
+/// The calling thread's pushed frame of `executable` at `state` that is the `activation`-th
+/// innermost of them (0: the innermost), or nullptr: the frame a capture's native entry stands
+/// for while it still runs, when `activation` counts the capture's entries of the same
+/// (executable, state) inner to it. GIL held.
+const NativeLink *live_link(const Executable *executable, std::uintptr_t state,
+                            std::size_t activation) noexcept;
 
 /// api->set_locals: frames of `executable` get their variables from `fn(executable, state,
 /// context)` (nullptr: none). 0, or -1 + error. GIL held.

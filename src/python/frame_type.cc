@@ -21,6 +21,7 @@ struct FrameObject {
   RawFrame raw;
   PyObject *filename, *name, *qualname, *code;  // strong references (code: None if absent)
   int lineno, end_lineno, colno, end_colno;     // -1 = None
+  std::size_t activation;  // see new_frame
 };
 
 inline FrameObject *as_frame(PyObject *o) { return reinterpret_cast<FrameObject *>(o); }
@@ -64,12 +65,14 @@ PyObject *get_state(PyObject *self, void *) {
   return PyLong_FromUnsignedLongLong(raw.state());
 }
 
-// A native entry's variables through its locals reifier (the innermost live frame's own one
-// at that state, else its executable's), read now (None: a Python entry, or no reifier).
+// A native entry's variables through its locals reifier (the live frame it stands for, when
+// that frame has its own, else its executable's), read now (None: a Python entry, or no
+// reifier).
 PyObject *get_locals(PyObject *self, void *) {
   const RawFrame &raw = as_frame(self)->raw;
   if (raw.is_python()) Py_RETURN_NONE;
-  const NativeLink *link = native::registered_link(raw.executable(), raw.state());
+  const NativeLink *link =
+      native::live_link(raw.executable(), raw.state(), as_frame(self)->activation);
   if (!native::has_locals(raw.executable(), link)) Py_RETURN_NONE;
   return native::read_locals(raw.executable(), raw.state(), link);
 }
@@ -194,12 +197,13 @@ PyTypeObject *init_frame_type() noexcept {
   return frame_type;
 }
 
-PyObject *new_frame(const RawFrame &raw) {
+PyObject *new_frame(const RawFrame &raw, std::size_t activation) {
   FrameInfo info;
   if (!symbolize(raw, &info)) return nullptr;
   FrameObject *f = PyObject_New(FrameObject, frame_type);
   if (!f) return nullptr;
   f->raw = raw;
+  f->activation = activation;
   retain(raw);
   f->filename = Py_NewRef(info.filename ? info.filename : Py_None);
   f->name = Py_NewRef(info.name ? info.name : Py_None);

@@ -2,6 +2,8 @@
 #pragma once
 #include <Python.h>
 
+#include <cstddef>
+
 #include "callsite/frame.h"
 
 namespace callsite::detail {
@@ -11,7 +13,9 @@ extern PyTypeObject *frame_type;
 PyTypeObject *init_frame_type() noexcept;
 
 /// Symbolizes `raw` into a new callsite.Frame (new reference, or nullptr with an error set).
-PyObject *new_frame(const RawFrame &raw);
+/// `activation`, for a native entry of a capture: how many of the capture's entries of the
+/// same executable and state are inner to it (which live frame its `locals` reads).
+PyObject *new_frame(const RawFrame &raw, std::size_t activation = 0);
 
 /// The raw frame a callsite.Frame was made from; `obj` must be a Frame.
 const RawFrame &frame_raw(PyObject *obj) noexcept;

@@ -12,6 +12,7 @@
 #include "core/args.h"
 #include "core/frame_refs.h"
 #include "filter/filter.h"
+#include "native/frame_locals.h"
 #include "python/frame_type.h"
 #include "render/mlir_text.h"
 #include "render/stack_summary.h"
@@ -24,12 +25,23 @@ inline TracebackObject *as_tb(PyObject *o) { return reinterpret_cast<TracebackOb
 
 Py_ssize_t tb_length(PyObject *self) { return Py_SIZE(self); }
 
+// The Frame of entry i. A native entry whose frames may have variables of their own (a
+// recursion has several live activations of one executable, often at one state) knows which
+// activation it is: how many equal entries are inner to it.
+PyObject *frame_at(PyObject *self, Py_ssize_t i) {
+  const RawFrame *frames = as_tb(self)->frames;
+  std::size_t activation = 0;
+  if (native::any_locals && !frames[i].is_python())
+    for (Py_ssize_t j = 0; j < i; ++j) activation += frames[j] == frames[i];
+  return new_frame(frames[i], activation);
+}
+
 PyObject *tb_item(PyObject *self, Py_ssize_t i) {
   if (i < 0 || i >= Py_SIZE(self)) {
     PyErr_SetString(PyExc_IndexError, "Traceback index out of range");
     return nullptr;
   }
-  return new_frame(as_tb(self)->frames[i]);
+  return frame_at(self, i);
 }
 
 PyObject *tb_subscript(PyObject *self, PyObject *key) {
@@ -128,7 +140,7 @@ PyObject *tb_frames(PyObject *self, void *) {
   PyObject *tuple = PyTuple_New(n);
   if (!tuple) return nullptr;
   for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject *frame = new_frame(as_tb(self)->frames[i]);
+    PyObject *frame = frame_at(self, i);
     if (!frame) {
       Py_DECREF(tuple);
       return nullptr;
@@ -211,7 +223,7 @@ PyObject *tb_reversed(PyObject *self, PyObject *) {
   PyObject *list = PyList_New(n);
   if (!list) return nullptr;
   for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject *frame = new_frame(as_tb(self)->frames[n - 1 - i]);
+    PyObject *frame = frame_at(self, n - 1 - i);
     if (!frame) {
       Py_DECREF(list);
       return nullptr;

@@ -15,6 +15,7 @@ import warnings
 
 import pytest
 
+import callsite
 from callsite import native
 
 VISIBLE = sys.version_info[:2] >= (3, 12) and native.visible_frames_available()
@@ -22,6 +23,14 @@ needs_visible = pytest.mark.skipif(not VISIBLE, reason="no visible native frames
 
 ENTRY, CALL, RETURN = 0, 1, 2  # the guest function's states: its lines in prog.dsl
 LOCATIONS = [native.Location("prog.dsl", 1 + k, name="fact") for k in range(3)]
+
+
+@pytest.fixture(params=[True, False], ids=["visible", "shadow"])
+def visible(request):
+    """Both kinds of guest frames: visible (3.12+) and shadow-only."""
+    if request.param and not VISIBLE:
+        pytest.skip("no visible native frames here")
+    return request.param
 
 
 def fact_executable(visible, **kwargs):
@@ -135,14 +144,30 @@ def test_live_reads_follow_the_environment():
     assert second == [{"y": 2}, {"x": 5}]
 
 
+# --- callsite's captures, live (every version) ------------------------------------------------
+
+
+@pytest.mark.parametrize("as_callable", [False, True], ids=["mapping", "callable"])
+def test_captures_show_each_activation(visible, as_callable):
+    seen = {}
+
+    def at_bottom():
+        tb = callsite.capture()
+        native_frames = [f for f in tb if f.kind == "native"]
+        seen["indexed"] = [f.locals["n"] for f in native_frames]
+        seen["frames"] = [f.locals["n"] for f in tb.frames if f.kind == "native"]
+        seen["reversed"] = [f.locals["n"] for f in reversed(tb) if f.kind == "native"]
+        return 1
+
+    guest_fact(fact_executable(visible), at_bottom, as_callable)(3)
+    assert seen == {"indexed": [0, 1, 2, 3], "frames": [0, 1, 2, 3], "reversed": [3, 2, 1, 0]}
+
+
 # --- post-mortem readers (every version) -----------------------------------------------------
 
 
-@pytest.mark.parametrize("visible", [True, False], ids=["visible", "shadow"])
 @pytest.mark.parametrize("as_callable", [False, True], ids=["mapping", "callable"])
 def test_traceback_frames_show_each_activation(visible, as_callable):
-    if visible and not VISIBLE:
-        pytest.skip("no visible native frames here")
 
     def at_bottom():
         raise ValueError("bottom")
@@ -160,10 +185,7 @@ def test_traceback_frames_show_each_activation(visible, as_callable):
         assert sorted(calls) == [0, 1, 2, 3]
 
 
-@pytest.mark.parametrize("visible", [True, False], ids=["visible", "shadow"])
 def test_frozen_as_the_exception_passed(visible):
-    if visible and not VISIBLE:
-        pytest.skip("no visible native frames here")
     exe = fact_executable(visible)
     env = {"v": "at raise"}
 
@@ -178,10 +200,7 @@ def test_frozen_as_the_exception_passed(visible):
     assert [dict(f.f_locals) for f in guest_frames(info.value.__traceback__)] == [{"v": "at raise"}]
 
 
-@pytest.mark.parametrize("visible", [True, False], ids=["visible", "shadow"])
 def test_with_handle_and_executable_default(visible):
-    if visible and not VISIBLE:
-        pytest.skip("no visible native frames here")
     exe = fact_executable(visible, locals=lambda s: {"from": "executable"})
 
     @exe.frame(state=ENTRY)
@@ -208,10 +227,7 @@ def test_with_handle_and_executable_default(visible):
 # --- laziness, clearing, bad input ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("visible", [True, False], ids=["visible", "shadow"])
 def test_nobody_reading_calls_nothing(visible):
-    if visible and not VISIBLE:
-        pytest.skip("no visible native frames here")
     calls = []
     fact = guest_fact(fact_executable(visible), lambda: 1, as_callable=True, calls=calls)
     for _ in range(200):
@@ -219,10 +235,7 @@ def test_nobody_reading_calls_nothing(visible):
     assert calls == []
 
 
-@pytest.mark.parametrize("visible", [True, False], ids=["visible", "shadow"])
 def test_clearing_falls_back_to_the_executable(visible):
-    if visible and not VISIBLE:
-        pytest.skip("no visible native frames here")
     exe = fact_executable(visible, locals=lambda s: {"from": "executable"})
 
     @exe.frame(state=ENTRY)
@@ -293,10 +306,7 @@ def run_pdb(visible, bottom, main, commands):
                           text=True, env=env, timeout=120).stdout
 
 
-@pytest.mark.parametrize("visible", [True, False], ids=["visible", "shadow"])
 def test_pdb_post_mortem_shows_each_activation(visible):
-    if visible and not VISIBLE:
-        pytest.skip("no visible native frames here")
     out = run_pdb(visible, "raise ValueError('x')",
                   "try:\n    fact(2)\nexcept ValueError as e:\n    pdb.post_mortem(e.__traceback__)",
                   PDB_WALK + "quit\n")
