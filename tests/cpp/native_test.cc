@@ -324,6 +324,25 @@ TEST_F(Native, LocalsReifierRunsOnlyWhenAnExceptionEntryIsMade) {
   ASSERT_TRUE(callsite::api::set_locals(kLocals, nullptr));
 }
 
+TEST_F(Native, NativeFrameWithLocalsPushesWithoutTheGil) {
+  LocalsCount env;
+  env.value = 1;
+  int pushed = 0;
+  // No Python thread state on this thread, no GIL: as a plain NativeFrame's, the push and pop
+  // (with the registration of its reifier and its removal) touch no Python state.
+  Py_BEGIN_ALLOW_THREADS;
+  std::thread t([&] {
+    for (int i = 0; i < 1000; ++i) {
+      callsite::NativeFrameWithLocals frame(kB, std::uintptr_t(i), nullptr, &count_locals, &env);
+      pushed += nv::this_thread()->head == &frame.link();
+    }
+  });
+  t.join();
+  Py_END_ALLOW_THREADS;
+  EXPECT_EQ(pushed, 1000);
+  EXPECT_EQ(env.calls, 0);
+}
+
 TEST_F(Native, NativeFrameWithLocalsServesItsOwnFrameWhileItIsPushed) {
   LocalsCount env;
   env.value = 4;
