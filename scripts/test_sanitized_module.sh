@@ -41,6 +41,7 @@ DEFAULT_TESTS="hardening/test_hardening_findings.py hardening/test_hardening_hos
   core/test_filter.py native/test_native.py native/test_native_reify.py core/test_linetable.py
   tracking/test_tracking.py core/test_reentrancy.py native/test_native_reentrancy.py
   native/test_native_visible_safety.py native/test_native_locations.py native/test_native_locals.py
+  native/test_native_locals_activation.py native/test_native_locals_hardening.py
   core/test_source_lines.py integrations/torch/test_torch_native_texts.py integrations/mlir/test_mlir_capi.py
   core/test_code_extra.py"
 SELECTED="${CALLSITE_SANITIZED_TESTS:-$DEFAULT_TESTS}"
