@@ -105,7 +105,7 @@ bool pop_frame(PyNativeFrame *f, bool strict);
   f->special &= std::uint8_t(~kOwnLocals);
   const bool popped = pop_frame(f, strict);
   PyObject *locals = nullptr;
-  if (active(f)) {  // not popped (another thread's, say): it keeps them
+  if (active(f)) {  // not popped (pushed on another thread: refused): it keeps them
     f->special |= kOwnLocals;
   } else {
     set_frame_locals(&f->link, nullptr, nullptr, nullptr);
