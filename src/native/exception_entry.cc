@@ -133,7 +133,7 @@ int add_traceback(const Executable *exe, std::uintptr_t state) {
 
 void insert_traceback(PyObject *value, PyObject *tb, const void *marker,
                       const Executable *exe, std::uintptr_t state) {
-  if (!tb || !PyTraceBack_Check(tb)) return;
+  if (tb && !PyTraceBack_Check(tb)) return;
   PyTracebackObject *after = nullptr;
   for (auto *t = reinterpret_cast<PyTracebackObject *>(tb); t; t = t->tb_next)
     if (t->tb_frame && callsite_marker_of_frame_object(t->tb_frame) == marker) {

@@ -15,8 +15,9 @@ int add_traceback(const Executable *executable, std::uintptr_t state);
 
 /// For `with` blocks: the exception `value` (whose traceback `tb` already starts at the
 /// frame running the block) gets an entry for (executable, state) right after the entry of
-/// the Python frame whose marker is `marker` (at the head when there is none). GIL held,
-/// no exception set; never raises.
+/// the Python frame whose marker is `marker` (at the head when there is none). `tb` nullptr:
+/// an exception not raised yet, whose traceback becomes the entry. GIL held, no exception
+/// set; never raises.
 void insert_traceback(PyObject *value, PyObject *tb, const void *marker,
                       const Executable *executable, std::uintptr_t state);
 

@@ -168,8 +168,37 @@ PyObject *nf_push(PyObject *self, PyObject *) {
   Py_RETURN_NONE;
 }
 
-PyObject *nf_pop(PyObject *self, PyObject *) {
-  if (!pop_frame(as_nf(self), true)) return nullptr;
+// True when `exc` is an exception that should get this frame's traceback entry: an
+// exception instance other than GeneratorExit (control flow, not an error).
+bool annotates(PyObject *exc) {
+  return exc != Py_None && PyExceptionInstance_Check(exc) &&
+         !PyErr_GivenExceptionMatches(exc, PyExc_GeneratorExit);
+}
+
+// pop(exc=None). With an exception passing through the frame (a loop interpreter unwinding
+// its guest frames, which are no Python calls and so have no `with` around them), the
+// frame's entry goes into that exception's traceback first, placed as __exit__ places it.
+PyObject *nf_pop(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  static const char *const names[] = {"exc"};
+  PyObject *exc = Py_None;
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  if (nargs + nkw > 1 ||
+      (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), names[0]))) {
+    PyErr_SetString(PyExc_TypeError, "pop() takes one optional argument, exc");
+    return nullptr;
+  }
+  if (nargs + nkw == 1) exc = args[0];
+  if (exc != Py_None && !PyExceptionInstance_Check(exc))
+    return PyErr_Format(PyExc_TypeError,
+                        "pop() exc must be an exception instance or None, not %.200s",
+                        Py_TYPE(exc)->tp_name);
+  PyNativeFrame *f = as_nf(self);
+  if (annotates(exc) && active(f)) {
+    PyObject *tb = PyException_GetTraceback(exc);  // new reference or nullptr
+    insert_traceback(exc, tb, f->link.marker, &f->executable->exe, f->link.state);
+    Py_XDECREF(tb);
+  }
+  if (!pop_frame(f, true)) return nullptr;
   Py_RETURN_NONE;
 }
 
@@ -183,8 +212,7 @@ PyObject *nf_enter(PyObject *self, PyObject *) {
 // running the handler that calls __exit__). GeneratorExit is control flow, not an error.
 PyObject *nf_exit(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
   PyNativeFrame *f = as_nf(self);
-  if (nargs == 3 && args[1] != Py_None && PyExceptionInstance_Check(args[1]) &&
-      !PyErr_GivenExceptionMatches(args[1], PyExc_GeneratorExit) && active(f))
+  if (nargs == 3 && annotates(args[1]) && active(f))
     insert_traceback(args[1], args[2], f->link.marker, &f->executable->exe,
                      f->link.state);
   if (!pop_frame(f, true)) return nullptr;
@@ -241,9 +269,12 @@ PyGetSetDef nf_getset[] = {
 
 PyMethodDef nf_methods[] = {
     {"push", nf_push, METH_NOARGS, "push($self, /)\n--\n\nmakes the frame active (as `with` does)."},
-    {"pop", nf_pop, METH_NOARGS,
-     "pop($self, /)\n--\n\ndeactivates it. RuntimeError if it is not active, was pushed on another thread, "
-     "or a frame pushed after it is still active (then it is unlinked anyway)."},
+    {"pop", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(nf_pop)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "pop($self, /, exc=None)\n--\n\ndeactivates it. RuntimeError if it is not active, was pushed on another thread, "
+     "or a frame pushed after it is still active (then it is unlinked anyway). With `exc`, an "
+     "exception passing through the frame, the frame's entry is first put into exc's traceback, "
+     "where `with` would put it (a loop interpreter unwinding its guest frames)."},
     {"__enter__", nf_enter, METH_NOARGS, nullptr},
     {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(nf_exit)),
      METH_FASTCALL, nullptr},
