@@ -4,10 +4,11 @@
 
 #include <structmember.h>
 
+#include <cstring>
 #include <exception>
-#include <unordered_set>
 #include <vector>
 
+#include "core/pointer_set.h"
 #include "native/exception_entry.h"
 #include "native/greenlets.h"
 #include "native/shadow_stack.h"
@@ -23,8 +24,16 @@ void init_framed(PyObject *wrapper, PyObject *fn, struct PyNativeFrame *frame);
 namespace {
 
 // The links of NativeFrame objects that are pushed: how current() tells a Python-pushed
-// frame from a C++ one on the same stack. GIL-protected, never destroyed.
-auto &python_links = *new std::unordered_set<const NativeLink *>();
+// frame from a C++ one on the same stack. A flat table: the decorator inserts and erases
+// once per call. GIL-protected, never destroyed.
+auto &python_links = *new PointerSet();
+
+// NativeFrame objects kept after their last reference went, for the next new_native_frame:
+// the decorator makes one per call, and a GC object's allocation and release go through the
+// allocator and the collector's bookkeeping each time. GIL-protected, as python_links.
+constexpr int kSpareFrames = 32;
+PyNativeFrame *spare_frames[kSpareFrames];
+int spare_count = 0;
 
 inline PyNativeFrame *as_nf(PyObject *o) { return reinterpret_cast<PyNativeFrame *>(o); }
 inline PyObject *as_obj(PyNativeFrame *f) { return reinterpret_cast<PyObject *>(f); }
@@ -159,7 +168,11 @@ void nf_dealloc(PyObject *self) {
   if (f->weakrefs) PyObject_ClearWeakRefs(self);
   Py_CLEAR(f->executable);  // never active here: an active frame holds a reference to itself
   PyTypeObject *type = Py_TYPE(self);
-  type->tp_free(self);
+  // Untracked and holding nothing: new_native_frame re-initialises it (PyObject_Init).
+  if (type == native_frame_type && spare_count < kSpareFrames)
+    spare_frames[spare_count++] = f;
+  else
+    type->tp_free(self);
   Py_DECREF(type);
 }
 
@@ -439,8 +452,18 @@ PyTypeObject *init_native_frame_types() noexcept {
 }
 
 PyObject *new_native_frame(ExecutableObject *executable, std::uintptr_t state) noexcept {
-  auto *f = reinterpret_cast<PyNativeFrame *>(native_frame_type->tp_alloc(native_frame_type, 0));
-  if (!f) return nullptr;
+  PyNativeFrame *f;
+  if (spare_count) {
+    f = spare_frames[--spare_count];
+    // As tp_alloc leaves a new object: every field zero, one reference, its type held, tracked.
+    std::memset(reinterpret_cast<char *>(f) + sizeof(PyObject), 0,
+                sizeof(PyNativeFrame) - sizeof(PyObject));
+    PyObject_Init(as_obj(f), native_frame_type);
+    PyObject_GC_Track(as_obj(f));
+  } else {
+    f = reinterpret_cast<PyNativeFrame *>(native_frame_type->tp_alloc(native_frame_type, 0));
+    if (!f) return nullptr;
+  }
   f->link = NativeLink{nullptr, nullptr, &executable->exe, state};
   f->executable = reinterpret_cast<ExecutableObject *>(Py_NewRef(executable));
   return as_obj(f);
@@ -463,15 +486,32 @@ bool parse_state(PyObject *value, std::uintptr_t *out) noexcept {
 }
 
 PyObject *current_native_frame() noexcept {
+  // Without parked frames the thread's stack is the list itself (no splice, no copies).
+  if (!any_parked()) {
+    for (const NativeLink *link = innermost(); link; link = link->previous)
+      if (python_links.contains(link)) return Py_NewRef(as_obj(from_link(link)));
+    Py_RETURN_NONE;
+  }
   // A generator's own frames first: they are the innermost when it calls current().
   if (const auto *parked = parked_under(current_marker()); parked && !parked->empty())
     return Py_NewRef(as_obj(from_link(parked->back())));
   for (const NativeLink *seen = innermost(); seen; seen = seen->previous) {
     const NativeLink *link = origin_of(seen);
-    if (python_links.count(link)) return Py_NewRef(as_obj(from_link(link)));
+    if (python_links.contains(link)) return Py_NewRef(as_obj(from_link(link)));
   }
   Py_RETURN_NONE;
 }
+
+namespace {
+PyObject *current_fn(PyObject *, PyObject *) { return current_native_frame(); }
+}  // namespace
+
+// A builtin rather than a nanobind function or a Python wrapper: an interpreter calls it
+// once per guest call to reach the frame its decorator pushed.
+PyMethodDef current_method = {
+    "current", current_fn, METH_NOARGS,
+    "current()\n--\n\nThe innermost NativeFrame pushed from Python that is active here, or "
+    "None (inside a function decorated with native.frame(exe): the frame of this call)."};
 
 PyObject *native_stack() noexcept {
   // Copied before any object is made: an allocation may collect garbage, whose finalizers

@@ -67,8 +67,10 @@ class FramedFunction:
 
 class ReificationWarning(CallsiteWarning, RuntimeWarning): ...
 
+def current() -> NativeFrame | None:
+    """The innermost NativeFrame pushed from Python that is active here, or None."""
+
 # nanobind function objects: callsite.native wraps the public ones in functions.
-current: Callable[[], NativeFrame | None]
 stack: Callable[[], list[tuple[str, str, int]]]
 cache_info: Callable[[], dict[str, int]]
 track_greenlets: Callable[[], None]
