@@ -453,6 +453,8 @@ NOTES: dict[str, dict] = {
             ("TypeError", "``executable`` is not an Executable", "native.NativeFrame(3)"),
             ("OverflowError", "a state outside [0, 2**64)", "native.NativeFrame(exe, state=-1)"),
             ("RuntimeError", "``pop()`` of a frame that is not active", "native.NativeFrame(exe).pop()"),
+            ("TypeError", "``pop(exc)`` with ``exc`` neither an exception nor None",
+             "native.NativeFrame(exe).pop(3)"),
         ],
         "example": """
             import callsite

@@ -189,3 +189,21 @@ def test_the_example_runs_as_a_script(capsys):
     assert f'File "{FILENAME}", line {FACT_PROBE}, in fact' in out
     assert f'File "{FILENAME}", line {CD_DIV}, in countdown' in out
     assert "ZeroDivisionError" in out
+
+
+@pytest.mark.skipif(not native.visible_frames_available(),
+                    reason=f"visible frames: {native.visible_frames_refusal()}")
+def test_a_host_call_through_nested_framed_calls_is_seen_by_getframe_tools():
+    """docs/native.md: a loop interpreter can run one host call inside interpreter frames of
+    its activations, outermost first, for the tools that walk sys._getframe."""
+    main = native.Executable("main", kind="loop", visible=True,
+                             locations=[native.Location(FILENAME, 1, name="main")])
+    leaf = native.Executable("leaf", kind="loop", visible=True,
+                             locations=[native.Location(FILENAME, 4, name="leaf")])
+
+    def host():
+        return [(fs.filename, fs.lineno, fs.name) for fs in traceback.extract_stack()][-3:]
+
+    assert native.frame(main, 0)(native.frame(leaf, 0)(host))() == [
+        (FILENAME, 1, "main"), (FILENAME, 4, "leaf"), (__file__, host.__code__.co_firstlineno + 1,
+                                                       "host")]
