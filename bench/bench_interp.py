@@ -143,7 +143,9 @@ def parse_fib():
 
 
 class Interp:
-    """No callsite: the baseline."""
+    """No callsite: the baseline. run_body is the framed forms' too (one flag test apart)."""
+
+    framed = with_locals = False
 
     def __init__(self, functions):
         self.functions = functions
@@ -153,6 +155,10 @@ class Interp:
 
     def run_body(self, fn, args):
         env = Env(dict(zip(fn.params, args)))
+        if self.framed:
+            env.frame = native.current()  # this guest call's frame
+            if self.with_locals:
+                env.frame.locals = env.vars
         try:
             self.exec_block(fn.body, env)
         except Return as r:
@@ -178,21 +184,10 @@ class FramedInterp(Interp):
                            for line in range(lines + 1)])
             fn.framed = native.frame(exe, fn.line)(self.run_body)
 
+    framed = True
+
     def call(self, fn, args):
         return fn.framed(fn, args)
-
-    with_locals = False
-
-    def run_body(self, fn, args):
-        env = Env(dict(zip(fn.params, args)))
-        env.frame = native.current()
-        if self.with_locals:
-            env.frame.locals = env.vars
-        try:
-            self.exec_block(fn.body, env)
-        except Return as r:
-            return r.value
-        return None
 
     def exec_block(self, body, env):
         frame = env.frame

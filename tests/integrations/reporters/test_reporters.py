@@ -16,7 +16,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -26,6 +25,7 @@ import pytest
 from callsite import native
 
 import guest_lox
+import py_spy_support
 from guest_lox import CHECK_LINE, EXPECTED, LINES, guest_source
 
 pytestmark = pytest.mark.skipif(
@@ -261,9 +261,7 @@ def test_py_spy_dump_locals(tmp_path):
     """py-spy reads the frame chain and line tables of another process: it shows the guest
     frames at their lines. It reads variables from a frame's fast locals only
     (co_varnames), which callsite's frames do not have: it shows no guest variables."""
-    py_spy = shutil.which("py-spy") or os.path.join(os.path.dirname(sys.executable), "py-spy")
-    if not os.path.exists(py_spy):
-        pytest.skip("py-spy is not installed")
+    py_spy_support.py_spy_path()
     path, ready = tmp_path / "fact.lox", tmp_path / "ready"
     script = textwrap.dedent(f"""
         import pathlib, sys, time
@@ -280,24 +278,13 @@ def test_py_spy_dump_locals(tmp_path):
     """)
     child = subprocess.Popen([sys.executable, "-c", script], env=child_env())
     try:
-        for _ in range(400):
-            if ready.exists() or child.poll() is not None:
-                break
-            threading_wait(0.05)
-        assert ready.exists(), "the child never reached check()"
-        result = subprocess.run([py_spy, "dump", "--locals", "--pid", str(child.pid)],
-                                capture_output=True, text=True, timeout=60)
-    finally:
+        py_spy_support.wait_for(ready, timeout=20.0, child=child)
+    except AssertionError:
         child.kill()
         child.wait()
-    if result.returncode != 0:
-        pytest.skip(f"py-spy cannot attach here: {result.stderr.strip()[:300]}")
+        raise
+    result = py_spy_support.dump(child, "--locals")
     shown = [(m.group(1), int(m.group(2))) for m in
              re.finditer(r"^\s*(\S+) \((?:\S*/)?fact\.lox:(\d+)\)$", result.stdout, re.M)]
     assert shown == GUEST_FRAMES[::-1], result.stdout  # py-spy lists innermost first
 
-
-def threading_wait(seconds):
-    import threading
-
-    threading.Event().wait(seconds)
