@@ -127,6 +127,9 @@ def test_ipython_verbose_tb(raised):
         # the lines around it are the guest's too
         if line > 1:
             assert re.search(rf"\b{line - 1} +{re.escape(guest_source(line - 1))}", shown)
+        # it lists no variables for a frame whose source is not Python; none from the
+        # module that pushed the frame either
+        assert "<function check" not in shown, shown
 
 
 def test_sentry_sdk_event(raised):
