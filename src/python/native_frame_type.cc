@@ -260,6 +260,15 @@ int nf_set_state(PyObject *self, PyObject *value, void *) {
 }
 PyObject *nf_get_active(PyObject *self, void *) { return PyBool_FromLong(active(as_nf(self))); }
 
+// `frame.state = pc` runs once per guest statement, and CPython does not specialise a store
+// through a C setter (STORE_ATTR): the interned name compiled code passes goes straight to
+// the setter instead of the type lookup and descriptor call; anything else, the generic path.
+PyObject *state_name = nullptr;  // interned "state", held for the process
+int nf_setattro(PyObject *self, PyObject *name, PyObject *value) {
+  if (name == state_name && value) return nf_set_state(self, value, nullptr);
+  return PyObject_GenericSetAttr(self, name, value);
+}
+
 PyObject *nf_repr(PyObject *self) {
   PyNativeFrame *f = as_nf(self);
   return PyUnicode_FromFormat("<callsite.native.NativeFrame of %R state=%llu%s>",
@@ -305,6 +314,7 @@ PyType_Slot nf_slots[] = {
     {Py_tp_traverse, reinterpret_cast<void *>(nf_traverse)},
     {Py_tp_repr, reinterpret_cast<void *>(nf_repr)},
     {Py_tp_call, reinterpret_cast<void *>(nf_call)},
+    {Py_tp_setattro, reinterpret_cast<void *>(nf_setattro)},
     {Py_tp_members, nf_members},
     {Py_tp_getset, nf_getset},
     {Py_tp_methods, nf_methods},
@@ -444,6 +454,7 @@ void init_framed(PyObject *wrapper, PyObject *fn, struct PyNativeFrame *frame) {
 }
 
 PyTypeObject *init_native_frame_types() noexcept {
+  if (!state_name && !(state_name = PyUnicode_InternFromString("state"))) return nullptr;
   if (!native_frame_type)
     native_frame_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&nf_spec));
   if (native_frame_type && !framed_function_type)

@@ -71,3 +71,25 @@ def test_frames_held_after_their_call_stay_distinct_and_keep_their_state(exes):
     assert [(f.executable, f.state, f.active) for f in held[:6]] == \
         [(first, 0, False), (second, 101, False), (first, 2, False), (second, 103, False),
          (first, 4, False), (second, 105, False)]
+
+
+def test_a_state_store_through_any_spelling_of_the_name_behaves_the_same(exes):
+    """`frame.state = pc` takes a shortcut for the interned name compiled code passes;
+    any other str object naming `state`, and every other attribute, take the generic path."""
+    first, _ = exes
+    frame = native.NativeFrame(first)
+    name = "".join(["sta", "te"])  # equal to "state", not the same object
+    setattr(frame, name, 5)
+    assert frame.state == 5
+    frame.state = 6
+    assert getattr(frame, name) == 6
+    for spelling in ("state", name):
+        with pytest.raises(TypeError, match="state must be an int, not bool"):
+            setattr(frame, spelling, True)
+        with pytest.raises(AttributeError, match="cannot delete"):
+            delattr(frame, spelling)
+    assert frame.state == 6
+    with pytest.raises(AttributeError):
+        frame.other = 1
+    with pytest.raises(AttributeError):
+        frame.active = False
