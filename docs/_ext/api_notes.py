@@ -455,8 +455,8 @@ NOTES: dict[str, dict] = {
             ("RuntimeError", "``pop()`` of a frame that is not active", "native.NativeFrame(exe).pop()"),
             ("TypeError", "``locals`` set to something that is not a mapping, a callable or None",
              "setattr(native.NativeFrame(exe), 'locals', 3)"),
-            ("RuntimeError", "``locals`` set on a frame that is not active",
-             "setattr(native.NativeFrame(exe), 'locals', {'x': 1})"),
+            ("TypeError", "``pop(exc)`` with ``exc`` neither an exception nor None",
+             "native.NativeFrame(exe).pop(3)"),
         ],
         "example": """
             import callsite

@@ -38,9 +38,9 @@ FrameLocals = _n.FrameLocals
 Mapping.register(FrameLocals)
 
 
-def current() -> NativeFrame | None:
-    """The innermost NativeFrame pushed from Python that is active here, or None."""
-    return _n.current()
+#: The innermost NativeFrame pushed from Python that is active here, or None (a builtin: an
+#: interpreter calls it once per guest call).
+current = _n.current
 
 
 def stack() -> list[tuple[str, str, int]]:

@@ -43,8 +43,8 @@ void init_native(nb::module_ &m) {
       nb::arg("base"),
       "Registers callsite.CallsiteWarning as ReificationWarning's base (at the package's "
       "import).");
-  n.def("current", [] { return checked(native::current_native_frame()); },
-        "The innermost NativeFrame pushed from Python that is active here, or None.");
+  n.attr("current") = checked(PyCFunction_NewEx(&native::current_method, nullptr,
+                                                 nb::str("callsite.native").ptr()));
   n.def("stack", [] { return checked(native::native_stack()); },
         "[(name, kind, state), ...]: the native frames a capture here would see, innermost "
         "first.");

@@ -168,7 +168,7 @@ int add_traceback(const Executable *exe, std::uintptr_t state, const NativeLink 
 
 PyObject *insert_traceback(PyObject *value, PyObject *tb, const void *marker,
                            const Executable *exe, std::uintptr_t state, const NativeLink *link) {
-  if (!tb || !PyTraceBack_Check(tb)) return nullptr;
+  if (tb && !PyTraceBack_Check(tb)) return nullptr;
   PyTracebackObject *after = nullptr;
   for (auto *t = reinterpret_cast<PyTracebackObject *>(tb); t; t = t->tb_next)
     if (t->tb_frame && callsite_marker_of_frame_object(t->tb_frame) == marker) {

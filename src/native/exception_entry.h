@@ -22,9 +22,10 @@ int add_traceback(const Executable *executable, std::uintptr_t state);
 /// For `with` blocks: the exception `value` (whose traceback `tb` already starts at the
 /// frame running the block) gets an entry for (executable, state) right after the entry of
 /// the Python frame whose marker is `marker` (at the head when there is none); its variables
-/// are those of the frame `link`. GIL held, no exception set. Returns nullptr, or the
-/// interrupt the frame's locals reifier raised (a new reference, `value` its __context__),
-/// which the block's exit must raise instead of `value`.
+/// are those of the frame `link`. `tb` nullptr: an exception not raised yet, whose traceback
+/// becomes the entry. GIL held, no exception set. Returns nullptr, or the interrupt the
+/// frame's locals reifier raised (a new reference, `value` its __context__), which the
+/// caller must raise instead of `value`.
 PyObject *insert_traceback(PyObject *value, PyObject *tb, const void *marker,
                            const Executable *executable, std::uintptr_t state,
                            const NativeLink *link);

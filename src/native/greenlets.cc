@@ -23,8 +23,10 @@ struct Suspended {
 // the switch back in; a suspended greenlet that is collected is switched back in to be killed
 // (GreenletExit), which removes it. Holds no references.
 thread_local std::unordered_map<const PyObject *, Suspended> t_suspended;
-thread_local bool t_hooked = false;
-thread_local Py_ssize_t t_modules_seen = -1;
+// Read on every push from Python: initial-exec TLS, as the shadow stack's, so the read is
+// an offset from the thread pointer rather than a __tls_get_addr call.
+constinit thread_local bool t_hooked [[gnu::tls_model("initial-exec")]] = false;
+constinit thread_local Py_ssize_t t_modules_seen [[gnu::tls_model("initial-exec")]] = -1;
 
 PyObject *previous_key = nullptr;  // thread-state dict key of the trace function we chained
 

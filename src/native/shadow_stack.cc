@@ -240,6 +240,8 @@ const NativeLink *innermost() noexcept {
   return parked_count == 0 ? t_stack.head : splice();
 }
 
+bool any_parked() noexcept { return parked_count != 0; }
+
 const std::vector<NativeLink *> *parked_under(const void *marker) noexcept {
   auto it = parked.find(marker);
   return it == parked.end() ? nullptr : &it->second;

@@ -44,6 +44,9 @@ bool in_suspendable_frame() noexcept;
 bool park(NativeLink *link) noexcept;  ///< false + MemoryError
 void unpark(NativeLink *link) noexcept;
 
+/// True when any frame is parked (pushed from a generator that has not popped it). GIL held.
+bool any_parked() noexcept;
+
 /// The frames parked under `marker`, innermost last (nullptr: none). GIL held.
 const std::vector<NativeLink *> *parked_under(const void *marker) noexcept;
 

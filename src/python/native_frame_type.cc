@@ -4,11 +4,12 @@
 
 #include <structmember.h>
 
+#include <cstring>
 #include <exception>
-#include <unordered_set>
 #include <vector>
 
 #include "core/compat.h"
+#include "core/pointer_set.h"
 #include "native/exception_entry.h"
 #include "native/frame_locals.h"
 #include "native/greenlets.h"
@@ -25,8 +26,16 @@ void init_framed(PyObject *wrapper, PyObject *fn, struct PyNativeFrame *frame);
 namespace {
 
 // The links of NativeFrame objects that are pushed: how current() tells a Python-pushed
-// frame from a C++ one on the same stack. GIL-protected, never destroyed.
-auto &python_links = *new std::unordered_set<const NativeLink *>();
+// frame from a C++ one on the same stack. A flat table: the decorator inserts and erases
+// once per call. GIL-protected, never destroyed.
+auto &python_links = *new PointerSet();
+
+// NativeFrame objects kept after their last reference went, for the next new_native_frame:
+// the decorator makes one per call, and a GC object's allocation and release go through the
+// allocator and the collector's bookkeeping each time. GIL-protected, as python_links.
+constexpr int kSpareFrames = 32;
+PyNativeFrame *spare_frames[kSpareFrames];
+int spare_count = 0;
 
 inline PyNativeFrame *as_nf(PyObject *o) { return reinterpret_cast<PyNativeFrame *>(o); }
 inline PyObject *as_obj(PyNativeFrame *f) { return reinterpret_cast<PyObject *>(f); }
@@ -53,6 +62,22 @@ PyNativeFrame *from_link(const NativeLink *link) {
                           "the frame a real interpreter frame around that call (reported once "
                           "per executable)",
                           exe->name) == 0;
+}
+
+bool pop_frame(PyNativeFrame *f, bool strict);
+PyObject *own_locals(const Executable *, std::uintptr_t state, void *context);
+
+// A frame given `locals` before its push (a loop interpreter's activation record makes its
+// frame before the loop pushes it): they become its own reifier now, for this activation.
+// False + MemoryError, the frame popped again.
+[[gnu::noinline]] bool register_own_locals(PyNativeFrame *f) {
+  if (api_set_frame_locals(&f->link, nullptr, &own_locals, f) < 0) {
+    pop_frame(f, false);
+    PyErr_NoMemory();
+    return false;
+  }
+  f->special |= kOwnLocals;
+  return true;
 }
 
 bool push_frame(PyNativeFrame *f, bool nested) {
@@ -92,10 +117,10 @@ bool push_frame(PyNativeFrame *f, bool nested) {
     f->stack = push(&f->link, exe, f->link.state);
   }
   Py_INCREF(as_obj(f));  // the stack points into us: stay alive while active
+  if (f->locals) [[unlikely]]
+    return register_own_locals(f);
   return true;
 }
-
-bool pop_frame(PyNativeFrame *f, bool strict);
 
 // Pops `f`, whose `locals` are registered: they are forgotten once it is popped (a visible
 // frame's were frozen by then, when something outlives it). Their release may run any code:
@@ -183,11 +208,16 @@ void nf_dealloc(PyObject *self) {
   PyNativeFrame *f = as_nf(self);
   PyObject_GC_UnTrack(self);
   if (f->weakrefs) PyObject_ClearWeakRefs(self);
-  // Never active here (an active frame holds a reference to itself), so no locals either:
-  // its pop cleared them, and an inactive frame refuses them.
+  // Never active here (an active frame holds a reference to itself): only locals given
+  // before a push that never came are left.
+  Py_CLEAR(f->locals);
   Py_CLEAR(f->executable);
   PyTypeObject *type = Py_TYPE(self);
-  type->tp_free(self);
+  // Untracked and holding nothing: new_native_frame re-initialises it (PyObject_Init).
+  if (type == native_frame_type && spare_count < kSpareFrames)
+    spare_frames[spare_count++] = f;
+  else
+    type->tp_free(self);
   Py_DECREF(type);
 }
 
@@ -196,9 +226,52 @@ PyObject *nf_push(PyObject *self, PyObject *) {
   Py_RETURN_NONE;
 }
 
-PyObject *nf_pop(PyObject *self, PyObject *) {
-  if (!pop_frame(as_nf(self), true)) return nullptr;
-  Py_RETURN_NONE;
+// True when `exc` is an exception that should get this frame's traceback entry: an
+// exception instance other than GeneratorExit (control flow, not an error).
+bool annotates(PyObject *exc) {
+  return exc != Py_None && PyExceptionInstance_Check(exc) &&
+         !PyErr_GivenExceptionMatches(exc, PyExc_GeneratorExit);
+}
+
+// Pops `f` after its entry went into a passing exception's traceback: false + error when the
+// pop failed, or when the frame's locals reifier raised an interrupt meanwhile (`interrupt`,
+// owned; raised instead of the passing exception, which is its __context__).
+bool finish_pop(PyNativeFrame *f, PyObject *interrupt) {
+  if (!pop_frame(f, true)) {
+    Py_XDECREF(interrupt);
+    return false;
+  }
+  if (!interrupt) return true;
+  compat::restore_raised_exception(interrupt);
+  return false;
+}
+
+// pop(exc=None). With an exception passing through the frame (a loop interpreter unwinding
+// its guest frames, which are no Python calls and so have no `with` around them), the
+// frame's entry goes into that exception's traceback first, placed as __exit__ places it.
+PyObject *nf_pop(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  static const char *const names[] = {"exc"};
+  PyObject *exc = Py_None;
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  if (nargs + nkw > 1 ||
+      (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), names[0]))) {
+    PyErr_SetString(PyExc_TypeError, "pop() takes one optional argument, exc");
+    return nullptr;
+  }
+  if (nargs + nkw == 1) exc = args[0];
+  if (exc != Py_None && !PyExceptionInstance_Check(exc))
+    return PyErr_Format(PyExc_TypeError,
+                        "pop() exc must be an exception instance or None, not %.200s",
+                        Py_TYPE(exc)->tp_name);
+  PyNativeFrame *f = as_nf(self);
+  PyObject *interrupt = nullptr;
+  if (annotates(exc) && active(f)) {
+    PyObject *tb = PyException_GetTraceback(exc);  // new reference or nullptr
+    interrupt = insert_traceback(exc, tb, f->link.marker, &f->executable->exe, f->link.state,
+                                 &f->link);
+    Py_XDECREF(tb);
+  }
+  return finish_pop(f, interrupt) ? Py_NewRef(Py_None) : nullptr;
 }
 
 PyObject *nf_enter(PyObject *self, PyObject *) {
@@ -214,19 +287,10 @@ PyObject *nf_enter(PyObject *self, PyObject *) {
 PyObject *nf_exit(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
   PyNativeFrame *f = as_nf(self);
   PyObject *interrupt = nullptr;
-  if (nargs == 3 && args[1] != Py_None && PyExceptionInstance_Check(args[1]) &&
-      !PyErr_GivenExceptionMatches(args[1], PyExc_GeneratorExit) && active(f))
+  if (nargs == 3 && annotates(args[1]) && active(f))
     interrupt = insert_traceback(args[1], args[2], f->link.marker, &f->executable->exe,
                                  f->link.state, &f->link);
-  if (!pop_frame(f, true)) {
-    Py_XDECREF(interrupt);
-    return nullptr;
-  }
-  if (interrupt) {
-    compat::restore_raised_exception(interrupt);
-    return nullptr;
-  }
-  Py_RETURN_FALSE;
+  return finish_pop(f, interrupt) ? Py_NewRef(Py_False) : nullptr;
 }
 
 PyObject *nf_call(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -289,15 +353,12 @@ int nf_set_locals(PyObject *self, PyObject *value, void *) {
                  Py_TYPE(value)->tp_name);
     return -1;
   }
-  if (value && !active(f)) {
-    PyErr_Format(PyExc_RuntimeError,
-                 "native frame of %R is not active: its locals belong to one activation (set "
-                 "them inside `with`, or in the decorated function through "
-                 "callsite.native.current())",
-                 f->executable->name);
-    return -1;
-  }
   PyObject *old = f->locals;
+  if (!active(f)) {  // kept for the next push, which registers them (register_own_locals)
+    f->locals = Py_XNewRef(value);
+    Py_XDECREF(old);
+    return 0;
+  }
   if (!value) {
     if (f->special & kOwnLocals) {
       set_frame_locals(&f->link, nullptr, nullptr, nullptr);
@@ -318,6 +379,15 @@ int nf_set_locals(PyObject *self, PyObject *value, void *) {
   f->locals = Py_NewRef(value);
   Py_XDECREF(old);
   return 0;
+}
+
+// `frame.state = pc` runs once per guest statement, and CPython does not specialise a store
+// through a C setter (STORE_ATTR): the interned name compiled code passes goes straight to
+// the setter instead of the type lookup and descriptor call; anything else, the generic path.
+PyObject *state_name = nullptr;  // interned "state", held for the process
+int nf_setattro(PyObject *self, PyObject *name, PyObject *value) {
+  if (name == state_name && value) return nf_set_state(self, value, nullptr);
+  return PyObject_GenericSetAttr(self, name, value);
 }
 
 PyObject *nf_repr(PyObject *self) {
@@ -347,9 +417,12 @@ PyGetSetDef nf_getset[] = {
 
 PyMethodDef nf_methods[] = {
     {"push", nf_push, METH_NOARGS, "push($self, /)\n--\n\nmakes the frame active (as `with` does)."},
-    {"pop", nf_pop, METH_NOARGS,
-     "pop($self, /)\n--\n\ndeactivates it. RuntimeError if it is not active, was pushed on another thread, "
-     "or a frame pushed after it is still active (then it is unlinked anyway)."},
+    {"pop", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(nf_pop)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "pop($self, /, exc=None)\n--\n\ndeactivates it. RuntimeError if it is not active, was pushed on another thread, "
+     "or a frame pushed after it is still active (then it is unlinked anyway). With `exc`, an "
+     "exception passing through the frame, the frame's entry is first put into exc's traceback, "
+     "where `with` would put it (a loop interpreter unwinding its guest frames)."},
     {"__enter__", nf_enter, METH_NOARGS, nullptr},
     {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(nf_exit)),
      METH_FASTCALL, nullptr},
@@ -367,6 +440,7 @@ PyType_Slot nf_slots[] = {
     {Py_tp_traverse, reinterpret_cast<void *>(nf_traverse)},
     {Py_tp_repr, reinterpret_cast<void *>(nf_repr)},
     {Py_tp_call, reinterpret_cast<void *>(nf_call)},
+    {Py_tp_setattro, reinterpret_cast<void *>(nf_setattro)},
     {Py_tp_members, nf_members},
     {Py_tp_getset, nf_getset},
     {Py_tp_methods, nf_methods},
@@ -506,6 +580,7 @@ void init_framed(PyObject *wrapper, PyObject *fn, struct PyNativeFrame *frame) {
 }
 
 PyTypeObject *init_native_frame_types() noexcept {
+  if (!state_name && !(state_name = PyUnicode_InternFromString("state"))) return nullptr;
   if (!native_frame_type)
     native_frame_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&nf_spec));
   if (native_frame_type && !framed_function_type)
@@ -514,8 +589,18 @@ PyTypeObject *init_native_frame_types() noexcept {
 }
 
 PyObject *new_native_frame(ExecutableObject *executable, std::uintptr_t state) noexcept {
-  auto *f = reinterpret_cast<PyNativeFrame *>(native_frame_type->tp_alloc(native_frame_type, 0));
-  if (!f) return nullptr;
+  PyNativeFrame *f;
+  if (spare_count) {
+    f = spare_frames[--spare_count];
+    // As tp_alloc leaves a new object: every field zero, one reference, its type held, tracked.
+    std::memset(reinterpret_cast<char *>(f) + sizeof(PyObject), 0,
+                sizeof(PyNativeFrame) - sizeof(PyObject));
+    PyObject_Init(as_obj(f), native_frame_type);
+    PyObject_GC_Track(as_obj(f));
+  } else {
+    f = reinterpret_cast<PyNativeFrame *>(native_frame_type->tp_alloc(native_frame_type, 0));
+    if (!f) return nullptr;
+  }
   f->link = NativeLink{nullptr, nullptr, &executable->exe, state};
   f->executable = reinterpret_cast<ExecutableObject *>(Py_NewRef(executable));
   return as_obj(f);
@@ -538,15 +623,32 @@ bool parse_state(PyObject *value, std::uintptr_t *out) noexcept {
 }
 
 PyObject *current_native_frame() noexcept {
+  // Without parked frames the thread's stack is the list itself (no splice, no copies).
+  if (!any_parked()) {
+    for (const NativeLink *link = innermost(); link; link = link->previous)
+      if (python_links.contains(link)) return Py_NewRef(as_obj(from_link(link)));
+    Py_RETURN_NONE;
+  }
   // A generator's own frames first: they are the innermost when it calls current().
   if (const auto *parked = parked_under(current_marker()); parked && !parked->empty())
     return Py_NewRef(as_obj(from_link(parked->back())));
   for (const NativeLink *seen = innermost(); seen; seen = seen->previous) {
     const NativeLink *link = origin_of(seen);
-    if (python_links.count(link)) return Py_NewRef(as_obj(from_link(link)));
+    if (python_links.contains(link)) return Py_NewRef(as_obj(from_link(link)));
   }
   Py_RETURN_NONE;
 }
+
+namespace {
+PyObject *current_fn(PyObject *, PyObject *) { return current_native_frame(); }
+}  // namespace
+
+// A builtin rather than a nanobind function or a Python wrapper: an interpreter calls it
+// once per guest call to reach the frame its decorator pushed.
+PyMethodDef current_method = {
+    "current", current_fn, METH_NOARGS,
+    "current()\n--\n\nThe innermost NativeFrame pushed from Python that is active here, or "
+    "None (inside a function decorated with native.frame(exe): the frame of this call)."};
 
 PyObject *native_stack() noexcept {
   // Copied before any object is made: an allocation may collect garbage, whose finalizers

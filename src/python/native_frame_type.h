@@ -42,6 +42,9 @@ bool parse_state(PyObject *value, std::uintptr_t *out) noexcept;
 /// calling code, or None. New reference.
 PyObject *current_native_frame() noexcept;
 
+/// callsite.native.current as a builtin function (METH_NOARGS, current_native_frame()).
+extern PyMethodDef current_method;
+
 /// callsite.native.stack(): [(name, kind, state), ...] of every native frame a capture here
 /// would see, innermost first. New reference.
 PyObject *native_stack() noexcept;

@@ -268,11 +268,40 @@ def test_bad_locals_are_refused_clearly(bad):
         assert f.locals is None
 
 
-def test_locals_of_an_inactive_frame_are_refused():
+def test_locals_given_before_the_push_belong_to_the_next_activation():
+    """A loop interpreter makes an activation's frame, gives it its variables, then pushes it."""
+    exe = fact_executable(False)
+    f = exe.frame(state=1)
+    f.locals = {"x": 1}
+    assert f.locals == {"x": 1}
+    f.push()
+    try:
+        [entry] = [fr for fr in callsite.capture() if fr.kind == "native"]
+        assert entry.locals == {"x": 1}
+    finally:
+        f.pop()
+    assert f.locals is None  # the activation's pop forgets them
+    f.push()
+    try:
+        [entry] = [fr for fr in callsite.capture() if fr.kind == "native"]
+        assert entry.locals != {"x": 1}
+    finally:
+        f.pop()
+
+
+def test_locals_given_to_a_frame_never_pushed_are_released():
+    import gc, weakref
+
+    class Env(dict):
+        pass
+
+    env = Env(x=1)
+    ref = weakref.ref(env)
     f = fact_executable(False).frame()
-    with pytest.raises(RuntimeError, match="not active"):
-        f.locals = {"x": 1}
-    assert f.locals is None
+    f.locals = env
+    del env, f
+    gc.collect()
+    assert ref() is None
 
 
 # --- pdb, driven in a subprocess --------------------------------------------------------------

@@ -22,6 +22,8 @@ import pytest
 import callsite
 from callsite import native
 from callsite._calc import Program as CalcProgram
+import py_spy_support as py_spy
+from py_spy_support import wait_for
 
 SUPPORTED = sys.version_info[:2] in ((3, 12), (3, 13), (3, 14), (3, 15)) and \
     native.visible_frames_available()
@@ -566,20 +568,8 @@ def test_behaviour_compile_loses_the_callers_future_flags(exe):
         exec(framed(exe, compile)(source, "<native>", "exec"), {})
 
 
-def wait_for(path, timeout=10.0):
-    for _ in range(int(timeout / 0.05)):
-        if path.exists():
-            return
-        threading.Event().wait(0.05)
-    raise AssertionError(f"the child never wrote {path}")
-
-
 def test_py_spy_dump_shows_the_dsl_line(exe, dsl_file, tmp_path):
-    import shutil
-
-    py_spy = shutil.which("py-spy") or os.path.join(os.path.dirname(sys.executable), "py-spy")
-    if not os.path.exists(py_spy):
-        pytest.skip("py-spy is not installed")
+    py_spy.py_spy_path()
     ready = tmp_path / "ready"
     child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import time
@@ -594,13 +584,11 @@ def test_py_spy_dump_shows_the_dsl_line(exe, dsl_file, tmp_path):
     """)])
     try:
         wait_for(ready)
-        result = subprocess.run([py_spy, "dump", "--pid", str(child.pid)],
-                                capture_output=True, text=True, timeout=60)
-    finally:
+    except AssertionError:
         child.kill()
         child.wait()
-    if result.returncode != 0:
-        pytest.skip(f"py-spy cannot attach here: {result.stderr.strip()[:300]}")
+        raise
+    result = py_spy.dump(child)
     lines = [line.strip() for line in result.stdout.splitlines()]
     kernel = [i for i, line in enumerate(lines) if line.startswith("kernel (")]
     assert kernel, result.stdout

@@ -1,0 +1,313 @@
+# bench/bench_interp.py — a tree-walking interpreter written in Python, with and without a
+# native frame per guest call.
+"""What callsite costs an interpreter written in Python that wraps every guest call in a
+native frame (a `FramedFunction` per guest function) and stores the guest line in the frame's
+state before every guest statement — the wiring docs/native.md ("For interpreter authors")
+describes. The same interpreter runs a call-heavy guest program (recursive fib) in three
+forms, interleaved round-robin in one process, minimum of the repeats:
+
+- plain: no callsite at all;
+- framed: a native frame per guest call (visible on 3.12+), `frame.state = line` per guest
+  statement;
+- framed + locals: the same, each activation's variables given to its frame
+  (`frame.locals = env`), which nobody reads here: it must cost nothing but the store.
+
+Reported: ns per guest call, the framed forms' overhead over plain (per call and in %), and,
+under valgrind (`--no-callgrind` to skip), instructions per guest call of each form:
+(Ir(fib(N2)) − Ir(fib(N1))) / (calls(N2) − calls(N1)) over the whole process, so start-up
+cancels exactly. `--profile FORM` keeps a callgrind file of one form's run (for
+callgrind_annotate: where a guest call's instructions go).
+
+Run: python bench/bench_interp.py [--quick] [--no-callgrind] [--profile framed]
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+from callsite import native
+
+clock = time.perf_counter_ns
+
+# --- the guest language: a tree of nodes, each with its line ------------------------------
+
+GUEST = """\
+fn fib(n)
+  if n < 2
+    return n
+  end
+  return fib(n - 1) + fib(n - 2)
+end
+"""
+
+
+class Return(Exception):
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+class Node:
+    __slots__ = ("line",)
+
+
+class Const(Node):
+    __slots__ = ("value",)
+
+    def __init__(self, line, value):
+        self.line, self.value = line, value
+
+    def eval(self, interp, env):
+        return self.value
+
+
+class Var(Node):
+    __slots__ = ("name",)
+
+    def __init__(self, line, name):
+        self.line, self.name = line, name
+
+    def eval(self, interp, env):
+        return env.vars[self.name]
+
+
+class BinOp(Node):
+    __slots__ = ("op", "left", "right")
+    OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "<": lambda a, b: a < b}
+
+    def __init__(self, line, op, left, right):
+        self.line, self.op, self.left, self.right = line, self.OPS[op], left, right
+
+    def eval(self, interp, env):
+        return self.op(self.left.eval(interp, env), self.right.eval(interp, env))
+
+
+class Call(Node):
+    __slots__ = ("name", "args")
+
+    def __init__(self, line, name, args):
+        self.line, self.name, self.args = line, name, args
+
+    def eval(self, interp, env):
+        return interp.call(interp.functions[self.name], [a.eval(interp, env) for a in self.args])
+
+
+class If(Node):
+    __slots__ = ("cond", "body")
+
+    def __init__(self, line, cond, body):
+        self.line, self.cond, self.body = line, cond, body
+
+    def exec(self, interp, env):
+        if self.cond.eval(interp, env):
+            interp.exec_block(self.body, env)
+
+
+class Ret(Node):
+    __slots__ = ("value",)
+
+    def __init__(self, line, value):
+        self.line, self.value = line, value
+
+    def exec(self, interp, env):
+        raise Return(self.value.eval(interp, env))
+
+
+class Function:
+    def __init__(self, name, params, body, line):
+        self.name, self.params, self.body, self.line = name, params, body, line
+        self.framed = None  # the framed interpreter's FramedFunction for this function
+
+
+class Env:
+    __slots__ = ("vars", "frame")
+
+    def __init__(self, vars):
+        self.vars, self.frame = vars, None
+
+
+def parse_fib():
+    """GUEST as a tree (a parser is not what is measured)."""
+    n = lambda line: Var(line, "n")  # noqa: E731
+    body = [If(2, BinOp(2, "<", n(2), Const(2, 2)), [Ret(3, n(3))]),
+            Ret(5, BinOp(5, "+", Call(5, "fib", [BinOp(5, "-", n(5), Const(5, 1))]),
+                         Call(5, "fib", [BinOp(5, "-", n(5), Const(5, 2))])))]
+    return {"fib": Function("fib", ["n"], body, 1)}
+
+
+class Interp:
+    """No callsite: the baseline. run_body is the framed forms' too (one flag test apart)."""
+
+    framed = with_locals = False
+
+    def __init__(self, functions):
+        self.functions = functions
+
+    def call(self, fn, args):
+        return self.run_body(fn, args)
+
+    def run_body(self, fn, args):
+        env = Env(dict(zip(fn.params, args)))
+        if self.framed:
+            env.frame = native.current()  # this guest call's frame
+            if self.with_locals:
+                env.frame.locals = env.vars
+        try:
+            self.exec_block(fn.body, env)
+        except Return as r:
+            return r.value
+        return None
+
+    def exec_block(self, body, env):
+        for stmt in body:
+            stmt.exec(self, env)
+
+
+class FramedInterp(Interp):
+    """A native frame per guest call (FramedFunction: visible on 3.12+), the guest line in
+    its state before every statement."""
+
+    def __init__(self, functions):
+        super().__init__(functions)
+        lines = GUEST.count("\n") + 1
+        for fn in functions.values():
+            exe = native.Executable(
+                fn.name, kind="guest", visible=native.visible_frames_available(),
+                locations=[native.Location("fib.guest", line, name=fn.name)
+                           for line in range(lines + 1)])
+            fn.framed = native.frame(exe, fn.line)(self.run_body)
+
+    framed = True
+
+    def call(self, fn, args):
+        return fn.framed(fn, args)
+
+    def exec_block(self, body, env):
+        frame = env.frame
+        for stmt in body:
+            frame.state = stmt.line
+            stmt.exec(self, env)
+
+
+class FramedLocalsInterp(FramedInterp):
+    """The framed interpreter whose frames also carry each activation's variables."""
+
+    with_locals = True
+
+
+FORMS = {"plain": Interp, "framed": FramedInterp, "framed+locals": FramedLocalsInterp}
+
+
+def fib_calls(n):
+    """Guest calls fib(n) makes, itself included."""
+    a, b = 1, 1  # calls(0), calls(1)
+    for _ in range(n - 1):
+        a, b = b, a + b + 1
+    return b if n >= 1 else a
+
+
+def available(form):
+    if form == "framed+locals" and not hasattr(native.NativeFrame, "locals"):
+        return "this build's NativeFrame has no per-activation locals"
+    return None
+
+
+def run(form, n):
+    interp = FORMS[form](parse_fib())
+    return interp.call(interp.functions["fib"], [n])
+
+
+def check_forms(n=12):
+    expected = run("plain", n)
+    for form in FORMS:
+        if not available(form):
+            assert run(form, n) == expected, form
+
+
+def time_forms(n, repeats):
+    """ns per guest call of each available form: min over interleaved repeats."""
+    forms = [f for f in FORMS if not available(f)]
+    interps = {f: FORMS[f](parse_fib()) for f in forms}
+    best = {f: float("inf") for f in forms}
+    calls = fib_calls(n)
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            for f in forms:
+                interp = interps[f]
+                t0 = clock()
+                interp.call(interp.functions["fib"], [n])
+                best[f] = min(best[f], (clock() - t0) / calls)
+    finally:
+        gc.enable()
+    return best
+
+
+CG_CHILD = ("import sys; sys.path.insert(0, {here!r}); import bench_interp as b; "
+            "b.run({form!r}, int(sys.argv[1]))")
+
+
+def callgrind_per_call(form, n1, n2, keep=None):
+    """Instructions per guest call of `form`, or None + a reason."""
+    if not shutil.which("valgrind"):
+        return None, "valgrind not found"
+    counts = []
+    for n in (n1, n2):
+        out_file = keep if (keep and n == n2) else "/dev/null"
+        extra = ["--dump-instr=yes"] if keep and n == n2 else []
+        out = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", *extra,
+             sys.executable, "-c", CG_CHILD.format(here=os.path.dirname(__file__), form=form),
+             str(n)],
+            capture_output=True, text=True, env=dict(os.environ, PYTHONHASHSEED="0"))
+        m = re.search(r"Collected : (\d+)", out.stderr)
+        if out.returncode != 0 or not m:
+            return None, f"callgrind failed: {out.stderr.strip()[-200:]}"
+        counts.append(int(m.group(1)))
+    return (counts[1] - counts[0]) / (fib_calls(n2) - fib_calls(n1)), None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="a smoke run")
+    ap.add_argument("--repeats", type=int, default=9)
+    ap.add_argument("--fib", type=int, default=22, help="guest fib(N) per timed run")
+    ap.add_argument("--no-callgrind", action="store_true", help="skip instruction counts")
+    ap.add_argument("--profile", choices=list(FORMS), help="keep a callgrind file of this form "
+                    "(build/callgrind-interp-<form>.out, with --dump-instr=yes)")
+    args = ap.parse_args()
+    n, repeats = (16, 3) if args.quick else (args.fib, args.repeats)
+    check_forms()
+    print(f"Python {sys.version.split()[0]}, visible frames: "
+          f"{native.visible_frames_refusal() or 'yes'}; guest fib({n}) = {fib_calls(n)} calls, "
+          f"min of {repeats} interleaved repeats\n")
+    for form in FORMS:
+        if available(form):
+            print(f"{form}: skipped ({available(form)})")
+    ns = time_forms(n, repeats)
+    rows = []
+    for form, value in ns.items():
+        ir, why = (None, "--no-callgrind") if args.no_callgrind else callgrind_per_call(
+            form, 10, 14 if args.quick else 16,
+            keep=f"build/callgrind-interp-{form}.out" if form == args.profile else None)
+        over = value - ns["plain"]
+        rows.append((form, f"{value:.0f}",
+                     "—" if form == "plain" else f"+{over:.0f} ({over / ns['plain']:+.1%})",
+                     f"{ir:.0f}" if ir is not None else f"n/a ({why})"))
+    print("| form | ns per guest call | overhead vs plain | instructions per guest call |")
+    print("|---|--:|--:|--:|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
