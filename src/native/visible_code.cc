@@ -19,6 +19,7 @@
 
 #include "layouts/visible_frame.h"
 #include "native/frame_locals.h"
+#include "native/guest_module.h"
 #include "native/reify.h"
 
 namespace callsite::native {
@@ -162,13 +163,11 @@ void encode(const std::vector<StateLocation> &located, int firstlineno, bool col
 PyObject *build_shard(const Executable *exe, std::size_t first, std::size_t count,
                       PyObject **filename, const callsite_visible_ops *ops) {
   std::vector<StateLocation> located(count);
-  int firstlineno = 0;
   for (std::size_t k = 0; k < count; ++k) {
     const Reified *r = reify(exe, first + k);
     if (!r) return nullptr;  // a ReificationWarning turned into an error
     if (!usable(r, *filename)) continue;
     if (!*filename) *filename = Py_NewRef(r->filename);
-    if (!firstlineno || r->lineno < firstlineno) firstlineno = r->lineno;
     located[k] = StateLocation{true, r->lineno, r->end_lineno, r->colno, r->end_colno};
   }
   PyObject *file = *filename;
@@ -178,16 +177,15 @@ PyObject *build_shard(const Executable *exe, std::size_t first, std::size_t coun
     if (!placeholder) return nullptr;
     file = placeholder;
   }
-  if (!firstlineno) firstlineno = 1;
   std::string bytecode, table;
-  encode(located, firstlineno, true, ops, &bytecode, &table);
+  encode(located, kGuestFirstLine, true, ops, &bytecode, &table);
   if (table.size() > kMaxShardTableBytes)  // lines only: at most 7 bytes per state
-    encode(located, firstlineno, false, ops, &bytecode, &table);
+    encode(located, kGuestFirstLine, false, ops, &bytecode, &table);
   PyObject *name = executable_name(exe);
   // Frames of an executable with a locals reifier hold a FrameLocals from their push: the
   // bit tells the push, from the code it already has in hand (native/frame_locals.h).
   const int flags = has_locals(exe, nullptr) ? CALLSITE_CO_NATIVE_LOCALS : 0;
-  PyObject *code = name ? make_code(file, name, firstlineno, bytecode, table, flags) : nullptr;
+  PyObject *code = name ? make_code(file, name, kGuestFirstLine, bytecode, table, flags) : nullptr;
   Py_XDECREF(name);
   Py_XDECREF(placeholder);
   return code;
@@ -221,11 +219,19 @@ VisibleCode *build_visible_code(const Executable *exe, std::size_t states) {
       if (!code) break;
       shards[built] = VisibleShard{code, first_state_of(code, ops), first, n};
     }
-    if (built == count) {
-      auto *out = new VisibleCode{states, kStatesPerShard, count, shards.get()};
+    // The guest file of its frames' globals: the file the states name, else the
+    // placeholder the code carries.
+    PyObject *function =
+        built == count
+            ? guest_function_of(exe, filename ? filename
+                                              : reinterpret_cast<PyCodeObject *>(shards[0].code)
+                                                    ->co_filename)
+            : nullptr;
+    if (function) {
+      auto *out = new VisibleCodeBlock{{states, kStatesPerShard, count, shards.get()}, function};
       shards.release();
       Py_XDECREF(filename);
-      return out;
+      return &out->shared;
     }
   } catch (const std::exception &) {  // out of memory; never the forced unwind
     PyErr_NoMemory();
@@ -239,7 +245,9 @@ void free_visible_code(VisibleCode *code) noexcept {
   if (!code) return;
   for (std::size_t s = 0; s < code->shard_count; ++s) Py_XDECREF(code->shards[s].code);
   delete[] code->shards;
-  delete code;
+  auto *block = reinterpret_cast<VisibleCodeBlock *>(code);
+  release_guest_function(block->function);
+  delete block;
 }
 
 }  // namespace callsite::native

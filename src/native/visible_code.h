@@ -19,6 +19,19 @@ inline constexpr std::size_t kMaxShardTableBytes = 48 * 1024;
 /// States one executable may declare (its shards are built eagerly, on first use).
 inline constexpr std::size_t kMaxVisibleStates = std::size_t(1) << 20;
 
+/// What build_visible_code makes: the VisibleCode other extensions read (abi.h), followed by
+/// what only callsite reads (every VisibleCode is made here, so the cast below is valid): the
+/// guest function (guest_module.h) whose globals, builtins and function a frame runs with.
+struct VisibleCodeBlock {
+  VisibleCode shared;
+  PyObject *function;
+};
+
+/// The guest function of frames of `code` (borrowed: the code holds it).
+inline PyObject *guest_function_of_code(const VisibleCode *code) {
+  return reinterpret_cast<const VisibleCodeBlock *>(code)->function;
+}
+
 /// Builds the code of `executable` for states [0, states), each reified through the
 /// executable's reifier (and cache), kStatesPerShard states per code object; states whose
 /// location is unknown or in another file than the first known one get "no location". A new
