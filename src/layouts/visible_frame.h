@@ -108,6 +108,14 @@ CALLSITE_VF_HIDDEN PyObject *callsite_visible_locals_of(const void *frame);
 CALLSITE_VF_HIDDEN void callsite_visible_set_locals(void *frame, PyObject *mapping);
 CALLSITE_VF_HIDDEN int callsite_visible_kept(const void *frame);
 
+/* frame_object: the frame object CPython made for a pushed `frame` (borrowed), or NULL.
+ * give_code: after the pop handed the frame to `frame_object`, which owns it from then on and
+ * never runs it, makes the frame run `code` instead, a copy of its code with the same
+ * instructions and lines (native/visible_code.h, post_mortem_code), at the same instruction;
+ * nothing when the frame object does not own its frame. GIL held. */
+CALLSITE_VF_HIDDEN PyFrameObject *callsite_visible_frame_object(const void *frame);
+CALLSITE_VF_HIDDEN void callsite_visible_give_code(PyFrameObject *frame_object, PyObject *code);
+
 /* The implementation for the running interpreter, or NULL when this build has none or the
  * internal layout is refused (then native frames stay on the shadow stack only). */
 const callsite_visible_ops *callsite_visible_frames(void);

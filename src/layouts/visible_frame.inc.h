@@ -142,6 +142,34 @@ int callsite_visible_kept(const void *frame) {
   return fo && Py_REFCNT(fo) > 1;
 }
 
+PyFrameObject *callsite_visible_frame_object(const void *frame) {
+  return ((const _PyInterpreterFrame *)frame)->frame_obj;
+}
+
+/* The frame a frame object owns (FRAME_OWNED_BY_FRAME_OBJECT, in its _f_frame_data) holds a
+ * strong reference to its code (the take-over made it strong); the instruction pointer moves
+ * to the same offset in the new code. */
+void callsite_visible_give_code(PyFrameObject *frame_object, PyObject *code) {
+  _PyInterpreterFrame *f = frame_object->f_frame;
+  if (f != (_PyInterpreterFrame *)frame_object->_f_frame_data ||
+      f->owner != FRAME_OWNED_BY_FRAME_OBJECT)
+    return;
+#if CALLSITE_VF_STACKREFS
+  PyCodeObject *old = (PyCodeObject *)PyStackRef_AsPyObjectBorrow(f->f_executable);
+  const ptrdiff_t at = f->CALLSITE_VF_IP_FIELD - _PyCode_CODE(old);
+  _PyStackRef previous = f->f_executable;
+  f->f_executable = PyStackRef_FromPyObjectNew(code);
+  f->CALLSITE_VF_IP_FIELD = _PyCode_CODE((PyCodeObject *)code) + at;
+  PyStackRef_CLOSE(previous);
+#else
+  PyCodeObject *old = (PyCodeObject *)f->CALLSITE_VF_CODE_FIELD;
+  const ptrdiff_t at = f->CALLSITE_VF_IP_FIELD - _PyCode_CODE(old);
+  f->CALLSITE_VF_CODE_FIELD = (void *)Py_NewRef(code);
+  f->CALLSITE_VF_IP_FIELD = _PyCode_CODE((PyCodeObject *)code) + at;
+  Py_DECREF(old);
+#endif
+}
+
 int callsite_visible_is_current(PyThreadState *tstate, const void *frame) {
   return CALLSITE_VF_CURRENT(tstate) == (const _PyInterpreterFrame *)frame;
 }

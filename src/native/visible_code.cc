@@ -15,6 +15,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "layouts/visible_frame.h"
@@ -163,11 +164,13 @@ void encode(const std::vector<StateLocation> &located, int firstlineno, bool col
 PyObject *build_shard(const Executable *exe, std::size_t first, std::size_t count,
                       PyObject **filename, const callsite_visible_ops *ops) {
   std::vector<StateLocation> located(count);
+  int firstlineno = 0;
   for (std::size_t k = 0; k < count; ++k) {
     const Reified *r = reify(exe, first + k);
     if (!r) return nullptr;  // a ReificationWarning turned into an error
     if (!usable(r, *filename)) continue;
     if (!*filename) *filename = Py_NewRef(r->filename);
+    if (!firstlineno || r->lineno < firstlineno) firstlineno = r->lineno;
     located[k] = StateLocation{true, r->lineno, r->end_lineno, r->colno, r->end_colno};
   }
   PyObject *file = *filename;
@@ -177,21 +180,73 @@ PyObject *build_shard(const Executable *exe, std::size_t first, std::size_t coun
     if (!placeholder) return nullptr;
     file = placeholder;
   }
+  // The first line is the first located line: 3.14+ instrumentation stores each line as its
+  // distance from co_firstlineno and requires it to be at least -1 (instrumentation.c,
+  // compute_line_delta).
+  if (!firstlineno) firstlineno = 1;
   std::string bytecode, table;
-  encode(located, kGuestFirstLine, true, ops, &bytecode, &table);
+  encode(located, firstlineno, true, ops, &bytecode, &table);
   if (table.size() > kMaxShardTableBytes)  // lines only: at most 7 bytes per state
-    encode(located, kGuestFirstLine, false, ops, &bytecode, &table);
+    encode(located, firstlineno, false, ops, &bytecode, &table);
   PyObject *name = executable_name(exe);
   // Frames of an executable with a locals reifier hold a FrameLocals from their push: the
   // bit tells the push, from the code it already has in hand (native/frame_locals.h).
   const int flags = has_locals(exe, nullptr) ? CALLSITE_CO_NATIVE_LOCALS : 0;
-  PyObject *code = name ? make_code(file, name, kGuestFirstLine, bytecode, table, flags) : nullptr;
+  PyObject *code = name ? make_code(file, name, firstlineno, bytecode, table, flags) : nullptr;
   Py_XDECREF(name);
   Py_XDECREF(placeholder);
   return code;
 }
 
+// post_mortem_code's copies, by the shard code they copy; never destroyed (as `codes`).
+auto &post_mortem_copies = *new std::unordered_map<PyObject *, PyObject *>();
+
 }  // namespace
+
+PyObject *post_mortem_code(PyObject *code) {
+  if (auto it = post_mortem_copies.find(code); it != post_mortem_copies.end()) return it->second;
+  // encode() began the table with the body's entry: its header byte, then a zero delta (one
+  // byte). Re-based on the new first line, that entry keeps the body's line, and every later
+  // entry, relative to the one before, keeps its own.
+  const int firstlineno = reinterpret_cast<PyCodeObject *>(code)->co_firstlineno;
+  PyObject *table = PyObject_GetAttrString(code, "co_linetable");
+  if (!table) return nullptr;
+  if (!PyBytes_Check(table) || PyBytes_GET_SIZE(table) < 2 || PyBytes_AS_STRING(table)[1] != 0) {
+    Py_DECREF(table);
+    PyErr_SetString(PyExc_SystemError, "callsite: not a synthetic code object's line table");
+    return nullptr;
+  }
+  std::string rebased(1, PyBytes_AS_STRING(table)[0]);
+  put_svarint(rebased, firstlineno - kGuestFirstLine);
+  rebased.append(PyBytes_AS_STRING(table) + 2, std::size_t(PyBytes_GET_SIZE(table) - 2));
+  Py_DECREF(table);
+  PyObject *replace = PyObject_GetAttrString(code, "replace");
+  PyObject *new_table =
+      replace ? PyBytes_FromStringAndSize(rebased.data(), Py_ssize_t(rebased.size())) : nullptr;
+  PyObject *args = new_table ? PyTuple_New(0) : nullptr;
+  PyObject *kwargs = args ? Py_BuildValue("{s:i,s:O}", "co_firstlineno", kGuestFirstLine,
+                                          "co_linetable", new_table)
+                          : nullptr;
+  PyObject *copy = kwargs ? PyObject_Call(replace, args, kwargs) : nullptr;
+  Py_XDECREF(kwargs);
+  Py_XDECREF(args);
+  Py_XDECREF(new_table);
+  Py_XDECREF(replace);
+  if (!copy) return nullptr;
+  // A collection during the build may have made it meanwhile (a finalizer popping a frame).
+  if (auto it = post_mortem_copies.find(code); it != post_mortem_copies.end()) {
+    Py_DECREF(copy);
+    return it->second;
+  }
+  try {
+    post_mortem_copies.emplace(code, copy);
+  } catch (const std::exception &) {
+    Py_DECREF(copy);
+    PyErr_NoMemory();
+    return nullptr;
+  }
+  return copy;
+}
 
 VisibleCode *build_visible_code(const Executable *exe, std::size_t states) {
   const callsite_visible_ops *ops = callsite_visible_frames();
@@ -243,7 +298,14 @@ VisibleCode *build_visible_code(const Executable *exe, std::size_t states) {
 
 void free_visible_code(VisibleCode *code) noexcept {
   if (!code) return;
-  for (std::size_t s = 0; s < code->shard_count; ++s) Py_XDECREF(code->shards[s].code);
+  for (std::size_t s = 0; s < code->shard_count; ++s) {
+    if (auto it = post_mortem_copies.find(code->shards[s].code); it != post_mortem_copies.end()) {
+      PyObject *copy = it->second;
+      post_mortem_copies.erase(it);
+      Py_DECREF(copy);
+    }
+    Py_XDECREF(code->shards[s].code);
+  }
   delete[] code->shards;
   auto *block = reinterpret_cast<VisibleCodeBlock *>(code);
   release_guest_function(block->function);

@@ -343,9 +343,31 @@ void pop_interpreter_frame(VisibleSlot *slot, int checked) noexcept {
       return;
     }
   }
+  // A frame object that outlives the pop (a traceback's) keeps the frame with the post-mortem
+  // copy of its code (visible_code.h): made before the pop, while the frame is current.
+  PyFrameObject *kept = nullptr;
+  PyObject *post_mortem = nullptr;
+  if (callsite_visible_kept(frame)) [[unlikely]] {
+    kept = reinterpret_cast<PyFrameObject *>(
+        Py_NewRef(reinterpret_cast<PyObject *>(callsite_visible_frame_object(frame))));
+    PyObject *exc = compat::take_raised_exception();
+    post_mortem = post_mortem_code(slot->shard->code);
+    if (!post_mortem) PyErr_Clear();  // the frame keeps its live code
+    if (exc) compat::restore_raised_exception(exc);
+    if (!callsite_visible_is_current(slot->thread, frame)) [[unlikely]] {
+      Py_DECREF(kept);
+      if (checked) misordered("while its code was copied (it is no longer the current frame)");
+      slot->frame = nullptr;
+      return;
+    }
+  }
   callsite_visible_pop(slot->thread, frame);
   give_block(slot->thread, header_of(frame));
   slot->frame = nullptr;
+  if (kept) {
+    if (post_mortem) callsite_visible_give_code(kept, post_mortem);
+    Py_DECREF(kept);
+  }
 }
 
 #else  // no visible-frame implementation in this build: no VisibleCode is ever made

@@ -134,8 +134,7 @@ def test_inspect_stack(exe, dsl_file):
                 for fi in inspect.stack()[:3]]
 
     stack = framed(exe, callback)()
-    # inspect has no Python block for a guest function (findsource: OSError), so no context
-    assert stack[1] == (dsl_file, 4, "kernel", None)
+    assert stack[1] == (dsl_file, 4, "kernel", ["  call host(x)\n"])
     assert stack[2][2] == "test_inspect_stack"
 
 
