@@ -75,6 +75,31 @@ PyObject *new_function(PyObject *filename, PyObject *source) {
   return function;
 }
 
+// linecache.lazycache(filename, globals): linecache.getline(filename, n) then asks the guest's
+// loader for the text (a file of that name on disk still comes first). With `replace`, an
+// entry linecache holds for that name from a loader (lazy, or read without a modification
+// time: an earlier text of the same name) goes first; a file's entry stays. False + error.
+bool register_in_linecache(PyObject *filename, PyObject *globals, bool replace) {
+  PyObject *linecache = PyImport_ImportModule("linecache");
+  PyObject *cache = linecache ? PyObject_GetAttrString(linecache, "cache") : nullptr;
+  bool ok = cache != nullptr;
+  if (ok && replace && PyDict_Check(cache)) {
+    PyObject *entry = Py_XNewRef(PyDict_GetItemWithError(cache, filename));
+    const bool from_loader = entry && PyTuple_Check(entry) &&
+                             (PyTuple_GET_SIZE(entry) == 1 ||
+                              (PyTuple_GET_SIZE(entry) == 4 && PyTuple_GET_ITEM(entry, 1) == Py_None));
+    if (from_loader && PyDict_DelItem(cache, filename) < 0) PyErr_Clear();  // gone meanwhile
+    Py_XDECREF(entry);
+    ok = !PyErr_Occurred();
+  }
+  PyObject *done = ok ? PyObject_CallMethod(linecache, "lazycache", "OO", filename, globals)
+                      : nullptr;
+  Py_XDECREF(cache);
+  Py_XDECREF(linecache);
+  Py_XDECREF(done);
+  return done != nullptr;
+}
+
 // The text of the executable's own file, or nullptr (borrowed from the executable).
 PyObject *source_for(const Executable *exe, PyObject *filename) {
   ExecutableObject *owner = python_owned(exe);
@@ -139,6 +164,10 @@ PyObject *guest_function(PyObject *filename, PyObject *source) {
   if (!function && !PyErr_Occurred()) {
     function = new_function(filename, source);
     if (function && PyDict_SetItem(functions, key, function) < 0) Py_CLEAR(function);
+    // A text held in memory is known to linecache from now on (inspect, a bare getline).
+    if (function && source &&
+        !register_in_linecache(filename, PyFunction_GET_GLOBALS(function), true))
+      Py_CLEAR(function);
   }
   Py_DECREF(key);
   return function;
@@ -173,14 +202,9 @@ bool prime_linecache(const Executable *exe, PyObject *filename) {
   if (!source_for(exe, filename)) return true;
   PyObject *function = guest_function_of(exe, filename);
   if (!function) return false;
-  PyObject *linecache = PyImport_ImportModule("linecache");
-  PyObject *done = linecache ? PyObject_CallMethod(linecache, "lazycache", "OO", filename,
-                                                   PyFunction_GET_GLOBALS(function))
-                             : nullptr;
-  Py_XDECREF(linecache);
+  const bool done = register_in_linecache(filename, PyFunction_GET_GLOBALS(function), false);
   Py_DECREF(function);
-  Py_XDECREF(done);
-  return done != nullptr;
+  return done;
 }
 
 }  // namespace callsite::native

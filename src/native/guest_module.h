@@ -26,7 +26,8 @@ inline constexpr int kGuestFirstLine = 1 << 30;
 /// run with it as their function (kept alive by a frame object that outlives the frame) and
 /// its globals and builtins. One per (filename, source), shared by every executable and
 /// entry of that file; made on a cold path (building an executable's code, an exception
-/// entry). nullptr + error. GIL held.
+/// entry), when a text is registered with linecache.lazycache. nullptr + error. GIL held; may
+/// run any code (linecache).
 PyObject *guest_function(PyObject *filename, PyObject *source);
 
 /// The guest function for a location of `executable` in `filename`: with the text that
@@ -40,7 +41,7 @@ PyObject *guest_function_of(const Executable *executable, PyObject *filename);
 void release_guest_function(PyObject *function) noexcept;
 
 /// linecache.lazycache(filename, the guest globals) when `executable` holds the text of
-/// `filename` (linecache.getline then finds it without a file on disk); nothing otherwise.
+/// `filename` (again: linecache.clearcache() may have dropped the entry); nothing otherwise.
 /// False + error only when linecache itself raised. May run any code. GIL held.
 bool prime_linecache(const Executable *executable, PyObject *filename);
 

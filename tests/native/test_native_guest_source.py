@@ -146,6 +146,18 @@ def test_source_must_be_a_str():
     assert native.Executable("check", lambda s: None, source=None).source is None
 
 
+def test_a_new_text_under_the_same_name_replaces_the_old(tmp_path):
+    """A program redefined under the same file name (a notebook cell run again): its frames
+    show the new text, not what linecache kept of the old one."""
+    exe, path = _guest(tmp_path, on_disk=False, source=GUEST)
+    first = "".join(traceback.format_exception(_raised("decorated", exe)))
+    assert _line_after_entry(first, path, RAISE_LINE) == GUEST_LINES[RAISE_LINE - 1].strip()
+    changed = GUEST.replace("y > 5", "y > 7")
+    exe, _ = _guest(tmp_path, on_disk=False, source=changed)
+    again = "".join(traceback.format_exception(_raised("decorated", exe)))
+    assert _line_after_entry(again, path, RAISE_LINE) == "assert y > 7, y"
+
+
 def test_a_second_file_of_an_executable_gets_no_text(tmp_path):
     """source= is the text of the executable's file: a location in another file never shows
     it."""
@@ -177,6 +189,28 @@ def test_inspect_has_no_python_block_for_a_guest_frame(tmp_path, form, on_disk):
     for subject in (frame, frame.f_code):
         with pytest.raises(OSError):
             inspect.getsourcelines(subject)
+
+
+def test_live_visible_frame_keeps_its_code_context_and_the_kept_frame_its_lines(tmp_path):
+    """A live visible frame's code starts at its first located line (what 3.14+ instrumentation
+    needs), so inspect.stack() shows the guest line as code context; the frame object kept past
+    the pop runs a copy whose first line is past any file: same lines and positions, no Python
+    block."""
+    exe, path = _visible(tmp_path, on_disk=False, source=GUEST)
+
+    def look():
+        guest = sys._getframe(1)
+        info = inspect.getframeinfo(guest)
+        return guest, guest.f_code, list(guest.f_code.co_positions()), info.code_context
+
+    kept, live_code, live_positions, context = guest_pusher.run_in("visible", exe, look)
+    assert live_code.co_firstlineno == 2
+    assert context == [GUEST_LINES[RAISE_LINE - 1] + "\n"]
+    assert kept.f_code is not live_code and kept.f_code.co_name == "check"
+    assert kept.f_lineno == RAISE_LINE
+    assert list(kept.f_code.co_positions()) == live_positions
+    with pytest.raises(OSError):
+        inspect.getsourcelines(kept)
 
 
 # --- warnings, globals() and imports from C inside a visible frame ------------------------------
