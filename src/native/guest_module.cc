@@ -198,6 +198,18 @@ void release_guest_function(PyObject *function) noexcept {
   Py_DECREF(function);
 }
 
+void release_guest_source(const Executable *exe) noexcept {
+  ExecutableObject *owner = python_owned(exe);
+  if (!functions || !owner || !owner->source || !owner->source_file) return;
+  PyObject *exc = compat::take_raised_exception();
+  PyObject *key = PyTuple_Pack(2, owner->source_file, owner->source);
+  PyObject *function = key ? Py_XNewRef(PyDict_GetItemWithError(functions, key)) : nullptr;
+  Py_XDECREF(key);
+  PyErr_Clear();
+  release_guest_function(function);  // the cache's entry goes if only it holds the function
+  if (exc) compat::restore_raised_exception(exc);
+}
+
 bool prime_linecache(const Executable *exe, PyObject *filename) {
   if (!source_for(exe, filename)) return true;
   PyObject *function = guest_function_of(exe, filename);

@@ -40,6 +40,10 @@ PyObject *guest_function_of(const Executable *executable, PyObject *filename);
 /// GIL held.
 void release_guest_function(PyObject *function) noexcept;
 
+/// An executable with a text is being destroyed: the shared namespace of its file and text
+/// goes when nothing else uses it (frames keep the globals they run with). GIL held.
+void release_guest_source(const Executable *executable) noexcept;
+
 /// linecache.lazycache(filename, the guest globals) when `executable` holds the text of
 /// `filename` (again: linecache.clearcache() may have dropped the entry); nothing otherwise.
 /// False + error only when linecache itself raised. May run any code. GIL held.

@@ -8,6 +8,7 @@
 #include "core/frame_refs.h"
 #include "native/executable.h"
 #include "native/frame_locals.h"
+#include "native/guest_module.h"
 #include "native/reify.h"
 #include "native/visible_code.h"
 #include "native/visible_frames.h"
@@ -189,6 +190,7 @@ void exe_dealloc(PyObject *self) {
   forget_visible(&e->exe);  // after the last frame: retained frame objects own the code
   forget(&e->exe);  // nothing can hold a frame of it any more: its cache goes
   forget_locals(&e->exe);
+  release_guest_source(&e->exe);
   Py_CLEAR(e->source);
   Py_CLEAR(e->source_file);
   if (e->free_user_data) e->free_user_data(e->exe.user_data);

@@ -7,6 +7,7 @@ inspect, warnings and pdb, and the real reporters (sentry_sdk, stackprinter, IPy
 installed. Every form of native frame is run: visible frames (3.12+), and the shadow entries
 added to tracebacks by the decorator and the with block (every version)."""
 import datetime
+import gc
 import inspect
 import io
 import linecache
@@ -156,6 +157,20 @@ def test_a_new_text_under_the_same_name_replaces_the_old(tmp_path):
     exe, _ = _guest(tmp_path, on_disk=False, source=changed)
     again = "".join(traceback.format_exception(_raised("decorated", exe)))
     assert _line_after_entry(again, path, RAISE_LINE) == "assert y > 7, y"
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_the_text_is_released_with_its_executables(tmp_path, form):
+    """Nothing of callsite's keeps the text once its executables, frames and linecache's lazy
+    entry are gone (a program per notebook cell must not accumulate)."""
+    text = "".join(["fn check(x)\n", "  let y = x + 1\n", "  assert y > 5, y\n"])
+    baseline = sys.getrefcount(text)
+    exe, path = _make(tmp_path, form, on_disk=False, source=text)
+    traceback.format_exception(_raised(form, exe))
+    assert linecache.getline(path, RAISE_LINE).strip() == "assert y > 5, y"  # read: not lazy
+    del exe
+    gc.collect()
+    assert sys.getrefcount(text) == baseline
 
 
 def test_a_second_file_of_an_executable_gets_no_text(tmp_path):
