@@ -49,16 +49,36 @@ PyObject *new_loader(PyObject *filename, PyObject *source) {
   return loader;
 }
 
-// The module-shaped namespace of a guest file.
+// importlib.machinery.ModuleSpec(filename, loader, origin=filename).
+PyObject *new_spec(PyObject *filename, PyObject *loader) {
+  PyObject *machinery = PyImport_ImportModule("importlib.machinery");
+  PyObject *cls = machinery ? PyObject_GetAttrString(machinery, "ModuleSpec") : nullptr;
+  Py_XDECREF(machinery);
+  PyObject *args = cls ? PyTuple_Pack(2, filename, loader) : nullptr;
+  PyObject *kwargs = args ? Py_BuildValue("{s:O}", "origin", filename) : nullptr;
+  PyObject *spec = kwargs ? PyObject_Call(cls, args, kwargs) : nullptr;
+  Py_XDECREF(kwargs);
+  Py_XDECREF(args);
+  Py_XDECREF(cls);
+  return spec;
+}
+
+// The module-shaped namespace of a guest file. Without a text it has no __spec__ at all:
+// linecache (3.15 _bless_my_loader) warns about a __spec__ without a loader, and a module
+// without __spec__ and __loader__ is one it has nothing to ask.
 PyObject *new_globals(PyObject *filename, PyObject *source) {
   PyObject *builtins_module = PyImport_ImportModule("builtins");
   PyObject *builtins = builtins_module ? PyModule_GetDict(builtins_module) : nullptr;
   PyObject *loader = !builtins ? nullptr : source ? new_loader(filename, source) : Py_NewRef(Py_None);
+  PyObject *spec = !loader ? nullptr : source ? new_spec(filename, loader) : nullptr;
   PyObject *globals =
-      loader ? Py_BuildValue("{s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "__name__", filename, "__doc__",
-                             Py_None, "__package__", Py_None, "__loader__", loader, "__spec__",
-                             Py_None, "__file__", filename, "__builtins__", builtins)
-             : nullptr;
+      loader && (spec || !source)
+          ? Py_BuildValue("{s:O,s:O,s:O,s:O,s:O,s:O}", "__name__", filename, "__doc__", Py_None,
+                          "__package__", Py_None, "__loader__", loader, "__file__", filename,
+                          "__builtins__", builtins)
+          : nullptr;
+  if (globals && spec && PyDict_SetItemString(globals, "__spec__", spec) < 0) Py_CLEAR(globals);
+  Py_XDECREF(spec);
   Py_XDECREF(loader);
   Py_XDECREF(builtins_module);
   return globals;

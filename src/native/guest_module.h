@@ -21,8 +21,9 @@ inline constexpr int kGuestFirstLine = 1 << 30;
 
 /// A function object standing for the guest file `filename` (a str), a new reference: its
 /// __globals__ is the guest module's namespace — __name__ and __file__ the file name,
-/// __builtins__, __spec__ None, and __loader__ an object whose get_source(__name__) returns
-/// `source` (a str: the file's text held in memory) or None without a text. Visible frames
+/// __builtins__, __loader__ an object whose get_source(__name__) returns `source` (a str: the
+/// file's text held in memory) and __spec__ a ModuleSpec with that loader, or without a text
+/// __loader__ None and no __spec__. Visible frames
 /// run with it as their function (kept alive by a frame object that outlives the frame) and
 /// its globals and builtins. One per (filename, source), shared by every executable and
 /// entry of that file; made on a cold path (building an executable's code, an exception
