@@ -31,36 +31,34 @@ PyMethodDef get_source_def = {
     "get_source", get_source, METH_O,
     "get_source(fullname, /)\n--\n\nthe guest file's text, held in memory by callsite."};
 
+// module.name(*args, **kwargs), importing the module (a cold path); a new reference or
+// nullptr + error. `args`/`kwargs` may be nullptr after an earlier failure (then nullptr).
+PyObject *call_from(const char *module_name, const char *name, PyObject *args,
+                    PyObject *kwargs) {
+  PyObject *module = args && kwargs ? PyImport_ImportModule(module_name) : nullptr;
+  PyObject *callable = module ? PyObject_GetAttrString(module, name) : nullptr;
+  PyObject *result = callable ? PyObject_Call(callable, args, kwargs) : nullptr;
+  Py_XDECREF(callable);
+  Py_XDECREF(module);
+  Py_XDECREF(args);
+  Py_XDECREF(kwargs);
+  return result;
+}
+
 // types.SimpleNamespace(get_source=...) over (filename, text).
 PyObject *new_loader(PyObject *filename, PyObject *source) {
-  PyObject *types = PyImport_ImportModule("types");
-  PyObject *cls = types ? PyObject_GetAttrString(types, "SimpleNamespace") : nullptr;
-  Py_XDECREF(types);
-  PyObject *bound = cls ? PyTuple_Pack(2, filename, source) : nullptr;
+  PyObject *bound = PyTuple_Pack(2, filename, source);
   PyObject *method = bound ? PyCFunction_New(&get_source_def, bound) : nullptr;
   Py_XDECREF(bound);
-  PyObject *args = method ? PyTuple_New(0) : nullptr;
-  PyObject *kwargs = args ? Py_BuildValue("{s:O}", "get_source", method) : nullptr;
-  PyObject *loader = kwargs ? PyObject_Call(cls, args, kwargs) : nullptr;
-  Py_XDECREF(kwargs);
-  Py_XDECREF(args);
+  PyObject *kwargs = method ? Py_BuildValue("{s:O}", "get_source", method) : nullptr;
   Py_XDECREF(method);
-  Py_XDECREF(cls);
-  return loader;
+  return call_from("types", "SimpleNamespace", PyTuple_New(0), kwargs);
 }
 
 // importlib.machinery.ModuleSpec(filename, loader, origin=filename).
 PyObject *new_spec(PyObject *filename, PyObject *loader) {
-  PyObject *machinery = PyImport_ImportModule("importlib.machinery");
-  PyObject *cls = machinery ? PyObject_GetAttrString(machinery, "ModuleSpec") : nullptr;
-  Py_XDECREF(machinery);
-  PyObject *args = cls ? PyTuple_Pack(2, filename, loader) : nullptr;
-  PyObject *kwargs = args ? Py_BuildValue("{s:O}", "origin", filename) : nullptr;
-  PyObject *spec = kwargs ? PyObject_Call(cls, args, kwargs) : nullptr;
-  Py_XDECREF(kwargs);
-  Py_XDECREF(args);
-  Py_XDECREF(cls);
-  return spec;
+  return call_from("importlib.machinery", "ModuleSpec", PyTuple_Pack(2, filename, loader),
+                   Py_BuildValue("{s:O}", "origin", filename));
 }
 
 // The module-shaped namespace of a guest file. Without a text it has no __spec__ at all:

@@ -98,6 +98,16 @@ bool visible_states_of(PyObject *visible, Py_ssize_t table_size, Py_ssize_t stat
   return true;
 }
 
+// An optional keyword argument: None reads as absent (*value becomes nullptr); otherwise
+// `accepted` says whether it is what Executable expects, else a TypeError naming it.
+bool optional_argument(PyObject **value, bool accepted, const char *name, const char *expected) {
+  if (*value == Py_None) *value = nullptr;
+  if (!*value || accepted) return true;
+  PyErr_Format(PyExc_TypeError, "Executable %s must be %s, or None, not %.200s", name, expected,
+               Py_TYPE(*value)->tp_name);
+  return false;
+}
+
 PyObject *exe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   static const char *kwlist[] = {"name",   "reifier", "kind",   "visible", "locations",
                                  "states", "locals",  "source", nullptr};
@@ -126,18 +136,11 @@ PyObject *exe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     return PyErr_Format(PyExc_TypeError,
                         "Executable reifier must be callable (state: int) -> Location, not "
                         "%.200s", Py_TYPE(reifier)->tp_name);
-  if (locals == Py_None) locals = nullptr;
-  if (locals && !PyCallable_Check(locals))
-    return PyErr_Format(PyExc_TypeError,
-                        "Executable locals must be callable (state: int) -> mapping of variable "
-                        "names to values, or None, not %.200s",
-                        Py_TYPE(locals)->tp_name);
-  if (source == Py_None) source = nullptr;
-  if (source && !PyUnicode_Check(source))
-    return PyErr_Format(PyExc_TypeError,
-                        "Executable source must be a str (the text of the guest file its "
-                        "locations name) or None, not %.200s",
-                        Py_TYPE(source)->tp_name);
+  if (!optional_argument(&locals, PyCallable_Check(locals ? locals : Py_None), "locals",
+                         "callable (state: int) -> mapping of variable names to values") ||
+      !optional_argument(&source, source && PyUnicode_Check(source), "source",
+                         "a str (the text of the guest file its locations name)"))
+    return nullptr;
   if (kind && !PyUnicode_Check(kind))
     return PyErr_Format(PyExc_TypeError, "Executable kind must be a str, not %.200s",
                         Py_TYPE(kind)->tp_name);
