@@ -1,8 +1,8 @@
 // native/guest_module.h — the namespace a native frame runs in: the globals of its guest
 // file, never those of the Python module that pushed it. Tools read a frame's source through
 // f_globals (linecache.lazycache asks f_globals["__loader__"] for the source of the frame's
-// file, sentry_sdk reads __name__ and __loader__): with the pusher's globals they showed the
-// pusher's lines under the guest's file name.
+// file, sentry_sdk reads __name__ and __loader__): with the pusher's globals they would show
+// the pusher's lines under the guest's file name.
 #pragma once
 #include <Python.h>
 
