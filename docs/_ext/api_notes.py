@@ -418,6 +418,7 @@ NOTES: dict[str, dict] = {
             ("ValueError", "``states`` is out of range", 'native.Executable("k", lambda s: None, states=-1)'),
             ("OverflowError", "``reify`` given a negative state", "exe.reify(-1)"),
             ("TypeError", "``locals`` is not callable", 'native.Executable("k", lambda s: None, locals=3)'),
+            ("TypeError", "``source`` is not a str", 'native.Executable("k", lambda s: None, source=b"x")'),
         ],
         "example": """
             from callsite import native

@@ -47,6 +47,10 @@ static const void *CALLSITE_CAT(CALLSITE_WALK_NAME, _marker)(PyThreadState *tsta
 /* struct _frame (internal/pycore_frame.h, 3.11+) points at its interpreter frame: f_frame. */
 const void *callsite_layout_internal_marker_of(PyFrameObject *frame) { return frame->f_frame; }
 
+/* A frame object PyFrame_New made for a traceback entry (it never runs): its line, which
+ * PyFrame_GetLineNumber returns when f_lineno is non-zero (struct _frame, 3.11+). */
+void callsite_layout_internal_set_line(PyFrameObject *frame, int line) { frame->f_lineno = line; }
+
 #define CALLSITE_FACT(field, value) \
   {#field, offsetof(_Py_DebugOffsets, field), (uint64_t)(value)}
 #define CALLSITE_WALKER_FACTS                                                              \

@@ -74,6 +74,11 @@ const callsite_layout *callsite_layout_internal(void);
  * interleave native frames pushed while the internal layout was active. */
 const void *callsite_marker_of_frame_object(PyFrameObject *frame);
 
+/* Gives a frame object that never ran (PyFrame_New's, for a traceback entry) the line its
+ * f_lineno reports, as the eval loop's frames have (3.11+; nothing on 3.10 and without a usable
+ * internal layout, where f_lineno stays what CPython computes). */
+void callsite_set_frame_object_line(PyFrameObject *frame, int line);
+
 /* Checks that the internal layout may run in this interpreter: same minor version as its
  * headers, and (3.13+) the field offsets CPython publishes in _Py_DebugOffsets agree with the
  * compiled ones. Returns NULL when usable, else a static string saying why not. */

@@ -30,5 +30,12 @@ static const void *walk_310_marker(PyThreadState *tstate) { return tstate->frame
 
 const void *callsite_layout_internal_marker_of(PyFrameObject *frame) { return frame; }
 
+/* 3.10's PyFrame_GetLineNumber reads f_lineno only while the frame is traced (else the line
+ * of f_lasti): nothing to set. */
+void callsite_layout_internal_set_line(PyFrameObject *frame, int line) {
+  (void)frame;
+  (void)line;
+}
+
 #define CALLSITE_LAYOUT_NAME "internal-3.10"
 #include "layouts/layout_tail.inc.h"

@@ -20,6 +20,7 @@
 #if CALLSITE_HAVE_LAYOUT
 extern const callsite_layout callsite_layout_compiled;
 const void *callsite_layout_internal_marker_of(PyFrameObject *frame);
+void callsite_layout_internal_set_line(PyFrameObject *frame, int line);
 const char *callsite_layout_internal_version_refusal(void);
 #if PY_VERSION_HEX >= 0x030D0000
 const char *callsite_layout_internal_offsets_refusal(const void *image, size_t size);
@@ -28,6 +29,9 @@ const char *callsite_layout_internal_offsets_refusal(const void *image, size_t s
 const callsite_layout *callsite_layout_internal(void) { return &callsite_layout_compiled; }
 const void *callsite_marker_of_frame_object(PyFrameObject *frame) {
   return callsite_layout_internal_marker_of(frame);
+}
+void callsite_set_frame_object_line(PyFrameObject *frame, int line) {
+  if (!callsite_layout_internal_refusal()) callsite_layout_internal_set_line(frame, line);
 }
 const char *callsite_layout_debug_offsets_refusal(const void *image, size_t size) {
 #if PY_VERSION_HEX >= 0x030D0000
@@ -45,6 +49,10 @@ const char *callsite_layout_debug_offsets_refusal(const void *image, size_t size
 }
 /* Public-only builds: the public walk's own marker is the frame object. */
 const void *callsite_marker_of_frame_object(PyFrameObject *frame) { return frame; }
+void callsite_set_frame_object_line(PyFrameObject *frame, int line) {
+  (void)frame;
+  (void)line;
+}
 #endif
 
 /* Running major.minor; Py_GetVersion() starts "3.X.Y ..." on every version we support

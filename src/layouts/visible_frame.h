@@ -57,10 +57,12 @@ typedef struct callsite_visible_ops {
  * accepted the running interpreter, and only in builds with CALLSITE_HAVE_VISIBLE.
  *
  * push: fills `frame` (frame_size bytes, off the C stack) as a frame of `code` (the
- * executable keeps it alive while the frame is linked) at instruction `ip`, then makes it
- * the current frame of `tstate`, attached on the calling thread. Returns the address of the
- * frame's instruction pointer (set_state writes there); *previous receives the frame that
- * was current before, which is what the internal layouts report as the current marker.
+ * executable keeps it alive while the frame is linked) at instruction `ip`, running as
+ * `function` (a function object: the frame's f_funcobj, and its globals and builtins are the
+ * frame's; the executable keeps it alive too), then makes it the current frame of `tstate`,
+ * attached on the calling thread. Calls nothing. Returns the address of the frame's
+ * instruction pointer (set_state writes there); *previous receives the frame that was current
+ * before, which is what the internal layouts report as the current marker.
  * is_current: nonzero when `frame` is the current frame of `tstate` (pop's precondition).
  * pop: unlinks `frame` (the current frame) and either hands it to the frame object a tool
  * made for it and still holds (as CPython's take-over does) or releases what the frame owns.
@@ -68,8 +70,8 @@ typedef struct callsite_visible_ops {
  * Hidden: a call within the module needs no PLT, and LTO may inline it. */
 #define CALLSITE_VF_HIDDEN __attribute__((visibility("hidden")))
 CALLSITE_VF_HIDDEN const void **callsite_visible_push(PyThreadState *tstate, void *frame,
-                                                      PyObject *code, const void *ip,
-                                                      const void **previous);
+                                                      PyObject *code, PyObject *function,
+                                                      const void *ip, const void **previous);
 CALLSITE_VF_HIDDEN int callsite_visible_is_current(PyThreadState *tstate, const void *frame);
 CALLSITE_VF_HIDDEN void callsite_visible_pop(PyThreadState *tstate, void *frame);
 /* set_code: makes the pushed `frame` run `code` (another shard of the same executable, kept
@@ -93,11 +95,6 @@ CALLSITE_VF_HIDDEN void callsite_visible_moved(PyThreadState *tstate, const void
 CALLSITE_VF_HIDDEN void *callsite_visible_stack_take(PyThreadState *tstate, size_t header_bytes);
 CALLSITE_VF_HIDDEN int callsite_visible_stack_give(PyThreadState *tstate, void *block,
                                                    size_t header_bytes);
-/* push when a complete Python frame is below (no call made): NULL, with nothing written,
- * when there is none (then push, which falls back to __main__'s namespaces). */
-CALLSITE_VF_HIDDEN const void **callsite_visible_push_quick(PyThreadState *tstate, void *frame,
-                                                            PyObject *code, const void *ip,
-                                                            const void **previous);
 /* pop for a current frame that holds nothing (no frame object, no f_locals): 1 when done,
  * 0 (nothing touched) when the full pop is needed. */
 CALLSITE_VF_HIDDEN int callsite_visible_pop_quick(PyThreadState *tstate, void *frame);
@@ -110,6 +107,14 @@ CALLSITE_VF_HIDDEN int callsite_visible_pop_quick(PyThreadState *tstate, void *f
 CALLSITE_VF_HIDDEN PyObject *callsite_visible_locals_of(const void *frame);
 CALLSITE_VF_HIDDEN void callsite_visible_set_locals(void *frame, PyObject *mapping);
 CALLSITE_VF_HIDDEN int callsite_visible_kept(const void *frame);
+
+/* frame_object: the frame object CPython made for a pushed `frame` (borrowed), or NULL.
+ * give_code: after the pop handed the frame to `frame_object`, which owns it from then on and
+ * never runs it, makes the frame run `code` instead, a copy of its code with the same
+ * instructions and lines (native/visible_code.h, post_mortem_code), at the same instruction;
+ * nothing when the frame object does not own its frame. GIL held. */
+CALLSITE_VF_HIDDEN PyFrameObject *callsite_visible_frame_object(const void *frame);
+CALLSITE_VF_HIDDEN void callsite_visible_give_code(PyFrameObject *frame_object, PyObject *code);
 
 /* The implementation for the running interpreter, or NULL when this build has none or the
  * internal layout is refused (then native frames stay on the shadow stack only). */

@@ -22,9 +22,11 @@
  *     strong for the exported clear only, see pop); instruction pointer at or past its first
  *     instruction, a RESUME (_co_firsttraceable == 0), so _PyFrame_IsIncomplete is false and
  *     every reader shows it;
- *   - f_funcobj/f_globals/f_builtins: the calling frame's, borrowed (it outlives us, LIFO):
- *     faulthandler, warnings, PyEval_GetGlobals and sys._getframemodulename read them, and
- *     3.13.15+ faulthandler stops its dump at a frame whose globals or builtins are NULL;
+ *   - f_funcobj: the guest function of the executable's file (native/guest_module.h),
+ *     borrowed (the executable holds it; a take-over makes the copy's reference strong);
+ *     f_globals/f_builtins: its globals and builtins, borrowed (it holds them): linecache,
+ *     warnings, PyEval_GetGlobals and sys._getframemodulename read them, and 3.13.15+
+ *     faulthandler stops its dump at a frame whose globals or builtins are NULL;
  *   - 3.14+: references built with CPython's stack-reference helpers, so a borrowed one is
  *     tagged as borrowed (PyStackRef_CLOSE never decrefs it; _PyFrame_Copy makes it strong);
  *   - owner FRAME_OWNED_BY_THREAD: the only owner every reader accepts and shows;
@@ -41,28 +43,16 @@
 #define CALLSITE_VF_RESUME_CACHES 0
 #endif
 
-/* Globals and builtins for a frame pushed with no Python frame below it (a thread started
- * from C): __main__'s namespace, as the REPL's frames have. Never NULL (see above). */
-static __attribute__((noinline, cold)) void callsite_vf_fallback_namespaces(PyObject **globals,
-                                                                           PyObject **builtins) {
-  PyObject *exc = PyErr_GetRaisedException();
-  PyObject *main_module = PyImport_AddModule("__main__"); /* borrowed */
-  *builtins = PyEval_GetBuiltins();
-  *globals = main_module ? PyModule_GetDict(main_module) : *builtins;
-  PyErr_Clear();
-  PyErr_SetRaisedException(exc);
-}
-
-/* Fills `f` as a frame of `code` at `ip` whose namespaces are `globals`/`builtins`, below
- * `prev`, and publishes it. */
-static inline const void **callsite_vf_link(PyThreadState *tstate, _PyInterpreterFrame *f,
-                                            _PyInterpreterFrame *prev,
-                                            _PyInterpreterFrame *caller, PyObject *code,
-                                            const void *ip, PyObject *globals,
-                                            PyObject *builtins) {
+/* Fills `f` as a frame of `code` at `ip` running as `function`, below the current frame,
+ * and publishes it. */
+const void **callsite_visible_push(PyThreadState *tstate, void *frame, PyObject *code,
+                                   PyObject *function, const void *ip, const void **previous) {
+  _PyInterpreterFrame *f = (_PyInterpreterFrame *)frame;
+  _PyInterpreterFrame *prev = CALLSITE_VF_CURRENT(tstate);
+  *previous = prev;
 #if CALLSITE_VF_STACKREFS
   f->f_executable = PyStackRef_FromPyObjectBorrow(code);
-  f->f_funcobj = caller ? PyStackRef_Borrow(caller->f_funcobj) : PyStackRef_None;
+  f->f_funcobj = PyStackRef_FromPyObjectBorrow(function);
   f->stackpointer = f->localsplus;
   f->visited = 0;
 #ifdef Py_DEBUG
@@ -70,12 +60,12 @@ static inline const void **callsite_vf_link(PyThreadState *tstate, _PyInterprete
 #endif
 #else
   f->CALLSITE_VF_CODE_FIELD = (void *)code;
-  f->f_funcobj = caller ? caller->f_funcobj : Py_None;
+  f->f_funcobj = function;
   f->stacktop = 0;
 #endif
   f->previous = prev;
-  f->f_globals = globals;
-  f->f_builtins = builtins;
+  f->f_globals = ((PyFunctionObject *)function)->func_globals;
+  f->f_builtins = ((PyFunctionObject *)function)->func_builtins;
   f->f_locals = NULL;
   f->frame_obj = NULL;
   f->CALLSITE_VF_IP_FIELD = (_Py_CODEUNIT *)ip;
@@ -86,31 +76,6 @@ static inline const void **callsite_vf_link(PyThreadState *tstate, _PyInterprete
   __asm__ __volatile__("" ::: "memory");
   CALLSITE_VF_CURRENT(tstate) = f;
   return (const void **)&f->CALLSITE_VF_IP_FIELD;
-}
-
-/* The push with a Python frame below, the common case, calling nothing (so that its caller
- * saves no register): NULL, with nothing written, when there is none. */
-const void **callsite_visible_push_quick(PyThreadState *tstate, void *frame, PyObject *code,
-                                         const void *ip, const void **previous) {
-  _PyInterpreterFrame *prev = CALLSITE_VF_CURRENT(tstate);
-  _PyInterpreterFrame *caller = _PyFrame_GetFirstComplete(prev);
-  if (!caller) return NULL;
-  *previous = prev;
-  return callsite_vf_link(tstate, (_PyInterpreterFrame *)frame, prev, caller, code, ip,
-                          caller->f_globals, caller->f_builtins);
-}
-
-const void **callsite_visible_push(PyThreadState *tstate, void *frame, PyObject *code,
-                                   const void *ip, const void **previous) {
-  const void **at = callsite_visible_push_quick(tstate, frame, code, ip, previous);
-  if (at) return at;
-  /* No complete frame below: __main__'s namespaces. */
-  _PyInterpreterFrame *prev = CALLSITE_VF_CURRENT(tstate);
-  *previous = prev;
-  PyObject *globals, *builtins;
-  callsite_vf_fallback_namespaces(&globals, &builtins);
-  return callsite_vf_link(tstate, (_PyInterpreterFrame *)frame, prev, NULL, code, ip, globals,
-                          builtins);
 }
 
 void callsite_visible_set_code(void *frame, PyObject *code, const void *ip) {
@@ -175,6 +140,34 @@ void callsite_visible_set_locals(void *frame, PyObject *mapping) {
 int callsite_visible_kept(const void *frame) {
   PyFrameObject *fo = ((const _PyInterpreterFrame *)frame)->frame_obj;
   return fo && Py_REFCNT(fo) > 1;
+}
+
+PyFrameObject *callsite_visible_frame_object(const void *frame) {
+  return ((const _PyInterpreterFrame *)frame)->frame_obj;
+}
+
+/* The frame a frame object owns (FRAME_OWNED_BY_FRAME_OBJECT, in its _f_frame_data) holds a
+ * strong reference to its code (the take-over made it strong); the instruction pointer moves
+ * to the same offset in the new code. */
+void callsite_visible_give_code(PyFrameObject *frame_object, PyObject *code) {
+  _PyInterpreterFrame *f = frame_object->f_frame;
+  if (f != (_PyInterpreterFrame *)frame_object->_f_frame_data ||
+      f->owner != FRAME_OWNED_BY_FRAME_OBJECT)
+    return;
+#if CALLSITE_VF_STACKREFS
+  PyCodeObject *old = (PyCodeObject *)PyStackRef_AsPyObjectBorrow(f->f_executable);
+  const ptrdiff_t at = f->CALLSITE_VF_IP_FIELD - _PyCode_CODE(old);
+  _PyStackRef previous = f->f_executable;
+  f->f_executable = PyStackRef_FromPyObjectNew(code);
+  f->CALLSITE_VF_IP_FIELD = _PyCode_CODE((PyCodeObject *)code) + at;
+  PyStackRef_CLOSE(previous);
+#else
+  PyCodeObject *old = (PyCodeObject *)f->CALLSITE_VF_CODE_FIELD;
+  const ptrdiff_t at = f->CALLSITE_VF_IP_FIELD - _PyCode_CODE(old);
+  f->CALLSITE_VF_CODE_FIELD = (void *)Py_NewRef(code);
+  f->CALLSITE_VF_IP_FIELD = _PyCode_CODE((PyCodeObject *)code) + at;
+  Py_DECREF(old);
+#endif
 }
 
 int callsite_visible_is_current(PyThreadState *tstate, const void *frame) {

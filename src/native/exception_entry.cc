@@ -1,5 +1,6 @@
 // native/exception_entry.cc — traceback entries for native frames: a fresh frame over an
-// EMPTY code object per (filename, name), as Cython's __Pyx_AddTraceback does. Pairing a
+// EMPTY code object per (filename, name) (guest_module.h), as Cython's __Pyx_AddTraceback
+// does, with the globals of its guest file. Pairing a
 // frame with a real code object crashed on 3.11+ (jax#16027), so reified code objects are
 // never used here. The line goes in tb_lineno; the code object has no positions at all, so
 // traceback.py (3.11+: _walk_tb_with_full_positions) falls back to tb_lineno.
@@ -10,57 +11,11 @@
 #include "core/compat.h"
 #include "layouts/layout.h"
 #include "native/frame_locals.h"
+#include "native/guest_module.h"
 #include "native/reify.h"
 
 namespace callsite::native {
 namespace {
-
-PyObject *code_cache = nullptr;  // {(filename, name): code}; lives for the process
-PyObject *empty_globals = nullptr;
-
-// PyCode_NewEmpty maps its instructions to firstlineno; on 3.11+ replace the location table
-// by "no location" entries (PY_CODE_LOCATION_INFO_NONE = 15, 8 code units at most each) so
-// that co_positions() yields None and tracebacks print the per-entry tb_lineno instead.
-PyObject *empty_code(PyObject *filename, PyObject *name) {
-  if (!code_cache && !(code_cache = PyDict_New())) return nullptr;
-  PyObject *key = PyTuple_Pack(2, filename, name);
-  if (!key) return nullptr;
-  PyObject *code = PyDict_GetItemWithError(code_cache, key);
-  if (code || PyErr_Occurred()) {
-    Py_DECREF(key);
-    return Py_XNewRef(code);
-  }
-  // The names go in as str objects (code.replace below), not as PyCode_NewEmpty's C
-  // strings, which would cut them at an embedded NUL where captures do not.
-  code = reinterpret_cast<PyObject *>(PyCode_NewEmpty("", "", 1));
-  if (code) {
-    PyObject *bytecode = PyObject_GetAttrString(code, "co_code");
-    Py_ssize_t units = bytecode ? PyBytes_GET_SIZE(bytecode) / 2 : -1;
-    Py_XDECREF(bytecode);
-    PyObject *table = units >= 0 ? PyBytes_FromStringAndSize(nullptr, (units + 7) / 8) : nullptr;
-    if (table) {
-      char *p = PyBytes_AS_STRING(table);
-      for (; units > 0; units -= 8) *p++ = char(0x80 | (15 << 3) | ((units < 8 ? units : 8) - 1));
-    }
-    PyObject *replace = table ? PyObject_GetAttrString(code, "replace") : nullptr;
-    PyObject *args = replace ? PyTuple_New(0) : nullptr;
-    PyObject *kwargs =
-        !args ? nullptr
-        : compat::kHasColumns
-            ? Py_BuildValue("{s:O,s:O,s:O,s:O}", "co_linetable", table, "co_filename",
-                            filename, "co_name", name, "co_qualname", name)
-            : Py_BuildValue("{s:O,s:O}", "co_filename", filename, "co_name", name);
-    PyObject *replaced = kwargs ? PyObject_Call(replace, args, kwargs) : nullptr;
-    Py_XDECREF(kwargs);
-    Py_XDECREF(args);
-    Py_XDECREF(replace);
-    Py_XDECREF(table);
-    Py_SETREF(code, replaced);
-  }
-  if (code && PyDict_SetItem(code_cache, key, code) < 0) Py_CLEAR(code);
-  Py_DECREF(key);
-  return code;
-}
 
 // A new traceback entry for the native frame `link` (nullptr: the calling thread's innermost
 // frame of `exe` at `state` with a reifier of its own, else none) in front of `next` (may be
@@ -90,28 +45,29 @@ PyObject *new_entry(const Executable *exe, std::uintptr_t state, const NativeLin
     Py_XDECREF(locals);
     return nullptr;
   }
-  if (!r) return nullptr;
   // Copied and held: what follows allocates (a collection may run finalizers, which may
   // reify other states and release this entry).
   const int lineno = r->lineno;
   PyObject *filename = Py_NewRef(r->filename), *name = Py_NewRef(r->name);
   PyObject *code = empty_code(filename, name);
+  // The guest file's globals, never the raiser's: traceback reads the entry's source through
+  // f_globals (linecache.lazycache) and sentry_sdk its module name and loader.
+  PyObject *function = code ? guest_function_of(exe, filename) : nullptr;
   Py_DECREF(filename);
   Py_DECREF(name);
-  if (!code) {
-    Py_XDECREF(locals);
-    return nullptr;
-  }
-  if (!empty_globals && !(empty_globals = PyDict_New())) {
-    Py_DECREF(code);
+  if (!function) {
+    Py_XDECREF(code);
     Py_XDECREF(locals);
     return nullptr;
   }
   PyFrameObject *frame = PyFrame_New(PyThreadState_Get(), reinterpret_cast<PyCodeObject *>(code),
-                                     empty_globals, locals);
+                                     PyFunction_GET_GLOBALS(function), locals);
+  Py_DECREF(function);
   Py_DECREF(code);
   Py_XDECREF(locals);
   if (!frame) return nullptr;
+  // Its f_lineno is the entry's line (readers of tb.tb_frame.f_lineno: IPython, pdb's list).
+  if (lineno > 0) callsite_set_frame_object_line(frame, lineno);
   PyObject *tb = PyObject_CallFunction(reinterpret_cast<PyObject *>(&PyTraceBack_Type), "OOii",
                                        next ? next : Py_None, frame, 0, lineno);
   Py_DECREF(frame);

@@ -22,6 +22,10 @@ struct ExecutableObject {
   const VisibleCode *visible;
   bool warned_shadow_push;  ///< visible, but a frame was pushed by `with`/push(): warned once
   PyObject *locals;  ///< locals=: the Python locals reifier (state -> mapping), or nullptr
+  PyObject *source;  ///< source=: the text of the guest file its locations name, or nullptr
+  /// The file `source` is the text of (native/guest_module.h): its visible code's file, else
+  /// the first file an entry of it named; nullptr until then.
+  PyObject *source_file;
 };
 
 /// The callsite.native.Executable type; created by the Python-facing layer at init.

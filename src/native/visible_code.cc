@@ -15,10 +15,12 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "layouts/visible_frame.h"
 #include "native/frame_locals.h"
+#include "native/guest_module.h"
 #include "native/reify.h"
 
 namespace callsite::native {
@@ -178,6 +180,9 @@ PyObject *build_shard(const Executable *exe, std::size_t first, std::size_t coun
     if (!placeholder) return nullptr;
     file = placeholder;
   }
+  // The first line is the first located line: 3.14+ instrumentation stores each line as its
+  // distance from co_firstlineno and requires it to be at least -1 (instrumentation.c,
+  // compute_line_delta).
   if (!firstlineno) firstlineno = 1;
   std::string bytecode, table;
   encode(located, firstlineno, true, ops, &bytecode, &table);
@@ -193,7 +198,55 @@ PyObject *build_shard(const Executable *exe, std::size_t first, std::size_t coun
   return code;
 }
 
+// post_mortem_code's copies, by the shard code they copy; never destroyed (as `codes`).
+auto &post_mortem_copies = *new std::unordered_map<PyObject *, PyObject *>();
+
 }  // namespace
+
+PyObject *post_mortem_code(PyObject *code) {
+  if (auto it = post_mortem_copies.find(code); it != post_mortem_copies.end()) return it->second;
+  // encode() began the table with the body's entry: its header byte, then a zero delta (one
+  // byte). Re-based on the new first line, that entry keeps the body's line, and every later
+  // entry, relative to the one before, keeps its own.
+  const int firstlineno = reinterpret_cast<PyCodeObject *>(code)->co_firstlineno;
+  PyObject *table = PyObject_GetAttrString(code, "co_linetable");
+  if (!table) return nullptr;
+  if (!PyBytes_Check(table) || PyBytes_GET_SIZE(table) < 2 || PyBytes_AS_STRING(table)[1] != 0) {
+    Py_DECREF(table);
+    PyErr_SetString(PyExc_SystemError, "callsite: not a synthetic code object's line table");
+    return nullptr;
+  }
+  std::string rebased(1, PyBytes_AS_STRING(table)[0]);
+  put_svarint(rebased, firstlineno - kGuestFirstLine);
+  rebased.append(PyBytes_AS_STRING(table) + 2, std::size_t(PyBytes_GET_SIZE(table) - 2));
+  Py_DECREF(table);
+  PyObject *replace = PyObject_GetAttrString(code, "replace");
+  PyObject *new_table =
+      replace ? PyBytes_FromStringAndSize(rebased.data(), Py_ssize_t(rebased.size())) : nullptr;
+  PyObject *args = new_table ? PyTuple_New(0) : nullptr;
+  PyObject *kwargs = args ? Py_BuildValue("{s:i,s:O}", "co_firstlineno", kGuestFirstLine,
+                                          "co_linetable", new_table)
+                          : nullptr;
+  PyObject *copy = kwargs ? PyObject_Call(replace, args, kwargs) : nullptr;
+  Py_XDECREF(kwargs);
+  Py_XDECREF(args);
+  Py_XDECREF(new_table);
+  Py_XDECREF(replace);
+  if (!copy) return nullptr;
+  // A collection during the build may have made it meanwhile (a finalizer popping a frame).
+  if (auto it = post_mortem_copies.find(code); it != post_mortem_copies.end()) {
+    Py_DECREF(copy);
+    return it->second;
+  }
+  try {
+    post_mortem_copies.emplace(code, copy);
+  } catch (const std::exception &) {
+    Py_DECREF(copy);
+    PyErr_NoMemory();
+    return nullptr;
+  }
+  return copy;
+}
 
 VisibleCode *build_visible_code(const Executable *exe, std::size_t states) {
   const callsite_visible_ops *ops = callsite_visible_frames();
@@ -221,11 +274,19 @@ VisibleCode *build_visible_code(const Executable *exe, std::size_t states) {
       if (!code) break;
       shards[built] = VisibleShard{code, first_state_of(code, ops), first, n};
     }
-    if (built == count) {
-      auto *out = new VisibleCode{states, kStatesPerShard, count, shards.get()};
+    // The guest file of its frames' globals: the file the states name, else the
+    // placeholder the code carries.
+    PyObject *function =
+        built == count
+            ? guest_function_of(exe, filename ? filename
+                                              : reinterpret_cast<PyCodeObject *>(shards[0].code)
+                                                    ->co_filename)
+            : nullptr;
+    if (function) {
+      auto *out = new VisibleCodeBlock{{states, kStatesPerShard, count, shards.get()}, function};
       shards.release();
       Py_XDECREF(filename);
-      return out;
+      return &out->shared;
     }
   } catch (const std::exception &) {  // out of memory; never the forced unwind
     PyErr_NoMemory();
@@ -237,9 +298,18 @@ VisibleCode *build_visible_code(const Executable *exe, std::size_t states) {
 
 void free_visible_code(VisibleCode *code) noexcept {
   if (!code) return;
-  for (std::size_t s = 0; s < code->shard_count; ++s) Py_XDECREF(code->shards[s].code);
+  for (std::size_t s = 0; s < code->shard_count; ++s) {
+    if (auto it = post_mortem_copies.find(code->shards[s].code); it != post_mortem_copies.end()) {
+      PyObject *copy = it->second;
+      post_mortem_copies.erase(it);
+      Py_DECREF(copy);
+    }
+    Py_XDECREF(code->shards[s].code);
+  }
   delete[] code->shards;
-  delete code;
+  auto *block = reinterpret_cast<VisibleCodeBlock *>(code);
+  release_guest_function(block->function);
+  delete block;
 }
 
 }  // namespace callsite::native

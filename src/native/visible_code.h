@@ -19,12 +19,33 @@ inline constexpr std::size_t kMaxShardTableBytes = 48 * 1024;
 /// States one executable may declare (its shards are built eagerly, on first use).
 inline constexpr std::size_t kMaxVisibleStates = std::size_t(1) << 20;
 
+/// What build_visible_code makes: the VisibleCode other extensions read (abi.h), followed by
+/// what only callsite reads (every VisibleCode is made here, so the cast below is valid): the
+/// guest function (guest_module.h) whose globals, builtins and function a frame runs with.
+struct VisibleCodeBlock {
+  VisibleCode shared;
+  PyObject *function;
+};
+
+/// The guest function of frames of `code` (borrowed: the code holds it).
+inline PyObject *guest_function_of_code(const VisibleCode *code) {
+  return reinterpret_cast<const VisibleCodeBlock *>(code)->function;
+}
+
 /// Builds the code of `executable` for states [0, states), each reified through the
 /// executable's reifier (and cache), kStatesPerShard states per code object; states whose
 /// location is unknown or in another file than the first known one get "no location". A new
 /// VisibleCode (owning its code objects) or nullptr + error (ValueError above
 /// kMaxVisibleStates). GIL held.
 VisibleCode *build_visible_code(const Executable *executable, std::size_t states);
+
+/// The code a frame object keeps of a visible frame of `code` (a shard's) after the pop, when
+/// it never runs again: the same instructions and lines, its first line past the end of any
+/// file (kGuestFirstLine, guest_module.h), so that inspect has no Python block for it (OSError)
+/// where a live frame's code must keep its first line at its first located line (3.14+
+/// instrumentation). Made on first use, cached until the shard's code is released. Borrowed
+/// (the cache holds it), or nullptr + error. GIL held; may run a collection.
+PyObject *post_mortem_code(PyObject *code);
 
 /// Releases what build_visible_code made. GIL held.
 void free_visible_code(VisibleCode *code) noexcept;

@@ -129,7 +129,9 @@ inline bool link_frame(PyThreadState *ts, const VisibleCode *code, std::uintptr_
     return false;  // out of memory: shadow-only is still correct
   const VisibleShard *shard;
   const std::uint16_t *at = locate(code, state, &shard);
-  fill_slot(out, ts, b, shard, callsite_visible_push(ts, frame_of(b), shard->code, at, previous));
+  fill_slot(out, ts, b, shard,
+            callsite_visible_push(ts, frame_of(b), shard->code, guest_function_of_code(code), at,
+                                 previous));
   return true;
 }
 
@@ -268,8 +270,8 @@ namespace {
 }
 }  // namespace
 
-// The common case calls nothing, so that it saves no register: room on the data stack, a
-// Python frame below, the internal layout. Anything else goes to push_visible_slow.
+// The common case calls nothing, so that it saves no register: room on the data stack, the
+// internal layout. Anything else goes to push_visible_slow.
 ThreadStack *push_visible(PyThreadState *ts, NativeLink *link, const Executable *executable,
                           std::uintptr_t state, const VisibleCode *code,
                           VisibleSlot *out) noexcept {
@@ -281,14 +283,12 @@ ThreadStack *push_visible(PyThreadState *ts, NativeLink *link, const Executable 
     const std::uint16_t *at = locate(code, state, &shard);
     if (void *top = callsite_visible_stack_take(ts, sizeof(BlockHeader))) [[likely]] {
       BlockHeader *b = static_cast<BlockHeader *>(top);
+      b->next_free = kOnDataStack;
       const void *previous;
-      if (const void **ip = callsite_visible_push_quick(ts, frame_of(b), shard->code, at,
-                                                        &previous)) [[likely]] {
-        b->next_free = kOnDataStack;
-        fill_slot(out, ts, b, shard, ip);
-        return push_marked(link, executable, state, previous);
-      }
-      callsite_visible_stack_give(ts, b, sizeof(BlockHeader));
+      fill_slot(out, ts, b, shard,
+                callsite_visible_push(ts, frame_of(b), shard->code, guest_function_of_code(code),
+                                      at, &previous));
+      return push_marked(link, executable, state, previous);
     }
   }
   return push_visible_slow(ts, link, executable, state, code, out);
@@ -343,9 +343,31 @@ void pop_interpreter_frame(VisibleSlot *slot, int checked) noexcept {
       return;
     }
   }
+  // A frame object that outlives the pop (a traceback's) keeps the frame with the post-mortem
+  // copy of its code (visible_code.h): made before the pop, while the frame is current.
+  PyFrameObject *kept = nullptr;
+  PyObject *post_mortem = nullptr;
+  if (callsite_visible_kept(frame)) [[unlikely]] {
+    kept = reinterpret_cast<PyFrameObject *>(
+        Py_NewRef(reinterpret_cast<PyObject *>(callsite_visible_frame_object(frame))));
+    PyObject *exc = compat::take_raised_exception();
+    post_mortem = post_mortem_code(slot->shard->code);
+    if (!post_mortem) PyErr_Clear();  // the frame keeps its live code
+    if (exc) compat::restore_raised_exception(exc);
+    if (!callsite_visible_is_current(slot->thread, frame)) [[unlikely]] {
+      Py_DECREF(kept);
+      if (checked) misordered("while its code was copied (it is no longer the current frame)");
+      slot->frame = nullptr;
+      return;
+    }
+  }
   callsite_visible_pop(slot->thread, frame);
   give_block(slot->thread, header_of(frame));
   slot->frame = nullptr;
+  if (kept) {
+    if (post_mortem) callsite_visible_give_code(kept, post_mortem);
+    Py_DECREF(kept);
+  }
 }
 
 #else  // no visible-frame implementation in this build: no VisibleCode is ever made

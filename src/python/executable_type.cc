@@ -8,6 +8,7 @@
 #include "core/frame_refs.h"
 #include "native/executable.h"
 #include "native/frame_locals.h"
+#include "native/guest_module.h"
 #include "native/reify.h"
 #include "native/visible_code.h"
 #include "native/visible_frames.h"
@@ -97,14 +98,24 @@ bool visible_states_of(PyObject *visible, Py_ssize_t table_size, Py_ssize_t stat
   return true;
 }
 
+// An optional keyword argument: None reads as absent (*value becomes nullptr); otherwise
+// `accepted` says whether it is what Executable expects, else a TypeError naming it.
+bool optional_argument(PyObject **value, bool accepted, const char *name, const char *expected) {
+  if (*value == Py_None) *value = nullptr;
+  if (!*value || accepted) return true;
+  PyErr_Format(PyExc_TypeError, "Executable %s must be %s, or None, not %.200s", name, expected,
+               Py_TYPE(*value)->tp_name);
+  return false;
+}
+
 PyObject *exe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static const char *kwlist[] = {"name",      "reifier", "kind",   "visible",
-                                 "locations", "states",  "locals", nullptr};
+  static const char *kwlist[] = {"name",   "reifier", "kind",   "visible", "locations",
+                                 "states", "locals",  "source", nullptr};
   PyObject *name, *reifier = Py_None, *kind = nullptr, *visible = nullptr,
-                  *locations = nullptr, *states = nullptr, *locals = nullptr;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$OOOOO:Executable",
+                  *locations = nullptr, *states = nullptr, *locals = nullptr, *source = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$OOOOOO:Executable",
                                    const_cast<char **>(kwlist), &name, &reifier, &kind,
-                                   &visible, &locations, &states, &locals))
+                                   &visible, &locations, &states, &locals, &source))
     return nullptr;
   if (!PyUnicode_Check(name))
     return PyErr_Format(PyExc_TypeError, "Executable name must be a str, not %.200s",
@@ -125,12 +136,11 @@ PyObject *exe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     return PyErr_Format(PyExc_TypeError,
                         "Executable reifier must be callable (state: int) -> Location, not "
                         "%.200s", Py_TYPE(reifier)->tp_name);
-  if (locals == Py_None) locals = nullptr;
-  if (locals && !PyCallable_Check(locals))
-    return PyErr_Format(PyExc_TypeError,
-                        "Executable locals must be callable (state: int) -> mapping of variable "
-                        "names to values, or None, not %.200s",
-                        Py_TYPE(locals)->tp_name);
+  if (!optional_argument(&locals, PyCallable_Check(locals ? locals : Py_None), "locals",
+                         "callable (state: int) -> mapping of variable names to values") ||
+      !optional_argument(&source, source && PyUnicode_Check(source), "source",
+                         "a str (the text of the guest file its locations name)"))
+    return nullptr;
   if (kind && !PyUnicode_Check(kind))
     return PyErr_Format(PyExc_TypeError, "Executable kind must be a str, not %.200s",
                         Py_TYPE(kind)->tp_name);
@@ -145,6 +155,12 @@ PyObject *exe_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   if (locals) any_locals = true;
   self->exe.reify = &python_reifier;
   self->visible_states = visible_states;
+  // An exact str: its compare and hash in the guest module's cache run no Python.
+  self->source = source ? PyUnicode_FromObject(source) : nullptr;
+  if (source && !self->source) {
+    Py_DECREF(self);
+    return nullptr;
+  }
   // locations=[...] are known now: build the code eagerly, so errors surface here. Where
   // visible frames are unavailable: one RuntimeWarning now, then shadow-only frames.
   if (visible_states >= 0 && ((locations && locations != Py_None) || visible_refusal()) &&
@@ -177,6 +193,9 @@ void exe_dealloc(PyObject *self) {
   forget_visible(&e->exe);  // after the last frame: retained frame objects own the code
   forget(&e->exe);  // nothing can hold a frame of it any more: its cache goes
   forget_locals(&e->exe);
+  release_guest_source(&e->exe);
+  Py_CLEAR(e->source);
+  Py_CLEAR(e->source_file);
   if (e->free_user_data) e->free_user_data(e->exe.user_data);
   Py_CLEAR(e->reifier);
   Py_CLEAR(e->locations);
@@ -219,6 +238,8 @@ PyMemberDef exe_members[] = {
     {"locals", T_OBJECT, offsetof(ExecutableObject, locals), READONLY,
      "the Python locals reifier, called with a state and returning a mapping of names to "
      "values, or None"},
+    {"source", T_OBJECT, offsetof(ExecutableObject, source), READONLY,
+     "the text of the guest file its locations name (source=), or None"},
     {"__weaklistoffset__", T_PYSSIZET, offsetof(ExecutableObject, weakrefs), READONLY, nullptr},
     {nullptr, 0, 0, 0, nullptr}};
 
@@ -234,7 +255,7 @@ PyMethodDef exe_methods[] = {
 PyType_Slot exe_slots[] = {
     {Py_tp_doc, const_cast<char *>(
                     "Executable(name, reifier=None, *, kind='python', visible=False, "
-                    "locations=None, states=None, locals=None)\n--\n\n"
+                    "locations=None, states=None, locals=None, source=None)\n--\n\n"
                     "One kind of native code (an interpreted function, a JIT kernel). "
                     "reifier(state: int) returns a callsite.native.Location (or a "
                     "(filename, lineno, ...) tuple, or None) and is called only when a frame "
@@ -245,7 +266,10 @@ PyType_Slot exe_slots[] = {
                     "len(locations) states, or `states` states reified on the first push. "
                     "locals(state: int) returns a mapping of variable names to values, called "
                     "only when something reads a frame's variables (frame.f_locals of a "
-                    "visible frame, a traceback's frame, callsite.Frame.locals).")},
+                    "visible frame, a traceback's frame, callsite.Frame.locals). "
+                    "source: the text of the guest file the locations name, held in memory: "
+                    "tracebacks, linecache and debuggers show its lines without a file on "
+                    "disk.")},
     {Py_tp_new, reinterpret_cast<void *>(exe_new)},
     {Py_tp_dealloc, reinterpret_cast<void *>(exe_dealloc)},
     {Py_tp_traverse, reinterpret_cast<void *>(exe_traverse)},

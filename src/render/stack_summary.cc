@@ -2,6 +2,7 @@
 #include "render/stack_summary.h"
 
 #include "core/compat.h"
+#include "native/guest_module.h"
 #include "symbolize/source_lines.h"
 #include "symbolize/symbolize.h"
 
@@ -64,6 +65,18 @@ PyObject *stack_summary(const RawFrame *frames, std::size_t count) {
       FrameInfo info;
       PyObject *summary = symbolize(frames[i], &info) ? frame_summary(frame_cls, info) : nullptr;
       if (!summary) break;
+      // A guest file held in memory (Executable(source=...)): linecache learns where its
+      // lines are, as traceback's own walk does from a frame's globals. The summary holds the
+      // filename; `info` may not outlive what linecache runs.
+      if (!frames[i].is_python()) {
+        PyObject *filename = PyObject_GetAttrString(summary, "filename");
+        const bool primed = filename && native::prime_linecache(frames[i].executable(), filename);
+        Py_XDECREF(filename);
+        if (!primed) {
+          Py_DECREF(summary);
+          break;
+        }
+      }
       PyList_SET_ITEM(list, n - 1 - i, summary);  // outermost first, like extract_stack
     }
     if (i == n) result = PyObject_CallMethod(stack_cls, "from_list", "O", list);

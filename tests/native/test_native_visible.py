@@ -4,6 +4,7 @@ decorator's wrapper, C++ NativeFrame) that are real interpreter frames. CPython'
 oracles; the DSL source file below gives them source lines to show."""
 from __future__ import annotations
 
+import builtins
 import faulthandler
 import gc
 import inspect
@@ -75,7 +76,7 @@ def test_getframe_chain_lines_and_positions(exe, dsl_file):
     assert f.f_lineno == 4
     assert list(f.f_code.co_positions())[f.f_lasti // 2] == (4, 4, 2, 14)
     assert f.f_back is caller_frame
-    assert f.f_globals is globals()
+    assert f.f_globals["__name__"] == f.f_globals["__file__"] == dsl_file  # the guest's own
 
 
 def test_set_state_moves_the_line(exe):
@@ -293,7 +294,8 @@ def test_frame_objects_retained_past_the_pop(exe):
     gc.collect()
     assert kept.f_code.co_name == "kernel" and kept.f_lineno == 4
     assert kept.f_back is caller_frame
-    assert kept.f_globals is globals() and kept.f_builtins is caller_frame.f_builtins
+    assert kept.f_globals["__name__"] == kept.f_code.co_filename
+    assert kept.f_builtins is caller_frame.f_builtins
     assert kept.f_locals == {}
     kept.clear()  # no longer executing
     del kept
@@ -538,9 +540,11 @@ def test_behaviour_locals_and_eval_see_the_native_frame(exe):
     local_only = 41  # noqa: F841
 
     assert framed(exe, locals)() == {}
-    assert framed(exe, eval)("DSL_SOURCE") is DSL_SOURCE  # caller's globals
-    with pytest.raises(NameError):
-        framed(exe, eval)("local_only")
+    assert framed(exe, eval)("__name__") == exe.reify(0).filename  # the guest's globals
+    assert framed(exe, eval)("len('ab')") == 2  # and builtins
+    for name in ("DSL_SOURCE", "local_only"):  # neither the caller's globals nor its locals
+        with pytest.raises(NameError):
+            framed(exe, eval)(name)
 
 
 def test_behaviour_getframe_depths_count_the_native_frame(exe):
@@ -766,23 +770,23 @@ def test_a_cpp_executable_whose_name_is_not_utf8_gets_its_code():
     assert (code.co_name, code.co_filename) == ("k\ufffdernel", "bench.dsl")
 
 
-def test_a_frame_pushed_with_no_python_frame_below_takes_mains_namespace():
+def test_a_frame_pushed_with_no_python_frame_below_has_its_guest_namespace():
     """A thread started from C has no Python frame: the visible frame is the bottom of the
-    chain, with __main__'s globals and builtins (never NULL: faulthandler stops at a frame
-    without them), and still shows its line."""
+    chain, with its guest file's globals and builtins as everywhere (never NULL: faulthandler
+    stops at a frame without them), and still shows its line."""
     testing = pytest.importorskip("callsite._callsite_testing")
     seen = {}
 
     def callback():
         f = sys._getframe(1)
         seen["frame"] = (f.f_code.co_name, f.f_code.co_filename, f.f_lineno, f.f_back)
-        seen["globals"] = f.f_globals is sys.modules["__main__"].__dict__
+        seen["globals"] = (f.f_globals["__name__"], f.f_builtins is builtins.__dict__)
         seen["stack"] = [(e.name, e.lineno) for e in traceback.extract_stack()]
         return 7
 
     assert testing.call_in_visible_frame_on_new_thread(callback, 5) == 7
     assert seen["frame"] == ("bench", "bench.dsl", 6, None)
-    assert seen["globals"]
+    assert seen["globals"] == ("bench.dsl", True)
     assert seen["stack"] == [("bench", 6), ("callback", seen["stack"][1][1])]
 
     def raises():
