@@ -17,13 +17,19 @@ SCENARIOS = ["transformer", "transformer_forward_only", "conv", "own_filter",
              "anchor_forward_only", "make_fx", "make_fx_conv", "export"]
 
 
-def run(code, timeout=600, **env):
+def run(code, timeout=600, script=None, **env):
     """Runs `code` in a child Python with this folder (torch_models) importable; the caller's
-    PYTHONPATH (a development build's package) comes after it."""
+    PYTHONPATH (a development build's package) comes after it. script: a file to write the code
+    to and run (its frames then have a file and source lines), instead of ``-c``."""
     path = os.pathsep.join(p for p in (HERE, os.environ.get("PYTHONPATH")) if p)
     environment = {**os.environ, "PYTHONPATH": path, **env}
     environment.pop("CALLSITE_TORCH", None) if "CALLSITE_TORCH" not in env else None
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=environment,
+    code = textwrap.dedent(code)
+    if script is not None:
+        with open(script, "w") as f:
+            f.write(code)
+    command = [str(script)] if script is not None else ["-c", code]
+    result = subprocess.run([sys.executable, *command], env=environment,
                             capture_output=True, text=True, timeout=timeout)
     assert result.returncode == 0, result.stdout + result.stderr
     return result
