@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "callsite/frame.h"
+#include "capture/boundary.h"
 #include "capture/capture.h"
 #include "capture/traceback_storage.h"
 #include "symbolize/code_info.h"
@@ -520,6 +521,25 @@ done:
   return result;
 }
 
+/// The calling thread's whole stack after `skip` frames, as torch's walk sees it: a kernel
+/// boundary open around the trace (callsite.boundary, an MLIR scope's) lives in the current
+/// context (capture/boundary.h) and would end the walk at its kernel, so the capture runs in a
+/// new, empty context (PyContext_New: no context variable set). New reference, or nullptr with
+/// an error.
+PyObject *capture_whole_stack(std::size_t skip) {
+  if (!boundary_chain()) return callsite::capture(skip, SIZE_MAX);
+  PyObject *empty = PyContext_New();
+  if (!empty) return nullptr;
+  if (PyContext_Enter(empty) < 0) {
+    Py_DECREF(empty);
+    return nullptr;
+  }
+  PyObject *tb = callsite::capture(skip, SIZE_MAX);
+  if (PyContext_Exit(empty) < 0) Py_CLEAR(tb);
+  Py_DECREF(empty);
+  return tb;
+}
+
 // record(meta, forward_only, /): see the docstring below.
 PyObject *texts_record(PyObject *self_obj, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 2) {
@@ -533,7 +553,7 @@ PyObject *texts_record(PyObject *self_obj, PyObject *const *args, Py_ssize_t nar
   Py_INCREF(self_obj);  // held across every call into Python below
   TextsObject *self = as_texts(self_obj);
   // Innermost first, as capture(1) in the caller gives it: the caller's frame dropped.
-  PyObject *tb = callsite::capture(1, SIZE_MAX);
+  PyObject *tb = capture_whole_stack(1);
   PyObject *result = nullptr, *text = nullptr, *cache = nullptr;
   FileVersions files;
   std::size_t n = 0;
@@ -628,7 +648,8 @@ PyMethodDef texts_methods[] = {
     {"record", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(texts_record)),
      METH_FASTCALL,
      "record($self, meta, forward_only, /)\n--\n\n"
-     "Records the calling create_node's node: captures the stack (the caller's frame dropped),\n"
+     "Records the calling create_node's node: captures the whole stack (the caller's frame\n"
+     "dropped; an open kernel boundary does not end it, as it does not end torch's walk),\n"
      "keeps the frames torch's default filter keeps (forward_only: its forward-only mode) and\n"
      "returns recorded((traceback, text)), text None when no frame is kept. Unless meta is\n"
      "None, writes meta['stack_trace'] = text (when not None) and\n"

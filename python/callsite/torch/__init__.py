@@ -156,6 +156,14 @@ _chosen: contextvars.ContextVar[Filter | None] = contextvars.ContextVar(
     "callsite.torch.frames", default=None)
 
 
+def _whole_stack() -> Traceback:
+    """The stack of this function's caller's caller (create_node's frame innermost), whole, as
+    torch's walk sees it: a kernel boundary open around the trace (callsite.boundary, an MLIR
+    scope's) is a context variable that would end the capture at its kernel, so the capture
+    runs in a new, empty context."""
+    return contextvars.Context().run(capture, 2)
+
+
 def _linecache_own(function: Any) -> Any:
     """`function` if it is linecache's own (defined in linecache's namespace), else None."""
     if isinstance(function, FunctionType) and function.__globals__ is vars(linecache):
@@ -290,7 +298,7 @@ def _record_stack_trace(tracer: Any, node: Any) -> None:
     node (_TorchTexts.record captures the stack without this frame, as capture(1) here)."""
     state = _state
     if state is None or type(tracer)._filter_traceback_frames is not state.default_filter:
-        _record_through_override(tracer, node, capture(1))
+        _record_through_override(tracer, node, _whole_stack())
         return
     rules = _rules
     if rules is None or rules.symbolic_shapes.uninteresting_files is not rules.function \
@@ -302,7 +310,7 @@ def _record_stack_trace(tracer: Any, node: Any) -> None:
         return
     forward_only = tracer._record_forward_stack_traces_only
     if _linecache_replaced():
-        _record_in_python(rules, node, capture(1), forward_only)
+        _record_in_python(rules, node, _whole_stack(), forward_only)
         return
     if _meta_write:
         recorded = rules.texts.record(node.meta, forward_only)

@@ -155,3 +155,45 @@ def test_file_name_a_str_subclass(tmp_path):
         assert "return torch.relu(x) + 1" in repr(theirs), theirs
         assert ours == theirs, (ours, theirs)
     """)
+
+
+def test_an_open_kernel_boundary_does_not_cut_torchs_texts():
+    """A callsite.boundary open around a trace (a DSL's, an MLIR scope's) ends callsite's own
+    captures at its kernel; torch's walk sees the whole stack, and so do callsite's texts of
+    torch's rules: the native recorder, a tracer with its own filter and the Python path (with
+    linecache's reader replaced)."""
+    run("""
+        import linecache, traceback, torch, torch.fx as fx, callsite, callsite.torch as ct
+
+        def kernel(x):
+            return torch.relu(x) + 1
+
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                return kernel(x) * 2
+
+        class OwnFilter(fx.Tracer):
+            def _filter_traceback_frames(self, summary):
+                return traceback.StackSummary.from_list(
+                    [f for f in summary if f.name in ("forward", "kernel", "texts")])
+
+        def texts(tracer_type, forward_only):
+            tracer = tracer_type(); tracer.record_stack_traces = True
+            tracer._record_forward_stack_traces_only = forward_only
+            return [n.stack_trace for n in tracer.trace(Model()).nodes]
+
+        def every_mode():
+            return [texts(t, f) for t in (fx.Tracer, OwnFilter) for f in (False, True)]
+
+        theirs = every_mode()
+        assert "in kernel" in repr(theirs) and "in forward" in repr(theirs), theirs
+        assert ct.accelerate()
+        original = linecache.getline
+        with callsite.boundary(kernel):
+            assert every_mode() == theirs
+            linecache.getline = lambda *args: original(*args)
+            try:
+                assert every_mode() == theirs
+            finally:
+                linecache.getline = original
+    """)
