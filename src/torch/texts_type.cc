@@ -445,6 +445,13 @@ PyObject *text_of(TextsObject *self, PyObject *tb, bool forward_only, PyObject *
   return kept_text(self, cache, kept, &files);
 }
 
+/// Whether a METH_FASTCALL method got its two arguments; a TypeError naming them otherwise.
+bool two_arguments(const char *method, const char *names, Py_ssize_t nargs) {
+  if (nargs == 2) return true;
+  PyErr_Format(PyExc_TypeError, "%s() takes 2 arguments (%s), got %zd", method, names, nargs);
+  return false;
+}
+
 /// recorded((tb, text)) (a new reference), written to `meta` unless it is None: meta
 /// ["stack_trace"] = text (when not None) and meta["_callsite_traceback"] = the result.
 /// nullptr with an error.
@@ -482,11 +489,7 @@ PyObject *linecache_cache(TextsObject *self) {
 
 // record_kept(meta, traceback, /): see the docstring below.
 PyObject *texts_record_kept(PyObject *self_obj, PyObject *const *args, Py_ssize_t nargs) {
-  if (nargs != 2) {
-    PyErr_Format(PyExc_TypeError, "record_kept() takes 2 arguments (meta, traceback), got %zd",
-                 nargs);
-    return nullptr;
-  }
+  if (!two_arguments("record_kept", "meta, traceback", nargs)) return nullptr;
   PyObject *meta = args[0], *tb = args[1];
   if (!is_traceback(tb)) {
     PyErr_Format(PyExc_TypeError,
@@ -542,11 +545,7 @@ PyObject *capture_whole_stack(std::size_t skip) {
 
 // record(meta, forward_only, /): see the docstring below.
 PyObject *texts_record(PyObject *self_obj, PyObject *const *args, Py_ssize_t nargs) {
-  if (nargs != 2) {
-    PyErr_Format(PyExc_TypeError, "record() takes 2 arguments (meta, forward_only), got %zd",
-                 nargs);
-    return nullptr;
-  }
+  if (!two_arguments("record", "meta, forward_only", nargs)) return nullptr;
   PyObject *meta = args[0];
   const int forward_only = PyObject_IsTrue(args[1]);
   if (forward_only < 0) return nullptr;
