@@ -15,6 +15,9 @@ frames torch would have given it.
 torch's code is recognised by structure (``callsite.torch._recognise``); where it differs,
 :func:`accelerate` warns once and torch keeps its own path.
 
+Under :func:`frames` (a context manager, per thread and asyncio task) the nodes recorded get
+the frames a ``callsite.Filter`` keeps instead of torch's rules, in the same text format.
+
 No finalizer of this module runs Python code: a weak-reference callback or ``__del__`` runs
 wherever a collection happens (inside a lock this module holds, or with a KeyboardInterrupt
 pending, which it would swallow). Nothing cached refers to a tracer, a graph or a code object:
