@@ -733,6 +733,29 @@ NOTES: dict[str, dict] = {
             print(callsite.torch.traceback_of(node).to_mlir(user))  # forward's line, with columns
         """,
     },
+    "callsite.torch.frames": {
+        "raises": [("TypeError", "``filter`` is not a ``callsite.Filter`` (or ``boundary`` not "
+                    "a kernel)", "callsite.torch.frames('user').__enter__()"),
+                   ("RuntimeError", "torch's stack-trace code is not what callsite reproduces",
+                    None)],
+        "example": """
+            import torch
+            from torch.fx.experimental.proxy_tensor import make_fx
+            import callsite, callsite.torch
+
+            def loss(out):                                # not a forward: torch's rules drop it
+                return (out * out).mean()
+
+            def step(x):
+                return loss(x + 1)
+
+            user = callsite.Filter(exclude=[r"/torch/"])  # torch's frames are not the user's
+            with callsite.torch.frames(user):
+                graph = make_fx(step, record_stack_traces=True)(torch.randn(3))
+            node = next(n for n in graph.graph.nodes if n.op == "call_function" and "mul" in str(n.target))
+            print(node.meta["stack_trace"])               # ends with loss's line
+        """,
+    },
     "callsite.torch.clear_caches": {
         "example": """
             import callsite.torch
