@@ -190,11 +190,9 @@ class NativeFrameWithLocals : public NativeFrame {
       : NativeFrame(executable, state, visible) {
     const NativeAPI *api = detail::native_api;
     if (api && stack_ && api->size >= offsetof(NativeAPI, set_frame_locals) + sizeof(void *)) {
-      PyObject *type, *value, *traceback;
-      PyErr_Fetch(&type, &value, &traceback);
+      detail::ErrorSetAside pending;
       registered_ = api->set_frame_locals(&link_, slot_.frame ? &slot_ : nullptr, fn, context) == 0;
       PyErr_Clear();  // out of memory: the frame shows its executable's variables
-      PyErr_Restore(type, value, traceback);
     }
   }
   /// Pops the frame (see pop()).
