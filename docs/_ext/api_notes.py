@@ -282,6 +282,13 @@ NOTES: dict[str, dict] = {
             callsite.mlir.clear_caches()             # e.g. between compilations of a long-lived process
         """,
     },
+    "callsite.mlir.status": {
+        "example": """
+            import callsite.mlir
+
+            print(callsite.mlir.status()["status"])   # what `python -m callsite doctor` shows for MLIR
+        """,
+    },
     "callsite.mlir.location": {
         "raises": [
             ("TypeError", "``source`` is not a Filter, a Traceback or None", "mlir.location(3)"),
