@@ -205,7 +205,7 @@ def test_the_callgrind_breakdown_takes_a_functions_largest_entry_and_sums_mlirs_
     assert found["  … capture: the stack walk (StackWalk)"] == 100
     assert found["MLIR's Location constructors through the bindings (Location.file / name / "
                  "callsite)"] == 80
-    assert found["  … filter decisions (keep_frames)"] == 0  # absent: reported as none
+    assert found["  … filter decisions (keep_frames; scan_kept on a prefix walk)"] == 0  # absent: reported as none
 
 
 def test_the_readme_shows_both_cases_from_the_committed_result_files():

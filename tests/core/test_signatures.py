@@ -46,7 +46,7 @@ def test_has_a_signature(fn):
     (callsite.tracking.last, "(filter=None, /)"),
     (callsite.native.Executable,
      "(name, reifier=None, *, kind='python', visible=False, locations=None, states=None, "
-     "locals=None)"),
+     "locals=None, source=None)"),
     (callsite.native.Executable.frame, "(self, /, state=0)"),
     (callsite.native.NativeFrame, "(executable, state=0)"),
 ])
