@@ -386,12 +386,17 @@ int nf_set_locals(PyObject *self, PyObject *value, void *) {
   return 0;
 }
 
-// `frame.state = pc` runs once per guest statement, and CPython does not specialise a store
-// through a C setter (STORE_ATTR): the interned name compiled code passes goes straight to
-// the setter instead of the type lookup and descriptor call; anything else, the generic path.
-PyObject *state_name = nullptr;  // interned "state", held for the process
+// `frame.state = pc` runs once per guest statement and `frame.locals = env` once per guest
+// call, and CPython does not specialise a store through a C setter (STORE_ATTR): the
+// interned names compiled code passes go straight to their setters instead of the type
+// lookup and descriptor call; anything else (a deletion too), the generic path.
+PyObject *state_name = nullptr;   // interned "state", held for the process
+PyObject *locals_name = nullptr;  // interned "locals", held for the process
 int nf_setattro(PyObject *self, PyObject *name, PyObject *value) {
-  if (name == state_name && value) return nf_set_state(self, value, nullptr);
+  if (value) {
+    if (name == state_name) return nf_set_state(self, value, nullptr);
+    if (name == locals_name) return nf_set_locals(self, value, nullptr);
+  }
   return PyObject_GenericSetAttr(self, name, value);
 }
 
@@ -605,6 +610,7 @@ void init_framed(PyObject *wrapper, PyObject *fn, struct PyNativeFrame *frame) {
 
 PyTypeObject *init_native_frame_types() noexcept {
   if (!state_name && !(state_name = PyUnicode_InternFromString("state"))) return nullptr;
+  if (!locals_name && !(locals_name = PyUnicode_InternFromString("locals"))) return nullptr;
   if (!native_frame_type)
     native_frame_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&nf_spec));
   if (native_frame_type && !framed_function_type)

@@ -146,3 +146,23 @@ def test_an_executable_is_released_after_its_last_framed_call():
     del call, exe
     gc.collect()
     assert dead() is None
+
+
+def test_a_locals_store_through_any_spelling_of_the_name_behaves_the_same(exes):
+    """`frame.locals = env` takes the same shortcut as `state`."""
+    first, _ = exes
+    frame = native.NativeFrame(first)
+    name = "".join(["loc", "als"])  # equal to "locals", not the same object
+    variables = {"x": 1}
+    setattr(frame, name, variables)
+    assert frame.locals is variables
+    frame.locals = None
+    assert getattr(frame, name) is None
+    for spelling in ("locals", name):
+        with pytest.raises(TypeError, match="locals must be a mapping"):
+            setattr(frame, spelling, 5)
+    frame.locals = variables
+    with frame:
+        assert callsite.capture()[0].locals == {"x": 1}
+    del frame.locals
+    assert frame.locals is None
