@@ -3,20 +3,31 @@
 """What callsite costs an interpreter written in Python that wraps every guest call in a
 native frame (a `FramedFunction` per guest function) and stores the guest line in the frame's
 state before every guest statement — the wiring docs/native.md ("For interpreter authors")
-describes. The same interpreter runs a call-heavy guest program (recursive fib) in three
+describes. The same interpreter runs a call-heavy guest program (recursive fib) in four
 forms, interleaved round-robin in one process, minimum of the repeats:
 
 - plain: no callsite at all;
+- python-wrapped: the same wiring in pure Python (a wrapper per guest function keeping a list
+  of `__slots__` frame objects, `frame.state = line` a slot store): what the wiring itself
+  costs without callsite;
 - framed: a native frame per guest call (visible on 3.12+), `frame.state = line` per guest
   statement;
 - framed + locals: the same, each activation's variables given to its frame
-  (`frame.locals = env`), which nobody reads here: it must cost nothing but the store.
+  (`frame.locals = env`), which nobody reads here (the goal: nothing but the store).
 
-Reported: ns per guest call, the framed forms' overhead over plain (per call and in %), and,
+Reported: ns per guest call by the wall clock and by the process's CPU time (which leaves out
+waiting for a core), the framed forms' overhead over plain (per call and in %), and,
 under valgrind (`--no-callgrind` to skip), instructions per guest call of each form:
 (Ir(fib(N2)) − Ir(fib(N1))) / (calls(N2) − calls(N1)) over the whole process, so start-up
-cancels exactly. `--profile FORM` keeps a callgrind file of one form's run (for
-callgrind_annotate: where a guest call's instructions go).
+cancels exactly (the cyclic collector off, as while timing). `--profile FORM` keeps a
+callgrind file of one form's run (for callgrind_annotate: where a guest call's instructions
+go).
+
+A real interpreter too: loxygen (a Lox tree-walking interpreter from the package index, its
+source untouched) runs a recursive fib in Lox, unwired ("lox plain") and wired to callsite by
+tests/support/guest_lox.py's monkeypatching ("lox framed": a native frame per guest call,
+`frame.state` per guest call expression, each activation's environment as its frame's
+locals), the same measures. Skipped with the reason when loxygen is not installed (3.12+).
 
 Run: python bench/bench_interp.py [--quick] [--no-callgrind] [--profile framed]
 """
@@ -202,7 +213,94 @@ class FramedLocalsInterp(FramedInterp):
     with_locals = True
 
 
-FORMS = {"plain": Interp, "framed": FramedInterp, "framed+locals": FramedLocalsInterp}
+class PyFrame:
+    """A stand-in for a native frame: what the same wiring costs in pure Python."""
+
+    __slots__ = ("state", "locals")
+
+
+class PyWrappedInterp(FramedInterp):
+    """The framed interpreter's wiring with no callsite: a Python wrapper per guest function
+    keeps a list of PyFrame objects, current() returns its last (the cost of the wiring
+    itself, for comparison)."""
+
+    def __init__(self, functions):
+        Interp.__init__(self, functions)
+        stack = self.stack = []
+
+        def wrap(body):
+            def call(fn, args):
+                frame = PyFrame()
+                frame.state = 0
+                stack.append(frame)
+                try:
+                    return body(fn, args)
+                finally:
+                    stack.pop()
+            return call
+
+        for fn in functions.values():
+            fn.framed = wrap(self.run_body)
+
+    def run_body(self, fn, args):
+        env = Env(dict(zip(fn.params, args)))
+        env.frame = self.stack[-1]
+        try:
+            self.exec_block(fn.body, env)
+        except Return as r:
+            return r.value
+        return None
+
+
+FORMS = {"plain": Interp, "python-wrapped": PyWrappedInterp, "framed": FramedInterp,
+         "framed+locals": FramedLocalsInterp,
+         "lox plain": False, "lox framed": True}
+LOX_FORMS = ("lox plain", "lox framed")
+
+
+# --- a real interpreter: loxygen, wired by the tests' support module -----------------------
+
+LOX_FIB = """\
+fun fib(n) {
+  if (n < 2) return n;
+  return fib(n - 1) + fib(n - 2);
+}
+var result = fib(%d);
+"""
+
+
+def lox_refusal():
+    try:
+        import loxygen.interpreter  # noqa: F401
+    except ImportError as e:
+        return f"loxygen not installed ({e})"
+    return None
+
+
+def run_lox(framed, n):
+    """fib(n) in Lox; `framed`: inside guest_lox's wiring (its patches undone at the end)."""
+    import contextlib
+    import pathlib
+
+    from loxygen.interpreter import Interpreter
+    from loxygen.parser import Parser
+    from loxygen.resolver import Resolver
+    from loxygen.scanner import Scanner
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                    "support"))
+    import guest_lox
+
+    wiring = (guest_lox.Guest(pathlib.Path("/bench/fib.lox"), in_memory=True) if framed
+              else contextlib.nullcontext())
+    with wiring:
+        interpreter = Interpreter()
+        scanner = Scanner(LOX_FIB % n)
+        scanner.scan_tokens()
+        statements = Parser(scanner.tokens).parse()
+        Resolver(interpreter).resolve(*statements)
+        interpreter.interpret(*statements)
+        return interpreter.globals.values["result"]
 
 
 def fib_calls(n):
@@ -214,45 +312,53 @@ def fib_calls(n):
 
 
 def available(form):
+    if form in LOX_FORMS:
+        return lox_refusal()
     if form == "framed+locals" and not hasattr(native.NativeFrame, "locals"):
         return "this build's NativeFrame has no per-activation locals"
     return None
 
 
 def run(form, n):
+    if form in LOX_FORMS:
+        return run_lox(FORMS[form], n)
     interp = FORMS[form](parse_fib())
     return interp.call(interp.functions["fib"], [n])
 
 
 def check_forms(n=12):
-    expected = run("plain", n)
     for form in FORMS:
         if not available(form):
-            assert run(form, n) == expected, form
+            assert run(form, n) == run("plain", n), form
 
 
-def time_forms(n, repeats):
-    """ns per guest call of each available form: min over interleaved repeats."""
+def time_forms(n, lox_n, repeats):
+    """ns per guest call of each available form, wall clock and the process's CPU time: min
+    over interleaved repeats (CPU time leaves out the time spent waiting for a core on a
+    loaded machine)."""
     forms = [f for f in FORMS if not available(f)]
-    interps = {f: FORMS[f](parse_fib()) for f in forms}
-    best = {f: float("inf") for f in forms}
-    calls = fib_calls(n)
+    wall = {f: float("inf") for f in forms}
+    cpu = dict(wall)
     gc.collect()
     gc.disable()
     try:
         for _ in range(repeats):
             for f in forms:
-                interp = interps[f]
-                t0 = clock()
-                interp.call(interp.functions["fib"], [n])
-                best[f] = min(best[f], (clock() - t0) / calls)
+                size = lox_n if f in LOX_FORMS else n
+                t0, c0 = clock(), time.process_time_ns()
+                run(f, size)
+                c1, t1 = time.process_time_ns(), clock()
+                wall[f] = min(wall[f], (t1 - t0) / fib_calls(size))
+                cpu[f] = min(cpu[f], (c1 - c0) / fib_calls(size))
     finally:
         gc.enable()
-    return best
+    return wall, cpu
 
 
-CG_CHILD = ("import sys; sys.path.insert(0, {here!r}); import bench_interp as b; "
-            "b.run({form!r}, int(sys.argv[1]))")
+# The cyclic collector off, as in the timed runs: its passes depend on the heap as a whole
+# and would put a few hundred instructions of noise into the difference of the two runs.
+CG_CHILD = ("import gc, sys; sys.path.insert(0, {here!r}); import bench_interp as b; "
+            "gc.disable(); b.run({form!r}, int(sys.argv[1]))")
 
 
 def callgrind_per_call(form, n1, n2, keep=None):
@@ -280,30 +386,37 @@ def main():
     ap.add_argument("--quick", action="store_true", help="a smoke run")
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--fib", type=int, default=22, help="guest fib(N) per timed run")
+    ap.add_argument("--lox-fib", type=int, default=18, help="Lox fib(N) per timed run")
     ap.add_argument("--no-callgrind", action="store_true", help="skip instruction counts")
     ap.add_argument("--profile", choices=list(FORMS), help="keep a callgrind file of this form "
                     "(build/callgrind-interp-<form>.out, with --dump-instr=yes)")
     args = ap.parse_args()
-    n, repeats = (16, 3) if args.quick else (args.fib, args.repeats)
+    n, lox_n, repeats = (16, 12, 3) if args.quick else (args.fib, args.lox_fib, args.repeats)
     check_forms()
     print(f"Python {sys.version.split()[0]}, visible frames: "
-          f"{native.visible_frames_refusal() or 'yes'}; guest fib({n}) = {fib_calls(n)} calls, "
-          f"min of {repeats} interleaved repeats\n")
+          f"{native.visible_frames_refusal() or 'yes'}; guest fib({n}) = {fib_calls(n)} calls "
+          f"(Lox: fib({lox_n}) = {fib_calls(lox_n)}), min of {repeats} interleaved repeats, "
+          f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
     for form in FORMS:
         if available(form):
             print(f"{form}: skipped ({available(form)})")
-    ns = time_forms(n, repeats)
+    ns, cpu_ns = time_forms(n, lox_n, repeats)
     rows = []
     for form, value in ns.items():
         ir, why = (None, "--no-callgrind") if args.no_callgrind else callgrind_per_call(
             form, 10, 14 if args.quick else 16,
-            keep=f"build/callgrind-interp-{form}.out" if form == args.profile else None)
-        over = value - ns["plain"]
+            keep=(f"build/callgrind-interp-{form.replace(' ', '-')}.out"
+                  if form == args.profile else None))
+        base = "lox plain" if form in LOX_FORMS else "plain"
+        over, cpu_over = value - ns[base], cpu_ns[form] - cpu_ns[base]
         rows.append((form, f"{value:.0f}",
-                     "—" if form == "plain" else f"+{over:.0f} ({over / ns['plain']:+.1%})",
+                     "—" if form == base else f"{over:+.0f} ({over / ns[base]:+.1%})",
+                     f"{cpu_ns[form]:.0f}",
+                     "—" if form == base else f"{cpu_over:+.0f} ({cpu_over / cpu_ns[base]:+.1%})",
                      f"{ir:.0f}" if ir is not None else f"n/a ({why})"))
-    print("| form | ns per guest call | overhead vs plain | instructions per guest call |")
-    print("|---|--:|--:|--:|")
+    print("| form | ns per guest call | overhead vs plain | CPU ns per guest call | overhead "
+          "vs plain (CPU) | instructions per guest call |")
+    print("|---|--:|--:|--:|--:|--:|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
     return 0

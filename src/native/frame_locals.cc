@@ -589,6 +589,19 @@ void freeze_frame_locals(PyObject *mapping, bool keep) noexcept {
   Py_DECREF(mapping);
 }
 
+namespace {
+// Appends the entry of a link that has none, frame_entries_lock held. 0, or -1: no memory.
+int append_entry(NativeLink *link, LocalsReifier fn, void *context) noexcept {
+  try {
+    frame_entries.push_back({link, fn, context, this_thread()});
+  } catch (const std::exception &) {  // out of memory; never the forced unwind
+    return -1;
+  }
+  any_locals = true;
+  return 0;
+}
+}  // namespace
+
 int set_frame_locals(NativeLink *link, VisibleSlot *slot, LocalsReifier fn,
                      void *context) noexcept {
   if (!link) return -1;
@@ -605,13 +618,13 @@ int set_frame_locals(NativeLink *link, VisibleSlot *slot, LocalsReifier fn,
       return 0;
     }
   if (!fn) return 0;
-  try {
-    frame_entries.push_back({link, fn, context, this_thread()});
-  } catch (const std::exception &) {  // out of memory; never the forced unwind
-    return -1;
-  }
-  any_locals = true;
-  return 0;
+  return append_entry(link, fn, context);
+}
+
+int add_frame_locals(NativeLink *link, LocalsReifier fn, void *context) noexcept {
+  if (!link || !fn) return -1;
+  std::lock_guard<SpinLock> hold(frame_entries_lock);
+  return append_entry(link, fn, context);
 }
 
 }  // namespace callsite::native

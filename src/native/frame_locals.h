@@ -61,6 +61,11 @@ int set_locals(const Executable *executable, LocalsReifier fn, void *context) no
 int set_frame_locals(NativeLink *link, VisibleSlot *slot, LocalsReifier fn,
                      void *context) noexcept;
 
+/// set_frame_locals for a link that has no variables of its own yet (its pusher knows): the
+/// entry is appended without looking for one, so that registering costs the same at any
+/// depth of the thread's stack. 0, or -1 (null `link` or `fn`, or no memory).
+int add_frame_locals(NativeLink *link, LocalsReifier fn, void *context) noexcept;
+
 /// Drops what callsite keeps for an executable that is being destroyed. GIL held.
 void forget_locals(const Executable *executable) noexcept;
 

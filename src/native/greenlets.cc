@@ -97,12 +97,21 @@ bool install(PyObject *greenlet) {
   return true;
 }
 
+// The interpreter's module dict (PyImport_GetModuleDict(): the same object from start-up to
+// finalization; rebinding sys.modules does not replace it), held for the process so that a
+// push made during finalization still reads a live dict. Looked up once: the lookup reads
+// the thread state, on every push from Python otherwise.
+PyObject *module_dict() noexcept {
+  static PyObject *const modules = Py_XNewRef(PyImport_GetModuleDict());
+  return modules;
+}
+
 }  // namespace
 
 bool track_greenlets(bool force) noexcept {
   if (t_hooked) return true;
-  PyObject *modules = PyImport_GetModuleDict();
-  const Py_ssize_t size = PyDict_Check(modules) ? PyDict_GET_SIZE(modules) : -1;
+  PyObject *modules = module_dict();
+  const Py_ssize_t size = modules && PyDict_Check(modules) ? PyDict_GET_SIZE(modules) : -1;
   if (!force && size == t_modules_seen) return true;  // nothing imported since the last look
   t_modules_seen = size;
   PyObject *name = PyUnicode_FromString("greenlet");

@@ -424,7 +424,14 @@ void pop_visible(ThreadStack *stack, NativeLink *link, VisibleSlot *slot, int ch
 
 int api_set_frame_locals(NativeLink *link, VisibleSlot *slot, LocalsReifier fn,
                          void *context) noexcept {
-  if (set_frame_locals(link, slot, fn, context) < 0) return -1;
+  return register_frame_locals(link, slot, fn, context, false);
+}
+
+int register_frame_locals(NativeLink *link, VisibleSlot *slot, LocalsReifier fn, void *context,
+                          bool fresh) noexcept {
+  const int rc = fresh ? add_frame_locals(link, fn, context)
+                       : set_frame_locals(link, slot, fn, context);
+  if (rc < 0) return -1;
 #if CALLSITE_HAVE_VISIBLE
   if (fn && slot && slot->frame) attach_locals(slot, link->executable, link);
 #endif

@@ -66,6 +66,11 @@ void pop_visible(ThreadStack *stack, NativeLink *link, VisibleSlot *slot, int ch
 int api_set_frame_locals(NativeLink *link, VisibleSlot *slot, LocalsReifier fn,
                          void *context) noexcept;
 
+/// api_set_frame_locals; `fresh`: `link` has no variables of its own yet (its pusher knows),
+/// so that none is looked for (add_frame_locals). 0, or -1 when memory ran out.
+int register_frame_locals(NativeLink *link, VisibleSlot *slot, LocalsReifier fn, void *context,
+                          bool fresh) noexcept;
+
 /// Adds the current (visible) frame to the traceback of the exception being raised, as the
 /// eval loop does for a Python frame. GIL held.
 void visible_traceback_here() noexcept;

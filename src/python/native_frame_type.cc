@@ -35,6 +35,9 @@ auto &python_links = *new PointerSet();
 // allocator and the collector's bookkeeping each time. GIL-protected, as python_links.
 constexpr int kSpareFrames = 32;
 PyNativeFrame *spare_frames[kSpareFrames];
+// Per spare: true when it kept its object header (one reference, its type held): put back by
+// a decorator call, not by the deallocator.
+bool spare_live[kSpareFrames];
 int spare_count = 0;
 
 inline PyNativeFrame *as_nf(PyObject *o) { return reinterpret_cast<PyNativeFrame *>(o); }
@@ -71,7 +74,7 @@ PyObject *own_locals(const Executable *, std::uintptr_t state, void *context);
 // frame before the loop pushes it): they become its own reifier now, for this activation.
 // False + MemoryError, the frame popped again.
 [[gnu::noinline]] bool register_own_locals(PyNativeFrame *f) {
-  if (api_set_frame_locals(&f->link, nullptr, &own_locals, f) < 0) {
+  if (register_frame_locals(&f->link, nullptr, &own_locals, f, true) < 0) {
     pop_frame(f, false);
     PyErr_NoMemory();
     return false;
@@ -214,10 +217,12 @@ void nf_dealloc(PyObject *self) {
   Py_CLEAR(f->executable);
   PyTypeObject *type = Py_TYPE(self);
   // Untracked and holding nothing: new_native_frame re-initialises it (PyObject_Init).
-  if (type == native_frame_type && spare_count < kSpareFrames)
+  if (type == native_frame_type && spare_count < kSpareFrames) {
+    spare_live[spare_count] = false;
     spare_frames[spare_count++] = f;
-  else
+  } else {
     type->tp_free(self);
+  }
   Py_DECREF(type);
 }
 
@@ -370,7 +375,7 @@ int nf_set_locals(PyObject *self, PyObject *value, void *) {
   }
   if (!(f->special & kOwnLocals)) {
     VisibleSlot *slot = f->visible_slot.frame ? &f->visible_slot : nullptr;
-    if (api_set_frame_locals(&f->link, slot, &own_locals, f) < 0) {
+    if (register_frame_locals(&f->link, slot, &own_locals, f, true) < 0) {
       PyErr_NoMemory();
       return -1;
     }
@@ -381,12 +386,17 @@ int nf_set_locals(PyObject *self, PyObject *value, void *) {
   return 0;
 }
 
-// `frame.state = pc` runs once per guest statement, and CPython does not specialise a store
-// through a C setter (STORE_ATTR): the interned name compiled code passes goes straight to
-// the setter instead of the type lookup and descriptor call; anything else, the generic path.
-PyObject *state_name = nullptr;  // interned "state", held for the process
+// `frame.state = pc` runs once per guest statement and `frame.locals = env` once per guest
+// call, and CPython does not specialise a store through a C setter (STORE_ATTR): the
+// interned names compiled code passes go straight to their setters instead of the type
+// lookup and descriptor call; anything else (a deletion too), the generic path.
+PyObject *state_name = nullptr;   // interned "state", held for the process
+PyObject *locals_name = nullptr;  // interned "locals", held for the process
 int nf_setattro(PyObject *self, PyObject *name, PyObject *value) {
-  if (name == state_name && value) return nf_set_state(self, value, nullptr);
+  if (value) {
+    if (name == state_name) return nf_set_state(self, value, nullptr);
+    if (name == locals_name) return nf_set_locals(self, value, nullptr);
+  }
   return PyObject_GenericSetAttr(self, name, value);
 }
 
@@ -462,6 +472,25 @@ struct FramedFunction {
 
 inline FramedFunction *as_ff(PyObject *o) { return reinterpret_cast<FramedFunction *>(o); }
 
+// A decorator call's frame after its pop. Held by nothing else (nobody kept what current()
+// returned), it goes straight back to the spares without the deallocator's round trip
+// (its type's reference and its header stay as new_native_frame would set them again);
+// held, or with weak references, it is released as any object.
+void release_call_frame(PyNativeFrame *f) {
+  PyObject *obj = as_obj(f);
+  if (Py_REFCNT(obj) != 1 || f->weakrefs || f->locals || spare_count == kSpareFrames ||
+      f->special) [[unlikely]] {
+    Py_DECREF(obj);
+    return;
+  }
+  PyObject_GC_UnTrack(obj);
+  ExecutableObject *executable = f->executable;
+  f->executable = nullptr;
+  spare_frames[spare_count++] = f;
+  spare_live[spare_count - 1] = true;
+  Py_DECREF(executable);  // may run any code: the spare is consistent by now
+}
+
 // One fresh frame per call (recursion gets one per level). The frame is pushed from C, so
 // its marker is the caller's frame and a capture shows caller → native → function. An
 // exception leaving the function gets the entry at the head of its traceback, where the
@@ -496,7 +525,7 @@ PyObject *ff_vectorcall(PyObject *self, PyObject *const *args, std::size_t nargs
     add_traceback(&w->executable->exe, f->link.state, &f->link);
   }
   if (active(f)) pop_frame(f, false);  // the function may have popped it itself: fine
-  Py_DECREF(frame);
+  release_call_frame(f);
   return result;
 }
 
@@ -581,6 +610,7 @@ void init_framed(PyObject *wrapper, PyObject *fn, struct PyNativeFrame *frame) {
 
 PyTypeObject *init_native_frame_types() noexcept {
   if (!state_name && !(state_name = PyUnicode_InternFromString("state"))) return nullptr;
+  if (!locals_name && !(locals_name = PyUnicode_InternFromString("locals"))) return nullptr;
   if (!native_frame_type)
     native_frame_type = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&nf_spec));
   if (native_frame_type && !framed_function_type)
@@ -595,7 +625,7 @@ PyObject *new_native_frame(ExecutableObject *executable, std::uintptr_t state) n
     // As tp_alloc leaves a new object: every field zero, one reference, its type held, tracked.
     std::memset(reinterpret_cast<char *>(f) + sizeof(PyObject), 0,
                 sizeof(PyNativeFrame) - sizeof(PyObject));
-    PyObject_Init(as_obj(f), native_frame_type);
+    if (!spare_live[spare_count]) PyObject_Init(as_obj(f), native_frame_type);
     PyObject_GC_Track(as_obj(f));
   } else {
     f = reinterpret_cast<PyNativeFrame *>(native_frame_type->tp_alloc(native_frame_type, 0));

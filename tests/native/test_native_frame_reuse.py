@@ -93,3 +93,76 @@ def test_a_state_store_through_any_spelling_of_the_name_behaves_the_same(exes):
         frame.other = 1
     with pytest.raises(AttributeError):
         frame.active = False
+
+
+def test_current_is_one_object_through_a_call_whose_callees_finished(exes):
+    """The frames of finished calls are reused at once: the running call's frame is not."""
+    first, second = exes
+    seen = []
+
+    @native.frame(second, 4)
+    def callee(i):
+        assert native.current().state == 4  # a reused object starts at the wrapper's state
+        native.current().state = 50 + i
+
+    @native.frame(first, 1)
+    def caller():
+        mine = native.current()
+        mine.state = 2
+        for i in range(40):  # more calls than objects kept
+            callee(i)
+            seen.append(native.current())
+        assert mine.active and mine.state == 2 and mine.executable is first
+
+    caller()
+    assert all(f is seen[0] for f in seen)
+    assert seen[0].active is False
+
+
+def test_no_kept_frame_object_is_reachable_through_the_collector(exes):
+    first, _ = exes
+
+    @native.frame(first, 3)
+    def call(depth):
+        if depth:
+            call(depth - 1)
+
+    for _ in range(10):
+        call(40)
+    gc.collect()
+    frames = [o for o in gc.get_objects() if type(o) is native.NativeFrame]
+    assert frames == []
+
+
+def test_an_executable_is_released_after_its_last_framed_call():
+    exe = native.Executable("released", lambda pc: ("released.dsl", pc + 1))
+    dead = weakref.ref(exe)
+
+    @native.frame(exe, 0)
+    def call():
+        return native.current().executable.name
+
+    assert [call() for _ in range(3)] == ["released"] * 3
+    del call, exe
+    gc.collect()
+    assert dead() is None
+
+
+def test_a_locals_store_through_any_spelling_of_the_name_behaves_the_same(exes):
+    """`frame.locals = env` takes the same shortcut as `state`."""
+    first, _ = exes
+    frame = native.NativeFrame(first)
+    name = "".join(["loc", "als"])  # equal to "locals", not the same object
+    variables = {"x": 1}
+    setattr(frame, name, variables)
+    assert frame.locals is variables
+    frame.locals = None
+    assert getattr(frame, name) is None
+    for spelling in ("locals", name):
+        with pytest.raises(TypeError, match="locals must be a mapping"):
+            setattr(frame, spelling, 5)
+    frame.locals = variables
+    with frame:
+        assert callsite.capture()[0].locals == {"x": 1}
+    del frame.locals
+    assert frame.locals is None
