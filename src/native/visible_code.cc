@@ -11,12 +11,12 @@
 #include "native/visible_code.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <exception>
+#include <map>
 #include <memory>
 #include <string>
-#include <climits>
-#include <map>
 #include <vector>
 
 #include "layouts/visible_frame.h"
@@ -222,11 +222,13 @@ void drop_post_mortem_copies(PyObject *shard) {
 }  // namespace
 
 PyObject *post_mortem_code(PyObject *code, PyFrameObject *frame) {
-  PyObject *globals = PyFrame_GetGlobals(frame);
+  // f_globals: PyFrame_GetGlobals is 3.11+, and this file builds for 3.10 too.
+  PyObject *globals = PyObject_GetAttrString(reinterpret_cast<PyObject *>(frame), "f_globals");
   const int new_first =
-      guest_first_line(reinterpret_cast<PyCodeObject *>(code)->co_filename, globals,
-                       PyFrame_GetLineNumber(frame));
-  Py_DECREF(globals);
+      globals ? guest_first_line(reinterpret_cast<PyCodeObject *>(code)->co_filename, globals,
+                                 PyFrame_GetLineNumber(frame))
+              : -1;
+  Py_XDECREF(globals);
   if (new_first < 0) return nullptr;
   const auto key = std::make_pair(code, new_first);
   if (auto it = post_mortem_copies.find(key); it != post_mortem_copies.end())
