@@ -133,14 +133,23 @@ PyObject *source_for(const Executable *exe, PyObject *filename) {
   return same == 0 ? owner->source : nullptr;
 }
 
+// Lines from a frame's line to the end of its file that guest_first_line asks inspect.getblock
+// to tokenize at most on 3.13, where getblock tokenizes all of them (no def/class/lambda
+// ends a guest block), on a raise, once per (file, line). Past it the frame's code gets no
+// block. 3.14+ getblock stops at the end of the first logical line.
+constexpr Py_ssize_t kMaxBlockCheckLines = 2000;
+
 // Whether inspect.getblock(linecache.getlines(filename, globals)[line - 1:]) returns a block
-// without raising (its first line then: no def/class/lambda in a guest line). 1, 0, or -1 +
-// error for what is not an Exception (an interrupt: it propagates).
+// without raising (starting with the frame's line then), for at most kMaxBlockCheckLines
+// lines before 3.14. 1, 0, or -1 + error for what is not an Exception (an interrupt:
+// it propagates).
 int inspect_block_is_line(PyObject *filename, PyObject *globals, int line) {
   PyObject *lines = call_from("linecache", "getlines", PyTuple_Pack(2, filename, globals),
                               PyDict_New());
-  PyObject *rest = lines && PyList_Check(lines) && line <= PyList_GET_SIZE(lines)
-                       ? PyList_GetSlice(lines, line - 1, PyList_GET_SIZE(lines))
+  const Py_ssize_t count = lines && PyList_Check(lines) ? PyList_GET_SIZE(lines) : 0;
+  PyObject *rest = line <= count && (compat::kInspectBlockEndsAtLogicalLine ||
+                                     count - (line - 1) <= kMaxBlockCheckLines)
+                       ? PyList_GetSlice(lines, line - 1, count)
                        : nullptr;
   Py_XDECREF(lines);
   PyObject *block = rest ? call_from("inspect", "getblock", PyTuple_Pack(1, rest), PyDict_New())

@@ -21,15 +21,18 @@ inline constexpr int kGuestFirstLine = 1 << 30;
 
 /// co_firstlineno for the code of a frame that never runs again (a traceback entry, a visible
 /// frame kept past its pop) at `line` of `filename`, whose guest namespace is `globals`: the
-/// line itself when inspect's block for a code starting there is that line — 3.13+
+/// line itself where inspect's block for a code starting there starts with that line — 3.13+
 /// (compat::kInspectBlockAtFirstLine) and inspect.getblock() of the file's lines from there
-/// (linecache, as inspect reads them) returns without raising: it finds no def/class/lambda
-/// and keeps the first line, but raises tokenize's error where the rest of a guest file does
-/// not tokenize as Python (a lone quote), which tools do not expect. Else kGuestFirstLine
-/// (before 3.13 inspect walks back from the line to line 1 of a guest file, a block without
-/// the frame's line). Each answer is kept per (filename, line) in a bounded cache (the first
-/// read decides; a file changed later keeps it). -1 + error only for an interrupt (not an
-/// Exception) raised meanwhile. GIL held; may run any code (linecache, tokenize).
+/// (linecache, as inspect reads them) returns without raising. It finds no def/class in a
+/// guest line and keeps that line (3.13) or its logical line (3.14+), but raises tokenize's
+/// error where the guest text does not tokenize as Python (a lone quote after the line on
+/// 3.13, a bracket never closed), which tools do not expect. On 3.13 a file with more than
+/// 2000 lines from `line` to its end is not tokenized (the cost of a raise). Else
+/// kGuestFirstLine (before 3.13 inspect walks back from the line to line 1 of a guest file, a
+/// block without the frame's line). Each answer is kept per (filename, line) in a bounded
+/// cache (the first read decides; a file changed later keeps it). -1 + error only for an
+/// interrupt (not an Exception) raised meanwhile. GIL held; may run any code (linecache,
+/// tokenize).
 int guest_first_line(PyObject *filename, PyObject *globals, int line);
 
 /// A function object standing for the guest file `filename` (a str), a new reference: its

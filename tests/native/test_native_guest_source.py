@@ -225,33 +225,69 @@ def test_inspect_block_of_a_guest_frame_holds_its_own_line(tmp_path, form, on_di
                         else None]
 
 
+def _tokenizes_from(text, line):
+    """The oracle: whether inspect.getblock returns for the text's lines from `line`."""
+    try:
+        inspect.getblock(text.splitlines(True)[line - 1:])
+    except Exception:
+        return False
+    return True
+
+
 @pytest.mark.parametrize("form", FORMS)
-def test_inspect_refuses_a_block_python_cannot_tokenize(tmp_path, form):
-    """inspect.getblock tokenizes the file from the code's first line to its end as Python: a
-    lone quote after the guest line (a comment in the guest's language) would make it raise
+@pytest.mark.parametrize("variant", ["unclosed-bracket", "lone-quote"])
+def test_inspect_refuses_a_block_python_cannot_tokenize(tmp_path, form, variant):
+    """inspect.getblock tokenizes the guest text from the code's first line as Python: a
+    bracket the guest line opens and never closes (every version), or a lone quote after it
+    (a comment in the guest's language; 3.13, whose getblock reads to the end), makes it raise
     tokenize's error, which tools (IPython's VerboseTB) let escape. There the frame's code has
     no Python block at all (OSError), and every tool keeps its whole report."""
-    text = GUEST.replace("  return y\n", "  return y  -- don't\n")
     _skip_unless_form_runs(form)
+    text = (GUEST.replace("assert y > 5, y", "assert y > 5, (y") if variant == "unclosed-bracket"
+            else GUEST.replace("  return y\n", "  return y  -- don't\n"))
+    tokenizes = _tokenizes_from(text, RAISE_LINE)
+    if variant == "unclosed-bracket" or sys.version_info[:2] == (3, 13):
+        assert not tokenizes
     path = tmp_path / "prog.dsl"
     exe = native.Executable("check", visible=form == "visible", source=text,
                             locations=[native.Location(str(path), 2, name="check"),
                                        native.Location(str(path), RAISE_LINE, name="check")])
     exc = _raised(form, exe)
     frame = _guest_tb(exc).tb_frame
-    with pytest.raises(OSError):
-        inspect.getsourcelines(frame)
     assert frame.f_lineno == RAISE_LINE
-    # the same text without the quote has its block (3.13+)
-    (tmp_path / "clean").mkdir()
-    clean, _ = _make(tmp_path / "clean", form, on_disk=False, source=GUEST)
-    frame = _guest_tb(_raised(form, clean)).tb_frame
-    if INSPECT_BLOCK_AT_FRAME_LINE:
-        assert inspect.getsourcelines(frame)[1] == RAISE_LINE
+    if INSPECT_BLOCK_AT_FRAME_LINE and tokenizes:
+        assert inspect.getsourcelines(frame) == ([text.splitlines(True)[RAISE_LINE - 1]],
+                                                 RAISE_LINE)
+    else:
+        with pytest.raises(OSError):
+            inspect.getsourcelines(frame)
     ultratb = pytest.importorskip("IPython.core.ultratb", reason="IPython is not installed")
     report = ultratb.VerboseTB(theme_name="nocolor").text(type(exc), exc, exc.__traceback__)
     assert f"{path}:{RAISE_LINE}, in check()" in report
     assert report.rstrip().endswith("ValueError: raised inside the guest frame")
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_inspect_block_is_not_asked_for_past_2000_lines(tmp_path, form):
+    """3.13's inspect.getblock tokenizes a guest file from the frame's line to its end:
+    callsite asks it (on a raise) only for at most 2000 lines; past that the frame has no block
+    (OSError). 3.14+ getblock stops at the end of the line's logical line: no limit."""
+    _skip_unless_form_runs(form)
+    found = {}
+    for tail in (2000 - 3, 2000 - 2):  # lines 3.. to the end: 2000, then 2001
+        path = tmp_path / f"tail{tail}.dsl"
+        exe = native.Executable(
+            "check", visible=form == "visible", source=GUEST + "  y\n" * tail,
+            locations=[native.Location(str(path), 2, name="check"),
+                       native.Location(str(path), RAISE_LINE, name="check")])
+        frame = _guest_tb(_raised(form, exe)).tb_frame
+        try:
+            found[tail] = inspect.getsourcelines(frame)[1]
+        except OSError:
+            found[tail] = None
+    block_at = RAISE_LINE if INSPECT_BLOCK_AT_FRAME_LINE else None
+    assert found == {2000 - 3: block_at,
+                     2000 - 2: block_at if sys.version_info >= (3, 14) else None}
 
 
 def test_inspect_block_of_each_traceback_entry_is_its_own_line(tmp_path):
