@@ -97,6 +97,8 @@ def test_rich_traceback_show_locals(raised):
     for (name, line), section in sections(text, re.escape(filename) + r":(\d+) in (\S+)"):
         shown = until_next_frame(section, ".py:")
         assert re.search(rf"❱ {line} +{re.escape(guest_source(line))}", shown), shown
+        if line > 1:  # the lines around it are the guest's too
+            assert re.search(rf"\b{line - 1} +{re.escape(guest_source(line - 1))}", shown), shown
 
 
 def test_loguru_diagnose(raised):
@@ -138,6 +140,7 @@ def test_ipython_verbose_tb(raised):
             assert shown.strip() == "", shown
         # it lists no variables for a frame whose source is not Python; none from the
         # module that pushed the frame either
+        assert not re.search(r"^\s+n = ", shown, re.M), shown
         assert "<function check" not in shown, shown
 
 
