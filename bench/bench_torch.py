@@ -27,15 +27,20 @@ Paths: ``fx`` (``torch.fx.Tracer``, the three models), ``make_fx``
 traces is ``torch.fx.config.do_not_emit_stack_traces``), and ``compile``
 (``torch.compile(backend="eager")``: dynamo builds its stack traces from its own symbolic
 frames, which no capture of the interpreter's stack sees; measured, not served: the row says
-how long dynamo's stack-trace block takes, by A/B with the block skipped).
+how long dynamo's stack-trace block takes, by A/B with the block skipped). ``scoped``: the deep
+models' first trace and again as in ``first``, without stack traces, with callsite's default
+recording and under ``callsite.torch.frames(filter)`` (a Filter keeping every frame outside
+torch's files, no limit), with ``--callgrind`` their instructions per node.
 
     python bench/bench_torch.py [--repeats 7] [--paths first,fx,make_fx,export,compile] [--json PATH]
     python bench/bench_torch.py --paths first --repeats 8 --json PATH   # the cold path only
+    python bench/bench_torch.py --paths scoped --repeats 5 --callgrind  # frames() beside default
     python bench/bench_torch.py --profile [--models NAME]                # where callsite's time goes
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import gc
 import hashlib
@@ -54,6 +59,7 @@ import torch.fx as fx
 import torch.nn as nn
 import torch.nn.functional as F
 
+import callsite
 import callsite.torch as ct
 import deep_models  # this script's folder: models with a model library's depth
 
@@ -144,11 +150,25 @@ MODES = ("none", "torch", "callsite")
 # --- builds ---------------------------------------------------------------------------------
 
 def set_mode(mode: str) -> None:
-    if mode == "callsite":
+    if mode in ("callsite", "scoped"):
         if not ct.accelerate():
             raise SystemExit(f"callsite.torch refused this torch: {ct.status()['refusal']}")
     else:
         ct.decelerate()
+
+
+def user_filter() -> "callsite.Filter":
+    """The scoped mode's Filter: every frame outside torch's own files, no limit (the whole
+    stack is walked and kept, the most a scope can cost)."""
+    chosen = callsite.Filter(limit=None)
+    chosen.exclude_dir(os.path.dirname(torch.__file__))
+    return chosen
+
+
+def recording(mode: str):
+    """The scope a trace in `mode` runs in: callsite.torch.frames(user_filter()) for "scoped"
+    (callsite's recorder with the user's frames), nothing for the others."""
+    return ct.frames(user_filter()) if mode == "scoped" else contextlib.nullcontext()
 
 
 def fx_build(model, example, record: bool):
@@ -237,16 +257,17 @@ def fresh_child(name: str, mode: str) -> dict:
     torch.manual_seed(0)
     make_model, _ = deep_models.MODELS[name]
     model = make_model()
-    if mode == "callsite":
+    if mode != "none":
         set_mode(mode)
     out: dict = {"mode": mode, "imports_s": _torch_imports()}
     for run in ("first", "again"):
         gc.collect()
         gc.disable()
         try:
-            wall, cpu = time.perf_counter(), time.process_time()
-            graph = deep_models.trace(model, mode != "none")
-            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+            with recording(mode):
+                wall, cpu = time.perf_counter(), time.process_time()
+                graph = deep_models.trace(model, mode != "none")
+                cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         finally:
             gc.enable()
         out[run] = {"cpu_s": cpu, "wall_s": wall}
@@ -255,7 +276,7 @@ def fresh_child(name: str, mode: str) -> dict:
             out["nodes"] = len(texts)
             out["recorded"] = sum(1 for _, text in texts if text)
             out["digest"] = hashlib.sha256(repr(texts).encode()).hexdigest()
-            if mode == "callsite":
+            if mode in ("callsite", "scoped"):
                 sizes = [len(tb) for tb in map(ct.traceback_of, graph.nodes) if tb is not None]
                 out["frames"] = {"mean": statistics.mean(sizes), "max": max(sizes)}
         elif hashlib.sha256(repr(texts).encode()).hexdigest() != out["digest"]:
@@ -323,25 +344,30 @@ def measure_first(name: str, repeats: int) -> dict:
     return row
 
 
+def per_run_and_stat(rows: list[dict], path: str):
+    """(row, run, stat, figures) for each row of `path`, its first trace and again, min and
+    median: the lines of the fresh-process tables."""
+    for row in rows:
+        if row["path"] == path:
+            for run in ("first", "again"):
+                for stat in ("min", "median"):
+                    yield row, run, stat, row[run][stat]
+
+
 def first_table(rows: list[dict]) -> str:
     header = ["model", "nodes", "frames (mean/max)", "trace", "stat", "no stack traces",
               "torch's", "callsite's", "torch adds /node", "callsite adds /node",
               "torch's added / callsite's", "callsite / none", "torch / none", "noise (max)"]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    for row in rows:
-        if row["path"] != "first":
-            continue
-        for run in ("first", "again"):
-            for stat in ("min", "median"):
-                r = row[run][stat]
-                lines.append("| " + " | ".join([
-                    row["model"], str(row["nodes"]),
-                    f"{row['frames']['mean']:.1f}/{row['frames']['max']}", run, stat,
-                    ms(r["none_s"]), ms(r["torch_s"]), ms(r["callsite_s"]),
-                    f"{r['torch_added_us_per_node']:.1f} µs",
-                    f"{r['callsite_added_us_per_node']:.1f} µs", ratio(r["added_ratio"]),
-                    ratio(r["callsite_vs_none"]), ratio(r["torch_vs_none"]),
-                    f"{max(row[run]['noise'].values()):.0%}"]) + " |")
+    for row, run, stat, r in per_run_and_stat(rows, "first"):
+        lines.append("| " + " | ".join([
+            row["model"], str(row["nodes"]),
+            f"{row['frames']['mean']:.1f}/{row['frames']['max']}", run, stat,
+            ms(r["none_s"]), ms(r["torch_s"]), ms(r["callsite_s"]),
+            f"{r['torch_added_us_per_node']:.1f} µs",
+            f"{r['callsite_added_us_per_node']:.1f} µs", ratio(r["added_ratio"]),
+            ratio(r["callsite_vs_none"]), ratio(r["torch_vs_none"]),
+            f"{max(row[run]['noise'].values()):.0%}"]) + " |")
     return "\n".join(lines)
 
 
@@ -357,28 +383,28 @@ def callgrind_child(name: str, mode: str, run: str) -> dict:
     """Under valgrind: the model traced twice in `mode`; only the `run` trace is collected."""
     torch.manual_seed(0)
     model = deep_models.MODELS[name][0]()
-    if mode == "callsite":
+    if mode != "none":
         set_mode(mode)
     _torch_imports()
     gc.collect()
     gc.disable()
     for which in ("first", "again"):
-        if which == run:
-            sys.call_tracing(deep_models.trace, (model, mode != "none"))
-        else:
-            deep_models.trace(model, mode != "none")
+        with recording(mode):
+            if which == run:
+                sys.call_tracing(deep_models.trace, (model, mode != "none"))
+            else:
+                deep_models.trace(model, mode != "none")
     gc.enable()
     return {"mode": mode, "run": run, "nodes": len(deep_models.trace(model, False).nodes)}
 
 
-def measure_instructions(name: str, keep: str | None) -> dict:
-    """Ir of the first trace and of the second, per mode, each in its own process."""
-    import shutil
-    if not shutil.which("valgrind"):
-        return {"skipped": "valgrind not installed"}
+def count_instructions(name: str, keep: str | None,
+                       modes: tuple[str, ...]) -> tuple[dict[str, dict[str, int]], int]:
+    """Ir of the first trace and of the second per mode, each in its own process, and the
+    number of nodes."""
     counts: dict[str, dict[str, int]] = {}
     for run in ("first", "again"):
-        for mode in MODES:
+        for mode in modes:
             out = "/dev/null"
             if keep:
                 tag = name.split()[0]
@@ -394,6 +420,15 @@ def measure_instructions(name: str, keep: str | None) -> dict:
             counts.setdefault(run, {})[mode] = int(line[0].split()[-1].replace(",", ""))
             nodes = json.loads(r.stdout.strip().splitlines()[-1])["nodes"]
             print(f"  callgrind {name}: {run} {mode} {counts[run][mode]:,} Ir", file=sys.stderr)
+    return counts, nodes
+
+
+def measure_instructions(name: str, keep: str | None) -> dict:
+    """Ir of the first trace and of the second, per mode, each in its own process."""
+    import shutil
+    if not shutil.which("valgrind"):
+        return {"skipped": "valgrind not installed"}
+    counts, nodes = count_instructions(name, keep, MODES)
     out_rows: dict = {"nodes": nodes}
     for run, c in counts.items():
         added_t, added_c = c["torch"] - c["none"], c["callsite"] - c["none"]
@@ -408,6 +443,72 @@ def instructions_table(rows: list[dict]) -> str:
     import cold_report  # the docs' tables: one format for both
 
     return "\n".join(cold_report.torch_instruction_lines(rows))
+
+
+# --- the scoped mode (callsite.torch.frames) beside the default one ---------------------------
+
+SCOPED_MODES = ("none", "callsite", "scoped")
+
+
+def measure_scoped(name: str, repeats: int, callgrind: bool) -> dict:
+    """The first trace in a fresh process and again, without stack traces, with callsite's
+    default recording (torch's rules) and under frames(user_filter()), one fresh process per
+    (repeat, mode), the order rotated; with `callgrind`, their instruction counts too."""
+    results: dict[str, list[dict]] = {m: [] for m in SCOPED_MODES}
+    for i in range(repeats):
+        for mode in SCOPED_MODES[i % 3:] + SCOPED_MODES[:i % 3]:
+            results[mode].append(run_child(name, mode))
+            print(f"  scoped {name}: repeat {i + 1}/{repeats} {mode}", file=sys.stderr)
+    some = results["scoped"][0]
+    nodes = some["nodes"]
+    row: dict = {"path": "scoped", "model": name, "nodes": nodes, "repeats": repeats,
+                 "frames": {m: results[m][0].get("frames") for m in ("callsite", "scoped")},
+                 "clock": "process CPU time"}
+    for run in ("first", "again"):
+        cpu = {m: [r[run]["cpu_s"] for r in results[m]] for m in SCOPED_MODES}
+        entry: dict = {"samples_cpu_s": cpu, "noise": {m: _spread(cpu[m]) for m in cpu}}
+        for stat, pick in (("min", min), ("median", statistics.median)):
+            none, default, scoped = (pick(cpu[m]) for m in SCOPED_MODES)
+            entry[stat] = {"none_s": none, "callsite_s": default, "scoped_s": scoped,
+                           "callsite_added_us_per_node": (default - none) / nodes * 1e6,
+                           "scoped_added_us_per_node": (scoped - none) / nodes * 1e6,
+                           "scoped_vs_callsite": scoped / default}
+        row[run] = entry
+    if callgrind:
+        import shutil
+        if not shutil.which("valgrind"):
+            row["instructions"] = {"skipped": "valgrind not installed"}
+        else:
+            counts, _ = count_instructions(name, None, SCOPED_MODES)
+            row["instructions"] = {run: {
+                "ir": c,
+                "callsite_added_ir_per_node": (c["callsite"] - c["none"]) / nodes,
+                "scoped_added_ir_per_node": (c["scoped"] - c["none"]) / nodes,
+                "scoped_vs_callsite_added": (c["scoped"] - c["none"]) / (c["callsite"] - c["none"])}
+                for run, c in counts.items()}
+    return row
+
+
+def scoped_table(rows: list[dict]) -> str:
+    header = ["model", "nodes", "frames kept (default/scoped, mean)", "trace", "stat",
+              "no stack traces", "callsite's (torch's rules)", "scoped", "scoped / default",
+              "default adds /node", "scoped adds /node", "Ir added /node (default)",
+              "Ir added /node (scoped)", "noise (max)"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for row, run, stat, r in per_run_and_stat(rows, "scoped"):
+        frames = row["frames"]
+        ir = row.get("instructions", {}).get(run)
+        lines.append("| " + " | ".join([
+            row["model"], str(row["nodes"]),
+            f"{frames['callsite']['mean']:.1f}/{frames['scoped']['mean']:.1f}", run, stat,
+            ms(r["none_s"]), ms(r["callsite_s"]), ms(r["scoped_s"]),
+            ratio(r["scoped_vs_callsite"]),
+            f"{r['callsite_added_us_per_node']:.1f} µs",
+            f"{r['scoped_added_us_per_node']:.1f} µs",
+            f"{ir['callsite_added_ir_per_node']:,.0f}" if ir else "—",
+            f"{ir['scoped_added_ir_per_node']:,.0f}" if ir else "—",
+            f"{max(row[run]['noise'].values()):.0%}"]) + " |")
+    return "\n".join(lines)
 
 
 # --- cProfile of callsite's first trace: where its time goes ---------------------------------
@@ -619,11 +720,11 @@ def main() -> None:
     parser.add_argument("--json", metavar="PATH", type=_timing.result_path)
     args = parser.parse_args()
     paths = [p for p in args.paths.split(",") if p]
-    unknown = set(paths) - set(BUILDS) - {"compile", "first"}
+    unknown = set(paths) - set(BUILDS) - {"compile", "first", "scoped"}
     if unknown:
         parser.error(f"--paths: unknown {sorted(unknown)}; known: "
-                     f"{['first', *BUILDS, 'compile']}")
-    if "first" in paths and args.repeats < 2:
+                     f"{['first', 'scoped', *BUILDS, 'compile']}")
+    if ("first" in paths or "scoped" in paths) and args.repeats < 2:
         parser.error(f"--repeats: at least 2 for the first-trace path, got {args.repeats}")
     models = list(MODELS) if args.models is None else args.models.split(",")
     deep = list(deep_models.MODELS) if args.models is None else \
@@ -637,6 +738,9 @@ def main() -> None:
           f"min of {args.repeats} interleaved repeats")
     rows = []
     for path in paths:
+        if path == "scoped":
+            rows.extend(measure_scoped(name, args.repeats, args.callgrind) for name in deep)
+            continue
         if path == "first":
             for name in deep:
                 row = {"path": "first", "model": name} if args.callgrind_only else \
@@ -661,7 +765,12 @@ def main() -> None:
         if args.callgrind or args.callgrind_only:
             print("\nInstructions (callgrind, only the measured trace collected)")
             print(instructions_table(rows))
-    if any(r["path"] not in ("first", "compile") for r in rows):
+    if any(r["path"] == "scoped" for r in rows):
+        print("\nThe scoped mode (callsite.torch.frames, every frame outside torch's files) "
+              "beside callsite's default recording (deep models; process CPU time; Ir: "
+              "callgrind, the measured trace alone)")
+        print(scoped_table(rows))
+    if any(r["path"] not in ("first", "compile", "scoped") for r in rows):
         print(table(rows))
     if any(r["path"] == "compile" for r in rows):
         print("\ntorch.compile: dynamo's own stack traces (not served by callsite)")

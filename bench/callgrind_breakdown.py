@@ -29,25 +29,25 @@ STAGES = {
     "callsite's entry (OpView.__init__ wrapper), op built by MLIR included":
         r"^callsite::mlir::\(anonymous namespace\)::injector_call\(",
     "per-Context cache lookup (cache_for), teardown of dead contexts included":
-        r"^callsite::mlir::cache_for\(",
+        r"^callsite::mlir::(cache_for|\(anonymous namespace\)::make_cache)\(",
     "  … of which: dropping a dead context's cache (frees its locations and the Context)":
         r"^callsite::mlir::\(anonymous namespace\)::destroy\(callsite::mlir::ContextCache",
     "location of one op (stack_location)":
         r"^callsite::mlir::stack_location\(",
     "  … capture: the stack walk (StackWalk)":
         r"^callsite::StackWalk::StackWalk\(",
-    "  … filter decisions (keep_frames)":
-        r"^callsite::detail::keep_frames\(",
+    "  … filter decisions (keep_frames; scan_kept on a prefix walk)":
+        r"^callsite::detail::(keep_frames|scan_kept)\(",
     "  … of which: first decision per code object (keeps_code_slow)":
         r"^callsite::detail::keeps_code_slow\(",
-    "  … the kept frames' location, sequence cache (kept_location)":
-        r"^callsite::mlir::kept_location\(",
+    "  … the kept frames' location, the builder's tables (kept_location)":
+        r"^callsite::mlir::\(anonymous namespace\)::(PythonApiBuilder|CapiBuilder)::kept_location\(",
     "  …   … one frame's location (frame_location): symbolize + MLIR's Location API":
-        r"^callsite::mlir::(\(anonymous namespace\)::)?frame_location(_raw)?\(",
+        r"^callsite::mlir::\(anonymous namespace\)::(PythonApiBuilder|CapiBuilder)::frame_location\(",
     "  …   …   … symbolization: line table decode":
         r"^callsite::detail::\(anonymous namespace\)::decode\(",
-    "  …   … sequence table: hash and insert (SeqTable, FrameSeq)":
-        r"^(callsite::mlir::SeqTable::(find|insert)|callsite::mlir::FrameSeq::FrameSeq)\(",
+    "  …   … stack tables: hash, copy and insert (StackTable, StoredStack)":
+        r"^(callsite::detail::StackTable<.*>::(find|insert)|callsite::detail::StoredStack::StoredStack|callsite::detail::hash_frames)\(",
     "MLIR's Location constructors through the bindings (Location.file / name / callsite)":
         r"^\+nanobind::detail::func_create<.*(PyFileLineColLocation|PyNameLocation|"
         r"PyCallSiteLocation),",

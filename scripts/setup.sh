@@ -11,7 +11,8 @@
 # The dependencies are installed once per key (the interpreter, the requirement files' text) into
 # $CALLSITE_CACHE/venv/py3.X-KEY; .venv/py3.X is a hard-linked copy of it, so every checkout
 # (a CI clone too) gets its venv in seconds. callsite itself is rebuilt on every run
-# (incremental: scikit-build-core keeps build/{wheel_tag}). Exits non-zero if a required step
+# (incremental: scikit-build-core keeps build/{wheel_tag}-<environment>, one folder per venv,
+# backend/callsite_build_backend.py). Exits non-zero if a required step
 # failed for any requested, available Python.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"

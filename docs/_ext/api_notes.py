@@ -282,6 +282,13 @@ NOTES: dict[str, dict] = {
             callsite.mlir.clear_caches()             # e.g. between compilations of a long-lived process
         """,
     },
+    "callsite.mlir.status": {
+        "example": """
+            import callsite.mlir
+
+            print(callsite.mlir.status()["status"])   # what `python -m callsite doctor` shows for MLIR
+        """,
+    },
     "callsite.mlir.location": {
         "raises": [
             ("TypeError", "``source`` is not a Filter, a Traceback or None", "mlir.location(3)"),
@@ -731,6 +738,29 @@ NOTES: dict[str, dict] = {
             node = next(n for n in tracer.trace(Model()).nodes if n.op == "call_function")
             user = callsite.Filter(exclude=[r"/torch/"])              # torch's frames are not the user's
             print(callsite.torch.traceback_of(node).to_mlir(user))  # forward's line, with columns
+        """,
+    },
+    "callsite.torch.frames": {
+        "raises": [("TypeError", "``filter`` is not a ``callsite.Filter`` (or ``boundary`` not "
+                    "a kernel)", "callsite.torch.frames('user').__enter__()"),
+                   ("RuntimeError", "torch's stack-trace code is not what callsite reproduces",
+                    None)],
+        "example": """
+            import torch
+            from torch.fx.experimental.proxy_tensor import make_fx
+            import callsite, callsite.torch
+
+            def loss(out):                                # not a forward: torch's rules drop it
+                return (out * out).mean()
+
+            def step(x):
+                return loss(x + 1)
+
+            user = callsite.Filter(exclude=[r"/torch/"])  # torch's frames are not the user's
+            with callsite.torch.frames(user):
+                graph = make_fx(step, record_stack_traces=True)(torch.randn(3))
+            node = next(n for n in graph.graph.nodes if n.op == "call_function" and "mul" in str(n.target))
+            print(node.meta["stack_trace"])               # ends with loss's line
         """,
     },
     "callsite.torch.clear_caches": {

@@ -148,10 +148,49 @@ namespace detail {
 /// The table in use: set by _callsite when it loads, by `api::import()` in other extensions.
 inline const NativeAPI *native_api = nullptr;
 
-/// The calling thread's state, nullptr while it is detached (3.12+) or has none. The one
-/// spelling 3.10-3.15 all have: a function up to 3.12, then an alias of 3.13's public
-/// PyThreadState_GetUnchecked.
-inline PyThreadState *calling_thread() noexcept { return _PyThreadState_UncheckedGet(); }
+// The installed headers are compiled by other extensions, which cannot include callsite's
+// core/compat.h: the public-API differences they need are here, and compat.h uses them too.
+
+/// The calling thread's state, nullptr while it is detached (3.12+) or has none: 3.13's public
+/// PyThreadState_GetUnchecked, _PyThreadState_UncheckedGet before (cpython/pystate.h).
+inline PyThreadState *calling_thread() noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+  return PyThreadState_GetUnchecked();
+#else
+  return _PyThreadState_UncheckedGet();
+#endif
+}
+
+/// Sets the exception being raised (if any) aside for its scope, and puts it back at the end
+/// over whatever the scope raised: an error the caller is propagating is never lost to a call
+/// into callsite. PyErr_GetRaisedException / PyErr_SetRaisedException since 3.12 (which
+/// deprecates PyErr_Fetch / PyErr_Restore), the triple before.
+class ErrorSetAside {
+ public:
+  ErrorSetAside() noexcept {
+#if PY_VERSION_HEX >= 0x030C0000
+    exc_ = PyErr_GetRaisedException();
+#else
+    PyErr_Fetch(&type_, &value_, &traceback_);
+#endif
+  }
+  ~ErrorSetAside() {
+#if PY_VERSION_HEX >= 0x030C0000
+    if (exc_) PyErr_SetRaisedException(exc_);
+#else
+    if (type_) PyErr_Restore(type_, value_, traceback_);
+#endif
+  }
+  ErrorSetAside(const ErrorSetAside &) = delete;
+  ErrorSetAside &operator=(const ErrorSetAside &) = delete;
+
+ private:
+#if PY_VERSION_HEX >= 0x030C0000
+  PyObject *exc_;
+#else
+  PyObject *type_, *value_, *traceback_;
+#endif
+};
 }  // namespace detail
 
 }  // namespace callsite

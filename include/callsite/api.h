@@ -79,8 +79,9 @@ inline bool symbolize(const RawFrame &frame, FrameInfo *out) {
 inline const NativeLink *innermost() noexcept { return detail::native_api->innermost(); }
 
 /// Prepends an entry for (executable, state) to the traceback of the exception being raised.
-inline void add_traceback(const Executable &executable, std::uintptr_t state) {
-  detail::native_api->add_traceback(&executable, state);
+/// 0, or -1 when no exception is being raised (nothing is added). GIL held.
+inline int add_traceback(const Executable &executable, std::uintptr_t state) {
+  return detail::native_api->add_traceback(&executable, state);
 }
 
 /// An executable made at run time, owned by a Python object (a new reference; nullptr +
@@ -144,11 +145,9 @@ class Boundary {
   /// already set when it closes is kept.
   bool close() noexcept {
     if (!token_) return true;
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
+    detail::ErrorSetAside pending;
     const int rc = detail::native_api->close_boundary(token_);
     Py_CLEAR(token_);
-    if (type) PyErr_Restore(type, value, traceback);
     return rc == 0;
   }
 

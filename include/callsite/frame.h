@@ -56,12 +56,18 @@ struct NativeLink {
   std::uintptr_t state;          ///< where it is (`NativeFrame::set_state`)
 };
 
+/// How many further states of one executable may be reified before a native frame's FrameInfo
+/// (below) stops being valid: the size of a generation of the reification cache, which keeps
+/// two. Part of the contract: a consumer may rely on it within an ABI major.
+inline constexpr std::size_t kReifiedStatesKept = std::size_t(1) << 14;
+
 /// A symbolized frame, with `traceback.FrameSummary`'s field names. Positions are as
 /// `code.co_positions()` gives them (columns 0-based, end exclusive); -1 stands for None.
 /// The objects are borrowed. A Python frame's come from its code object and live as long as
 /// the Traceback or frame that holds the raw frame. A native frame's come from the
-/// reification cache, which is bounded: they stay valid until 16384 other states of the same
-/// executable have been reified (or the executable dies); take references to keep them longer.
+/// reification cache, which is bounded: they stay valid until kReifiedStatesKept other states
+/// of the same executable have been reified (or the executable dies); take references to keep
+/// them longer.
 struct FrameInfo {
   FrameKind kind = FrameKind::python;  ///< which of the two the frame is
   PyObject *filename = nullptr;  ///< str

@@ -1,7 +1,6 @@
 """``callsite.doctor()`` / ``python -m callsite doctor``: what this installation can do, and why."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import platform
 import sys
@@ -29,116 +28,6 @@ def _backend() -> dict[str, Any]:
             else f"PyUnstable_Code_GetExtra ({code_extra})"}
 
 
-def _distribution_of(module: Any) -> str | None:
-    """'name version' of the installed distribution that holds `module`'s file, or None."""
-    return _distribution_of_file(str(getattr(module, "__file__", "") or ""), module.__name__)
-
-
-def _distribution_of_file(file: str, name: str) -> str | None:
-    """'name version' of the installed distribution that holds `file` (of the module `name`)."""
-    import importlib.metadata as metadata
-
-    path = os.path.realpath(file)
-    top = name.partition(".")[0]
-    for distribution in metadata.packages_distributions().get(top, []):
-        try:
-            dist = metadata.distribution(distribution)
-        except metadata.PackageNotFoundError:
-            continue
-        for entry in dist.files or ():
-            if os.path.realpath(str(dist.locate_file(entry))) == path:
-                return f"{dist.metadata['Name']} {dist.version}"
-    return None
-
-
-def _mlir_bindings() -> dict[str, dict[str, Any]]:
-    """Every set of bindings callsite.mlir.bindings() finds (imported, recognised by
-    structure, or registered with use()), with its distribution and version, whether
-    callsite serves its switches (accelerated) or its wrappers are in place now, and how it
-    builds their locations (MLIR's C API, or the bindings' Python API and why)."""
-    from . import mlir
-    from .mlir import _accelerate
-    from .mlir._state import KNOBS
-
-    try:
-        found = mlir.bindings()
-    except ImportError:
-        return {}
-    report = {}
-    for b in found:
-        ir = b.ir
-        report[ir.__name__] = {
-            "distribution": _distribution_of(ir),
-            "accelerated": id(b) in KNOBS.accelerated,
-            "wrappers_installed": b.installed,
-            "mlir_switch": _accelerate.has_traceback_knobs(ir),
-            "locations": b.location_api,
-        }
-    return report
-
-
-def _mlir_installed() -> dict[str, dict[str, Any]]:
-    """Every MLIR bindings installed on sys.path, found by structure and imported by none
-    (a package folder with an `ir` module beside a `_mlir_libs` folder of extension modules,
-    callsite.mlir._detect.installed_ir_modules), with its folder and distribution."""
-    from .mlir._detect import installed_ir_modules
-
-    report = {}
-    for name, folder in installed_ir_modules():
-        ir_file = os.path.join(folder, "ir.py")
-        if not os.path.isfile(ir_file):
-            ir_file = os.path.join(folder, "ir", "__init__.py")
-        report[name] = {"folder": folder, "distribution": _distribution_of_file(ir_file, name),
-                        "imported": name in sys.modules}
-    return report
-
-
-def _mlir_state(found: dict[str, dict[str, Any]]) -> str:
-    """What callsite.mlir does in this process, in one line."""
-    from .mlir import _detect
-    from .mlir._state import KNOBS
-
-    variable = _switches.BY_INTEGRATION["mlir"].variable
-    served = [name for name, b in found.items() if b["accelerated"]]
-    if served:
-        return f"on: MLIR's traceback switches of {', '.join(served)} build callsite's locations"
-    if _detect.waiting() and KNOBS.accelerate_new:
-        return "on once MLIR bindings are imported (accelerate())"
-    if _detect.waiting():
-        return "watching imports of MLIR bindings (auto_locations() scopes)"
-    return (f"off ({variable}=1 or callsite.mlir.accelerate() turns MLIR's switches on; "
-            "auto_locations() works without it)")
-
-
-def _mlir_status(module: str) -> str:
-    """'imported', 'importable' or 'not installed', without importing anything: finding a
-    dotted name would import its parents (jaxlib's is slow), so the parent's directory is
-    searched for the rest of the path."""
-    if module in sys.modules:
-        return "imported"
-    top, _, rest = module.partition(".")
-    try:
-        spec = importlib.util.find_spec(top)
-    except (ImportError, ValueError):
-        spec = None
-    if spec is None:
-        return "not installed"
-    parts = rest.split(".")
-    for base in spec.submodule_search_locations or ():
-        path = os.path.join(base, *parts)
-        if os.path.isdir(path) or any(
-                name.startswith(parts[-1] + ".") for name in _listdir(os.path.dirname(path))):
-            return "importable"
-    return "not installed"
-
-
-def _listdir(path: str) -> list[str]:
-    try:
-        return os.listdir(path)
-    except OSError:
-        return []
-
-
 def _torch_status() -> dict[str, Any]:
     """Whether callsite builds torch.fx's node stack traces here (callsite.torch.status();
     torch is not imported to find out)."""
@@ -156,16 +45,10 @@ def doctor() -> dict[str, Any]:
     installed (found by structure, never imported to find out), the other known bindings
     modules, whether callsite.torch builds torch.fx's stack traces, and the caches' sizes.
     ``python -m callsite doctor`` prints the same."""
-    from . import native, tracking
+    from . import mlir, native, tracking
 
     modes: dict[str, str | None] = tracking.available_modes()
     auto = modes.pop("auto")
-    from .mlir._detect import KNOWN_IR_MODULES
-
-    found = _mlir_bindings()
-    installed = _mlir_installed()
-    not_imported = {name: _mlir_status(name) for name in KNOWN_IR_MODULES
-                    if name not in found and name not in installed}
     return {
         "callsite": {"version": __version__, "package": os.path.dirname(__file__),
                      "extension": _callsite.__file__},
@@ -179,13 +62,7 @@ def doctor() -> dict[str, Any]:
                      "auto": auto, "enabled": tracking.status()["enabled"]},
         "native": {"supported": True, "frames_here": len(native.stack())},
         "switches": {s.variable: _switches.describe(s, os.environ) for s in _switches.SWITCHES},
-        "mlir": {"status": _mlir_state(found),
-                 "bindings": found,
-                 "installed": installed,
-                 "other_known": not_imported,
-                 "hint": 'pip install "callsite[mlir]"'
-                 if not found and not installed
-                 and set(not_imported.values()) <= {"not installed"} else None},
+        "mlir": mlir.status(),
         "torch": _torch_status(),
         "caches": {"mlir_location_contexts": _callsite.mlir.cache_count(),
                    "native_reification": native.cache_info()},

@@ -11,22 +11,32 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+#: The one vocabulary of every switch: these words (case and surrounding spaces ignored) turn
+#: it on or off; unset is off.
+ON = ("1", "true", "on", "yes")
+OFF = ("0", "false", "off", "no", "")
+
+#: The name of the start-up hook's module (python/startup/_callsite_startup.py), imported by
+#: callsite.pth when site.py processes site-packages.
+START_UP_MODULE = "_callsite_startup"
+
+
 class Switch:
     """One environment variable that switches an integration on at start-up.
 
     variable: its name; integration: the subpackage (callsite.<integration>); on/off: the
-    values accepted, compared without surrounding whitespace and case (unset is off); detect:
-    the integration's detection module, loaded by the start-up hook without importing callsite
-    (standard library only); what: what "on" does, in doctor's words."""
+    values accepted (ON and OFF, the same for every switch); detect: the integration's
+    detection module, loaded by the start-up hook without importing callsite (standard
+    library only); what: what "on" does, in doctor's words."""
 
-    __slots__ = ("variable", "integration", "on", "off", "detect", "what")
+    __slots__ = ("variable", "integration", "detect", "what")
 
-    def __init__(self, variable: "str", integration: "str", on: "tuple[str, ...]",
-                 off: "tuple[str, ...]", detect: "str", what: "str") -> None:
+    on = ON
+    off = OFF
+
+    def __init__(self, variable: "str", integration: "str", detect: "str", what: "str") -> None:
         self.variable = variable
         self.integration = integration
-        self.on = on
-        self.off = off
         self.detect = detect
         self.what = what
 
@@ -48,19 +58,29 @@ class Switch:
 
 
 SWITCHES = (
-    Switch("CALLSITE_MLIR", "mlir", on=("1", "true", "on", "yes"),
-           off=("0", "false", "off", "no", ""), detect="mlir/_detect",
+    Switch("CALLSITE_MLIR", "mlir", detect="mlir/_detect",
            what="MLIR's own traceback switches of every MLIR bindings imported build "
                 "callsite's locations (callsite.mlir.accelerate())"),
-    Switch("CALLSITE_TORCH", "torch", on=("1",), off=("0", ""), detect="torch/_detect",
+    Switch("CALLSITE_TORCH", "torch", detect="torch/_detect",
            what="torch.fx's node stack traces are recorded by callsite once torch.fx.proxy is "
                 "imported (callsite.torch.accelerate())"),
 )
 
 BY_INTEGRATION = {s.integration: s for s in SWITCHES}
 
-def describe(switch: "Switch", environ: "Any") -> "str":
-    """doctor's line for a switch: set or not, and what it does in this process."""
+def read_at_start_up(switch: "Switch") -> "bool":
+    """Whether this process's start-up hook read `switch`: it runs from callsite.pth, which
+    site.py processes; with ``python -S`` or an embedded interpreter without site it never
+    runs, and a switch set in the environment turns nothing on."""
+    import sys
+
+    hook = sys.modules.get(START_UP_MODULE)
+    return switch.integration in getattr(hook, "_done", ())
+
+
+def describe(switch: "Switch", environ: "Any", read: "bool | None" = None) -> "str":
+    """doctor's line for a switch: set or not, and what is in force in this process. read:
+    whether the start-up hook read it (default: read_at_start_up(switch))."""
     value = environ.get(switch.variable)
     try:
         on = switch.parse(value)
@@ -68,4 +88,10 @@ def describe(switch: "Switch", environ: "Any") -> "str":
         return f"{error}; the {switch.integration} integration stays off"
     if value is None:
         return f"unset: off ({switch.variable}=1: {switch.what})"
-    return f"{value!r}: on: {switch.what}" if on else f"{value!r}: off"
+    if not on:
+        return f"{value!r}: off"
+    if not (read_at_start_up(switch) if read is None else read):
+        return (f"{value!r}: not in force: the start-up hook did not run in this process "
+                f"(python -S, or an interpreter without site), so the switch turned nothing "
+                f"on; callsite.{switch.integration}.accelerate() does it from code")
+    return f"{value!r}: on: {switch.what}"

@@ -1,8 +1,12 @@
-// capture/traceback_pool.cc — size-class free lists for Traceback storage (see the header).
+// capture/traceback_pool.cc — size-class free lists for Traceback storage (see the header), and
+// the two ends of a Traceback's storage that use them: adoption of walked frames, dealloc.
 #include "capture/traceback_pool.h"
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+
+#include "core/frame_refs.h"
 
 namespace callsite::detail {
 namespace {
@@ -84,4 +88,42 @@ void give_traceback_storage(TracebackObject *tb) noexcept {
   PyObject_Free(tb);
 }
 
+void traceback_dealloc(PyObject *self) {
+  TracebackObject *tb = reinterpret_cast<TracebackObject *>(self);
+  const Py_ssize_t n = Py_SIZE(tb);
+  if (tb->may_have_native)
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (!tb->frames[i].is_python()) release(tb->frames[i].executable());
+  release_code_refs(tb->frames, std::size_t(n));
+  PyTypeObject *type = Py_TYPE(self);
+  give_traceback_storage(tb);
+  Py_DECREF(type);  // heap type instances own a reference to their type
+}
+
+PyObject *adopt_traceback(const RawFrame *frames, Py_ssize_t n, bool may_have_native) noexcept {
+  TracebackObject *tb = take_traceback_storage(n);
+  if (!tb) {
+    release_code_refs(frames, std::size_t(n));
+    return nullptr;
+  }
+  if (n) std::memcpy(tb->frames, frames, size_t(n) * sizeof(RawFrame));
+  if (may_have_native) retain_native_entries(tb);
+  return reinterpret_cast<PyObject *>(tb);
+}
+
 }  // namespace callsite::detail
+
+namespace callsite {
+
+PyObject *new_traceback(const RawFrame *frames, std::size_t n) noexcept {
+  detail::TracebackObject *tb = detail::take_traceback_storage(Py_ssize_t(n));
+  if (!tb) return nullptr;
+  if (n) std::memcpy(tb->frames, frames, n * sizeof(RawFrame));  // an empty vector's data() may be null
+  for (std::size_t i = 0; i < n; ++i) {
+    detail::retain(frames[i]);
+    tb->may_have_native |= !frames[i].is_python();
+  }
+  return reinterpret_cast<PyObject *>(tb);
+}
+
+}  // namespace callsite

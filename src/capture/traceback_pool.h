@@ -26,4 +26,13 @@ std::uint32_t traceback_capacity_for(Py_ssize_t n) noexcept;
 /// Returns the storage of a Traceback whose references are already released (from tp_dealloc).
 void give_traceback_storage(TracebackObject *tb) noexcept;
 
+/// tp_dealloc: releases every entry's reference and recycles the storage. Hot: runs once
+/// per dropped capture.
+void traceback_dealloc(PyObject *self);
+
+/// As callsite::new_traceback, but the code-object references in `frames` are handed over (the walker
+/// took them); native executables are retained here when `may_have_native`. On failure the
+/// references are released.
+PyObject *adopt_traceback(const RawFrame *frames, Py_ssize_t n, bool may_have_native) noexcept;
+
 }  // namespace callsite::detail

@@ -1,38 +1,12 @@
-// capture/traceback_storage.cc — Traceback storage: filled from walked or copied frames,
-// released and recycled on dealloc; the accessors other subsystems use.
+// capture/traceback_storage.cc — Traceback storage: the accessors other subsystems use and the
+// references of native entries (made and recycled in capture/traceback_pool.cc).
 #include "capture/traceback_storage.h"
 
-#include <cstring>
-
-#include "capture/traceback_pool.h"
 #include "core/frame_refs.h"
 
 namespace callsite::detail {
 
 PyTypeObject *traceback_type = nullptr;
-
-void traceback_dealloc(PyObject *self) {
-  TracebackObject *tb = reinterpret_cast<TracebackObject *>(self);
-  const Py_ssize_t n = Py_SIZE(tb);
-  if (tb->may_have_native)
-    for (Py_ssize_t i = 0; i < n; ++i)
-      if (!tb->frames[i].is_python()) release(tb->frames[i].executable());
-  release_code_refs(tb->frames, std::size_t(n));
-  PyTypeObject *type = Py_TYPE(self);
-  give_traceback_storage(tb);
-  Py_DECREF(type);  // heap type instances own a reference to their type
-}
-
-PyObject *adopt_traceback(const RawFrame *frames, Py_ssize_t n, bool may_have_native) noexcept {
-  TracebackObject *tb = take_traceback_storage(n);
-  if (!tb) {
-    release_code_refs(frames, std::size_t(n));
-    return nullptr;
-  }
-  if (n) std::memcpy(tb->frames, frames, size_t(n) * sizeof(RawFrame));
-  if (may_have_native) retain_native_entries(tb);
-  return reinterpret_cast<PyObject *>(tb);
-}
 
 void retain_native_entries(TracebackObject *tb) noexcept {
   tb->may_have_native = true;
@@ -53,16 +27,6 @@ const RawFrame *traceback_frames(PyObject *tb) noexcept {
 }
 WalkEnd traceback_end(PyObject *tb) noexcept {
   return reinterpret_cast<detail::TracebackObject *>(tb)->end;
-}
-PyObject *new_traceback(const RawFrame *frames, std::size_t n) noexcept {
-  detail::TracebackObject *tb = detail::take_traceback_storage(Py_ssize_t(n));
-  if (!tb) return nullptr;
-  if (n) std::memcpy(tb->frames, frames, n * sizeof(RawFrame));  // an empty vector's data() may be null
-  for (std::size_t i = 0; i < n; ++i) {
-    detail::retain(frames[i]);
-    tb->may_have_native |= !frames[i].is_python();
-  }
-  return reinterpret_cast<PyObject *>(tb);
 }
 
 }  // namespace callsite

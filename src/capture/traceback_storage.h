@@ -26,15 +26,6 @@ struct TracebackObject {
 /// The callsite.Traceback type; created by the Python-facing layer at init.
 extern PyTypeObject *traceback_type;
 
-/// tp_dealloc: releases every entry's reference and recycles the storage. Hot: runs once
-/// per dropped capture.
-void traceback_dealloc(PyObject *self);
-
-/// As callsite::new_traceback, but the code-object references in `frames` are handed over (the walker
-/// took them); native executables are retained here when `may_have_native`. On failure the
-/// references are released.
-PyObject *adopt_traceback(const RawFrame *frames, Py_ssize_t n, bool may_have_native) noexcept;
-
 /// Marks `tb` (a Traceback) as ending at a kernel boundary's frame, which filters keep.
 inline void set_end(PyObject *tb, WalkEnd end) noexcept {
   reinterpret_cast<TracebackObject *>(tb)->end = end;

@@ -5,6 +5,7 @@
 #include <Python.h>
 #include <frameobject.h>
 
+#include "callsite/abi.h"
 #include "callsite/frame.h"
 
 /// sys.monitoring with C-level callbacks (PEP 669): 3.12+, and only with the GIL (the tracked
@@ -28,14 +29,9 @@ namespace callsite::compat {
 inline constexpr bool kHasSysMonitoring = PY_VERSION_HEX >= 0x030C0000;
 
 /// The calling thread's state (nullptr when it has none), without PyThreadState_Get's fatal
-/// error. Public since 3.13 as PyThreadState_GetUnchecked; _PyThreadState_UncheckedGet before.
-inline PyThreadState *current_tstate() noexcept {
-#if PY_VERSION_HEX >= 0x030D0000
-  return PyThreadState_GetUnchecked();
-#else
-  return _PyThreadState_UncheckedGet();
-#endif
-}
+/// error: the installed headers' callsite::detail::calling_thread() (callsite/abi.h), which
+/// other extensions compile too.
+inline PyThreadState *current_tstate() noexcept { return detail::calling_thread(); }
 
 /// Whether the interpreter is finalizing. Reads a runtime flag: safe without a thread state.
 /// Public since 3.13 as Py_IsFinalizing; _Py_IsFinalizing before.

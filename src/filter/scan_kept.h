@@ -14,7 +14,9 @@ namespace callsite::detail {
 /// the wanted-th kept frame, with *kept = wanted; when the stack holds fewer, stack.size() and
 /// *kept the number found. SIZE_MAX with a Python error set when a decision fails. A decision
 /// may run Python code (a native frame's reifier): `stack` holds what its entries need.
-std::size_t scan_kept(StackWalk &stack, FilterObject *f, std::size_t wanted,
-                      std::size_t *kept) noexcept;
+/// `out` (room for `wanted` frames, or nullptr) receives the kept frames as counted, innermost
+/// first: the first *kept ones are valid on return.
+std::size_t scan_kept(StackWalk &stack, FilterObject *f, std::size_t wanted, std::size_t *kept,
+                      RawFrame *out = nullptr) noexcept;
 
 }  // namespace callsite::detail

@@ -9,6 +9,17 @@
  * It gets the walker (walker.inc.h), callsite_layout_internal_marker_of and a current-marker
  * function named CALLSITE_WALK_NAME##_marker. */
 
+/* Each macro this file needs, named when missing (the layout file's list above). */
+#ifndef CALLSITE_HIDDEN_OWNER
+#error "layouts/cframe_frame.inc.h needs CALLSITE_HIDDEN_OWNER defined before it is included"
+#endif
+#ifndef CALLSITE_OWNER_TEST_FIRST
+#error "layouts/cframe_frame.inc.h needs CALLSITE_OWNER_TEST_FIRST defined before it is included"
+#endif
+#ifndef CALLSITE_WALK_NAME
+#error "layouts/cframe_frame.inc.h needs CALLSITE_WALK_NAME defined before it is included"
+#endif
+
 /* Frames CPython itself shows: _PyFrame_IsIncomplete's rule (internal/pycore_frame.h), hidden
  * owners first, then a non-generator frame whose prev_instr has not reached
  * _co_firsttraceable (still in its prologue: COPY_FREE_VARS, MAKE_CELL, ...). The offset is

@@ -9,6 +9,17 @@
  * It gets the walker (walker.inc.h), callsite_layout_internal_marker_of, a current-marker
  * function named CALLSITE_WALK_NAME##_marker, and CALLSITE_WALKER_FACTS, the
  * _Py_DebugOffsets entries that walk reads (the same names in 3.13-3.15). */
+/* Each macro this file needs, named when missing (the layout file's list above). */
+#ifndef CALLSITE_EXECUTABLE
+#error "layouts/interpreter_frame.inc.h needs CALLSITE_EXECUTABLE defined before it is included"
+#endif
+#ifndef CALLSITE_HIDDEN_OWNER
+#error "layouts/interpreter_frame.inc.h needs CALLSITE_HIDDEN_OWNER defined before it is included"
+#endif
+#ifndef CALLSITE_WALK_NAME
+#error "layouts/interpreter_frame.inc.h needs CALLSITE_WALK_NAME defined before it is included"
+#endif
+
 #include "layouts/debug_offsets.h"
 
 /* Frames CPython itself shows (tracebacks, sys._getframe): _PyFrame_IsIncomplete's rule,

@@ -1,15 +1,11 @@
-/* layouts/layout_315.c — CPython 3.15: the 3.14 frame (same _PyInterpreterFrame offsets), no
- * C-stack shim owner any more, and PyThreadState.base_frame, a sentinel at the bottom of
- * every thread's frame chain.
+/* layouts/layout_315.c — CPython 3.15: the 3.14 frame (layouts/stackref_frame.inc.h, the same
+ * _PyInterpreterFrame offsets), no C-stack shim owner any more, and PyThreadState.base_frame,
+ * a sentinel at the bottom of every thread's frame chain.
  *
  * Read from the v3.15.2 headers (Debian python3.15-dev 3.15.2):
- * - internal/pycore_interpframe_structs.h: struct _PyInterpreterFrame as in 3.14
- *   (f_executable a _PyStackRef, previous, instr_ptr, owner); enum _frameowner { THREAD = 0,
- *   GENERATOR = 1, FRAME_OBJECT = 2, INTERPRETER = 3 } (FRAME_OWNED_BY_CSTACK is gone).
- * - internal/pycore_stackref.h (GIL build): Py_TAG_BITS 3; PyStackRef_AsPyObjectBorrow
- *   clears Py_TAG_REFCNT.
- * - internal/pycore_interpframe.h: _PyFrame_IsIncomplete as in 3.14 (owner >=
- *   FRAME_OWNED_BY_INTERPRETER, or a non-generator frame before _co_firsttraceable).
+ * - internal/pycore_interpframe_structs.h: enum _frameowner { THREAD = 0, GENERATOR = 1,
+ *   FRAME_OBJECT = 2, INTERPRETER = 3 } (FRAME_OWNED_BY_CSTACK is gone): INTERPRETER is now
+ *   the last owner value.
  * - cpython/pystate.h: PyThreadState.current_frame and base_frame ("bottommost sentinel
  *   frame ... used by profilers to validate complete stack unwinding"), which points into
  *   _PyThreadStateImpl (internal/pycore_tstate.h). */
@@ -24,17 +20,8 @@
 
 /* Free-threaded builds have no tested layout: select.c refuses them, this file is empty. */
 #ifndef Py_GIL_DISABLED
-#define Py_BUILD_CORE 1
-#include <internal/pycore_frame.h>
-#include <internal/pycore_interpframe.h>
-#include <internal/pycore_runtime.h>
-#undef Py_BUILD_CORE
-
-/* As 3.14: the tagged f_executable; INTERPRETER (3) is now the last owner value. */
-#define CALLSITE_EXECUTABLE(f) ((PyObject *)((f)->f_executable.bits & ~(uintptr_t)Py_TAG_BITS))
-#define CALLSITE_HIDDEN_OWNER(owner) ((owner) >= FRAME_OWNED_BY_INTERPRETER)
 #define CALLSITE_WALK_NAME walk_315
-#include "layouts/interpreter_frame.inc.h"
+#include "layouts/stackref_frame.inc.h"
 
 /* Every offset the walker and its start-up check read that CPython publishes
  * (3.15 internal/pycore_debug_offsets.h). */

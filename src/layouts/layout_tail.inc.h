@@ -8,6 +8,14 @@
  *                               relies on, checked against _PyRuntime.debug_offsets
  *   CALLSITE_RUNTIME_REFUSAL()  (optional) a further check of the running interpreter:
  *                               a const char * reason, or NULL */
+/* Each macro this file needs, named when missing (the layout file's list above). */
+#ifndef CALLSITE_LAYOUT_NAME
+#error "layouts/layout_tail.inc.h needs CALLSITE_LAYOUT_NAME defined before it is included"
+#endif
+#ifndef CALLSITE_WALK_NAME
+#error "layouts/layout_tail.inc.h needs CALLSITE_WALK_NAME defined before it is included"
+#endif
+
 #ifdef CALLSITE_DEBUG_OFFSETS
 static const callsite_offset_fact callsite_facts[] = {CALLSITE_DEBUG_OFFSETS};
 static const callsite_offsets_expectation callsite_expected =

@@ -42,6 +42,19 @@
 #ifndef CALLSITE_VF_RESUME_CACHES
 #define CALLSITE_VF_RESUME_CACHES 0
 #endif
+/* Each macro this file needs, named when missing (the layout file's list above). */
+#ifndef CALLSITE_VF_CURRENT
+#error "layouts/visible_frame.inc.h needs CALLSITE_VF_CURRENT defined before it is included"
+#endif
+#ifndef CALLSITE_VF_IP_FIELD
+#error "layouts/visible_frame.inc.h needs CALLSITE_VF_IP_FIELD defined before it is included"
+#endif
+#ifndef CALLSITE_VF_NAME
+#error "layouts/visible_frame.inc.h needs CALLSITE_VF_NAME defined before it is included"
+#endif
+#if !CALLSITE_VF_STACKREFS && !defined(CALLSITE_VF_CODE_FIELD)
+#error "layouts/visible_frame.inc.h needs CALLSITE_VF_CODE_FIELD defined before it is included (or CALLSITE_VF_STACKREFS 1)"
+#endif
 
 /* Fills `f` as a frame of `code` at `ip` running as `function`, below the current frame,
  * and publishes it. */

@@ -1,5 +1,6 @@
-/* layouts/visible_frame_315.c — visible native frames on CPython 3.15: the 3.14 frame, plus
- * what 3.15 adds around it (internal/pycore_interpframe.h, cpython/pystate.h):
+/* layouts/visible_frame_315.c — visible native frames on CPython 3.15: the 3.14+ frame
+ * (layouts/visible_stackref_frame.inc.h), plus what 3.15 adds around it
+ * (internal/pycore_interpframe.h, cpython/pystate.h):
  * - _PyFrame_ClearExceptCode is exported "for external JIT support": pop goes through it, so
  *   CPython itself takes a frame object over. It copies f_executable into the frame object
  *   and restores a reference for the frame, so our f_executable must be a strong reference
@@ -15,24 +16,10 @@
 #if PY_VERSION_HEX < 0x030F0000 || PY_VERSION_HEX >= 0x03100000
 #error "visible_frame_315.c is for CPython 3.15 only"
 #endif
-#ifdef Py_GIL_DISABLED
-#error "the free-threaded build has no tested visible-frame implementation"
-#endif
 
-#define Py_BUILD_CORE 1
-#include <internal/pycore_frame.h>
-#include <internal/pycore_interpframe.h>
-#include <internal/pycore_stackref.h>
-#undef Py_BUILD_CORE
-
-#include "layouts/visible_frame.h"
-
-#define CALLSITE_VF_CURRENT(tstate) ((tstate)->current_frame)
-#define CALLSITE_VF_IP_FIELD instr_ptr
-#define CALLSITE_VF_STACKREFS 1
 #define CALLSITE_VF_EXPORTED_CLEAR 1
 /* RESUME has an inline cache entry (INSTR_FMT_IBC; _PyOpcode_Caches[RESUME] == 1, 3.15
  * internal/pycore_opcode_metadata.h). */
 #define CALLSITE_VF_RESUME_CACHES 1
 #define CALLSITE_VF_NAME "visible-3.15"
-#include "layouts/visible_frame.inc.h"
+#include "layouts/visible_stackref_frame.inc.h"

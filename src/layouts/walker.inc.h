@@ -60,6 +60,23 @@ static int callsite_emit_natives(const callsite_native_link **native, const void
 }
 #endif
 
+/* Each macro this file needs, named when missing (the layout file's list above). */
+#ifndef CALLSITE_FRAME_T
+#error "layouts/walker.inc.h needs CALLSITE_FRAME_T defined before it is included"
+#endif
+#ifndef CALLSITE_FIRST_FRAME
+#error "layouts/walker.inc.h needs CALLSITE_FIRST_FRAME defined before it is included"
+#endif
+#ifndef CALLSITE_PREVIOUS
+#error "layouts/walker.inc.h needs CALLSITE_PREVIOUS defined before it is included"
+#endif
+#ifndef CALLSITE_INSPECT
+#error "layouts/walker.inc.h needs CALLSITE_INSPECT defined before it is included"
+#endif
+#ifndef CALLSITE_WALK_NAME
+#error "layouts/walker.inc.h needs CALLSITE_WALK_NAME defined before it is included"
+#endif
+
 #define CALLSITE_CAT2(a, b) a##b
 #define CALLSITE_CAT(a, b) CALLSITE_CAT2(a, b)
 #define CALLSITE_WALK_IMPL CALLSITE_CAT(CALLSITE_WALK_NAME, _impl)

@@ -1,12 +1,10 @@
 // mlir/bindings.cc — one `ir` module's classes as callsite uses them, and the registry of them.
 #include "mlir/bindings.h"
 
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 
 #include "core/compat.h"
-#include "mlir/capi.h"
 
 namespace callsite::mlir {
 namespace {
@@ -129,8 +127,10 @@ bool fill_bindings(BindingsObject *b, PyObject *ir) noexcept {
       PyErr_SetString(PyExc_TypeError,
                       "callsite.mlir: Context/OpView/Operation/Module are not classes");
   }
-  if (!ok) return false;
-  resolve_capi(b);
+  return ok;
+}
+
+bool register_bindings(BindingsObject *b) noexcept {
   try {
     registry.push_back(b);
   } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
@@ -145,14 +145,10 @@ void clear_bindings(BindingsObject *b) noexcept {
   for (PyObject **p : {&b->ir, &b->context_type, &b->location_type, &b->opview_type,
                        &b->operation_type, &b->module_type, &b->nameloc_type, &b->loc_file,
                        &b->loc_name, &b->loc_callsite, &b->loc_unknown, &b->process_settings,
-                       &b->capi_create, &b->capi_status, &b->context_current.fget,
+                       &b->context_current.fget,
                        &b->location_current.fget})
     Py_CLEAR(*p);
   for (PyObject *&t : b->typed_location_types) Py_CLEAR(t);
-  delete b->capi;  // only unregistered bindings are ever freed: no cache refers to them
-  b->capi = nullptr;
-  std::free(b->location_capsule);
-  b->location_capsule = nullptr;
   for (int i = 0; i < BindingsObject::kEntryPoints; ++i) {
     Py_CLEAR(b->saved[i]);
     Py_CLEAR(b->installed[i]);

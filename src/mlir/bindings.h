@@ -41,7 +41,7 @@ struct BindingsObject {
   /// _mlir_knobs.py owns them), nullptr or None when the switch is off.
   PyObject *process_settings;
   /// MLIR's C API in the library these bindings loaded (mlir/capi.h), or nullptr: locations are
-  /// then built through the Python API (mlir/build.h). Resolved at registration.
+  /// then built through the Python API (mlir/build_python.h). Resolved at registration.
   const capi::Api *capi;
   PyObject *capi_create;         ///< Location._CAPICreate (with `capi`)
   /// The getter of the static property `Context.current` / `Location.current`, called
@@ -61,14 +61,19 @@ inline const capi::Api *location_capi(const BindingsObject *b) noexcept {
   return b->python_api_forced ? nullptr : b->capi;
 }
 
-/// Fills `b` (freshly allocated) from the module `ir` and registers it; false + TypeError
-/// when `ir` is not MLIR bindings. The registry's reference is taken here.
+/// Fills `b` (freshly allocated) from the module `ir`; false + TypeError when `ir` is not MLIR
+/// bindings. Its C API (mlir/capi.h resolve_capi) is looked up next, then it is registered.
 bool fill_bindings(BindingsObject *b, PyObject *ir) noexcept;
+
+/// Adds `b` (filled) to the registry, which takes a reference: bindings are never unloaded.
+/// False + MemoryError.
+bool register_bindings(BindingsObject *b) noexcept;
 
 /// The bindings already registered for `ir`, or nullptr.
 BindingsObject *registered_bindings(PyObject *ir) noexcept;
 
-/// Releases everything `b` holds (its type's dealloc).
+/// Releases the classes and functions `b` holds (its type's dealloc; mlir/capi.h
+/// release_capi releases the rest).
 void clear_bindings(BindingsObject *b) noexcept;
 
 /// Every BindingsObject created (strong references; bindings live as long as the process).

@@ -3,6 +3,7 @@
 #include "mlir/bindings_type.h"
 
 #include "mlir/bindings.h"
+#include "mlir/capi.h"
 #include "mlir/context_cache.h"
 #include "mlir/settings.h"
 #include "mlir/wrappers.h"
@@ -28,10 +29,18 @@ PyObject *bindings_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     Py_DECREF(reinterpret_cast<PyObject *>(b));
     return nullptr;
   }
+  // Before registration: no Context's cache may be made for these bindings before their one
+  // choice of location builder is known.
+  resolve_capi(b);
+  if (!register_bindings(b)) {
+    Py_DECREF(reinterpret_cast<PyObject *>(b));
+    return nullptr;
+  }
   return reinterpret_cast<PyObject *>(b);
 }
 
 void bindings_dealloc(PyObject *self) {
+  release_capi(as_b(self));  // only unregistered bindings are ever freed: no cache uses them
   clear_bindings(as_b(self));
   PyTypeObject *type = Py_TYPE(self);
   type->tp_free(self);

@@ -172,6 +172,15 @@ void resolve_capi(BindingsObject *b) noexcept {
   set_status(b, "MLIR C API (%s)", lib.c_str());
 }
 
+void release_capi(BindingsObject *b) noexcept {
+  Py_CLEAR(b->capi_create);
+  Py_CLEAR(b->capi_status);
+  delete b->capi;
+  b->capi = nullptr;
+  std::free(b->location_capsule);
+  b->location_capsule = nullptr;
+}
+
 void *context_pointer(BindingsObject *b, PyObject *ctx) {
   PyObject *capsule = PyObject_GetAttr(ctx, str_capi_ptr);
   if (!capsule) {

@@ -1,7 +1,7 @@
 // mlir/capi.h — MLIR's C API as the bindings' own shared library exports it: locations built
 // without a Python call per frame and per call-site link (only the op's final location becomes
 // an ir.Location). Bindings whose library does not export it (MLIR linked in statically with
-// hidden symbols, as jaxlib does) keep the Python API path of mlir/build.h.
+// hidden symbols, as jaxlib does) keep the Python API builder (mlir/build_python.h).
 //
 // callsite does not build against MLIR's headers: the handle types and signatures below are
 // declared here as mlir-c/IR.h and mlir-c/Support.h declare them (LLVM 20–22: a handle is a
@@ -54,6 +54,9 @@ struct Api {
 /// library it loaded), once, at registration. Sets b->capi, or leaves it null and says why in
 /// b->capi_status. Never fails: the Python API path is always there.
 void resolve_capi(BindingsObject *b) noexcept;
+
+/// Releases what resolve_capi and context_pointer stored in `b` (its type's dealloc).
+void release_capi(BindingsObject *b) noexcept;
 
 /// The MlirContext of `ctx` (ctx._CAPIPtr, a capsule named "<prefix>ir.Context._CAPIPtr"), and
 /// on the first context the Location capsule name of these bindings. nullptr without an error

@@ -13,7 +13,6 @@
 
 #include "filter/decisions.h"
 #include "mlir/bindings.h"
-#include "mlir/build.h"
 #include "mlir/context_cache.h"
 #include "mlir/locate.h"
 #include "mlir/settings.h"
@@ -153,7 +152,7 @@ PyObject *injector_call(PyObject *op, PyObject *const *args, size_t nargsf, PyOb
   if (loc && settings->nameloc_wrap) {
     PyObject *current = current_location(self->bindings);
     if (current) {
-      PyObject *wrapped = Py_XNewRef(nameloc_wrap(*cc, current, loc, !ours));
+      PyObject *wrapped = Py_XNewRef(cc->builder->nameloc_wrap(current, loc, !ours));
       Py_DECREF(current);
       Py_SETREF(loc, wrapped);
     } else if (PyErr_Occurred()) {

@@ -1,16 +1,17 @@
-// mlir/locate.cc — stack → location: raw walk, whole-stack cache, filter, chain cache, build.
+// mlir/locate.cc — stack → location: the walk, the whole-stack cache, the filter, then the
+// Context's builder (mlir/location_builder.h).
 #include "mlir/locate.h"
 
 #include <exception>
-#include <vector>
 
 #include "capture/capture.h"
 #include "capture/traceback_storage.h"
 #include "core/args.h"
+#include "core/small_buffer.h"
+#include "core/stack_table.h"
 #include "filter/filter.h"
+#include "filter/scan_kept.h"
 #include "mlir/bindings.h"
-#include "mlir/build.h"
-#include "mlir/build_capi.h"
 #include "mlir/settings.h"
 #include "native/shadow_stack.h"
 #include "tracking/tracking.h"
@@ -38,154 +39,78 @@ inline std::uint64_t stack_seed(std::uint64_t stamp, std::size_t limit) {
   return stamp * 0x9E3779B97F4A7C15ull ^ std::uint64_t(limit);
 }
 
-}  // namespace
-
-PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m) {
-  // New references throughout: building calls into the bindings, which may run a collection
-  // or even re-enter here; nothing borrowed from the tables is held across such a call.
-  if (cc.frame_count() + m > kMaxFrames) cc.clear_frames();  // before anything is borrowed
-  if (cc.mlir_context) return Py_XNewRef(kept_location_capi(cc, kept, m));
-  if (m == 0) return Py_XNewRef(unknown_location(cc));
-  if (m == 1) return Py_XNewRef(frame_location(cc, kept[0]));
-  // The longest cached suffix S_i = callsite(f_i at S_{i+1}) (S_{m-1} = f_{m-1}), then the
-  // missing links: in a long straight-line kernel only the innermost link is new per op.
-  std::vector<std::uint64_t> hashes(m);
-  for (std::size_t i = 0; i + 1 < m; ++i) hashes[i] = hash_frames(kept + i, m - i, 0);
-  std::size_t i = 0;
-  PyObject *tail = nullptr;
-  for (; i + 1 < m; ++i)
-    if ((tail = cc.find_chain(hashes[i], kept + i, m - i))) break;
-  if (!tail) {
-    i = m - 1;
-    tail = frame_location(cc, kept[m - 1]);
-  }
-  Py_XINCREF(tail);
-  while (tail && i-- > 0) {
-    PyObject *callee = Py_XNewRef(frame_location(cc, kept[i]));
-    PyObject *link = callee ? callsite_location(cc, callee, tail) : nullptr;
-    Py_XDECREF(callee);
-    Py_DECREF(tail);
-    tail = link;
-    if (!link) break;
-    if (!cc.store_chain(hashes[i], kept + i, m - i, link)) {
-      Py_CLEAR(tail);
-      PyErr_NoMemory();
-      break;
-    }
-  }
-  return tail;
+// A location of kept frames, through the cache's builder, within the bound on per-frame
+// entries. Borrowed from the builder's tables.
+inline PyObject *bounded_kept_location(ContextCache &cc, const RawFrame *kept, std::size_t k,
+                                       bool *made_before) {
+  if (cc.builder->frame_count() + k > kMaxFrames) cc.clear_all();  // before anything is borrowed
+  return cc.builder->kept_location(kept, k, made_before);
 }
 
-namespace {
-
-// The C API path's whole-stack level. Its misses cost a copy of the stack, a reference per
-// frame and a hash; they are all a new Context sees (each op's stack is new there), and the
-// trie of links reaches the final location with one probe per kept frame anyway. So a stack
-// is stored only once its final location is one this context has made before (a stack that
-// repeats, or another stack with the same location): a kernel built again in the same Context
-// then hits as before, and an empty table is not even hashed.
-__attribute__((always_inline)) inline PyObject *capi_frames_location(
-    ContextCache &cc, PyObject *filter, std::size_t limit, const RawFrame *frames,
-    std::size_t n, WalkEnd end, StackWalk *walk, std::uint64_t generation) {
-  std::uint64_t hash = 0;
-  const bool hashed = cc.stack_count() != 0;
-  if (hashed) {
-    hash = hash_frames(frames, n, stack_seed(generation, limit));
-    if (PyObject *hit = cc.peek_stack(hash, frames, n, generation, limit)) {
-      cc.note_lookup(true);
-      return Py_NewRef(hit);
-    }
-    if (cc.stack_count() >= kMaxStacks) cc.clear_sequences();
-  }
-  // From here on Python code runs (reifiers, the filter's rules, the bindings) and may pop the
-  // native frames of a walk, freeing their executables: the walk's are retained (a Traceback's
-  // are its own; Python frames' code objects belong to frames still running). A walk has
-  // native entries only when this thread has native frames (no Python code ran since it).
-  if (walk && native::innermost()) walk->hold_native_entries();
-  // A walk not yet complete (stack_location's prefix: limit <= kInlineKept) fits inline.
-  const std::size_t room = n < limit ? n : limit;
-  RawFrame inline_kept[kInlineKept];
-  std::vector<RawFrame> heap_kept;
-  try {
-    if (room > kInlineKept) heap_kept.resize(room);
-  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
-    return PyErr_NoMemory();
-  }
-  RawFrame *kept = room > kInlineKept ? heap_kept.data() : inline_kept;
-  std::size_t k = detail::keep_frames(filter, frames, n, kept, limit, end);
-  // A prefix that kept fewer than `limit` frames: walk further (the frames below this call are
-  // the same after the Python code the decisions ran) and decide again.
-  while (k != SIZE_MAX && k < limit && walk && !walk->complete() && walk->extend()) {
-    frames = walk->data();
-    n = walk->size();
-    end = walk->end();
-    k = detail::keep_frames(filter, frames, n, kept, limit, end);
-  }
-  if (k == SIZE_MAX) return nullptr;
-  if (cc.frame_count() + k > kMaxFrames) cc.clear_frames();  // before anything is borrowed
-  bool repeated = false;
-  PyObject *loc = Py_XNewRef(kept_location_capi(cc, kept, k, &repeated));
-  if (loc) cc.note_lookup(repeated);
-  if (!loc || !repeated) return loc;
-  // `loc` is owned by the final table; the whole-stack table only points at it. Its key is the
-  // whole stack (a prefix walk has no boundary: the generation stays that of its end).
-  if (walk && !walk->complete()) {
-    walk->walk_all();
-    frames = walk->data();
-    n = walk->size();
-  }
-  if (!hashed) hash = hash_frames(frames, n, stack_seed(generation, limit));
-  FrameSeq key;
-  try {
-    key = FrameSeq(frames, n);
-  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
-    Py_DECREF(loc);
-    return PyErr_NoMemory();
-  }
-  if (!cc.store_stack(hash, std::move(key), generation, limit, loc)) {
-    Py_DECREF(loc);
-    return PyErr_NoMemory();
-  }
-  return loc;
-}
-
-// The whole-stack cache's key is the raw frames, the filter's stamp and the limit: a hit is
-// one hash and one comparison; a miss filters, builds through the chain and frame caches and
-// stores the result (the Python API path; the C API path's level is capi_frames_location's).
-__attribute__((always_inline)) inline PyObject *raw_frames_location(
+// The one whole-stack path: the whole-stack table's key is the raw frames, the filter's stamp
+// and the limit, so a hit is one hash and one comparison; a miss filters, builds through the
+// builder's tables and stores the result. A builder that does not store first stacks
+// (LocationBuilder::stores_first_stacks: the C API one) has a stack stored only once its
+// location is one this Context made before (a stack that repeats, or another stack with the
+// same location): a kernel built again in the same Context then hits, and a new Context's
+// empty table is not even hashed. `walk` (nullptr for a Traceback's frames) may be a prefix
+// (stack_location): it is extended until `limit` frames are kept.
+__attribute__((always_inline)) inline PyObject *frames_location(
     ContextCache &cc, PyObject *filter, std::size_t limit, const RawFrame *frames,
     std::size_t n, WalkEnd end, StackWalk *walk) {
   // MLIR's rule: an explicit limit replaces the filter's.
   if (limit == SIZE_MAX) limit = detail::limit_of(filter);
   const std::uint64_t generation =
       detail::generation_of(filter) | (end == WalkEnd::at_boundary ? kAtBoundaryKey : 0);
-  if (cc.mlir_context)
-    return capi_frames_location(cc, filter, limit, frames, n, end, walk, generation);
-  const std::uint64_t hash = hash_frames(frames, n, stack_seed(generation, limit));
-  if (PyObject *hit = cc.find_stack(hash, frames, n, generation, limit)) return Py_NewRef(hit);
-  if (cc.stack_count() >= kMaxStacks) cc.clear_sequences();
-
-  // From here on Python code runs (reifiers, the filter's rules, the bindings) and may pop the
-  // native frames of a walk, freeing their executables: the frames are retained first (the
-  // key the whole-stack table keeps).
-  FrameSeq key;
+  const bool store_first = cc.builder->stores_first_stacks;
+  std::uint64_t hash = 0;
+  const bool hashed = store_first || cc.stack_count() != 0;
+  if (hashed) {
+    hash = detail::hash_frames(frames, n, stack_seed(generation, limit));
+    if (PyObject *hit = cc.find_stack(hash, frames, n, generation, limit)) {
+      cc.note_lookup(true);
+      return Py_NewRef(hit);
+    }
+    if (cc.stack_count() >= kMaxStacks) cc.clear_sequences();
+  }
   // The limit counts kept frames; the walk goes on past dropped ones (as MLIR's does). Kept
-  // frames live on the stack up to MLIR's usual limits (no allocation per miss).
-  const std::size_t room = n < limit ? n : limit;
-  RawFrame inline_kept[kInlineKept];
-  std::vector<RawFrame> heap_kept;
+  // frames live on the C stack up to MLIR's usual limits (no allocation per miss).
+  const bool prefix = walk && !walk->complete();
+  detail::SmallBuffer<RawFrame, kInlineKept> kept;
+  if (!kept.reserve(prefix || limit < n ? limit : n)) return PyErr_NoMemory();
+  // From here on Python code runs (reifiers, the filter's rules, the bindings) and may pop the
+  // native frames of a walk, freeing their executables: the walk's are retained (a Traceback's
+  // are its own; Python frames' code objects belong to frames still running). A walk has
+  // native entries only when this thread has native frames (no Python code ran since it).
+  if (walk && native::innermost()) walk->hold_native_entries();
+  std::size_t k = detail::keep_frames(filter, frames, n, kept.data(), limit, end);
+  // A prefix (no kernel boundary in force: stack_location walks those whole) that kept fewer
+  // than `limit` frames: scan_kept walks further until it keeps them (the frames below this
+  // call are the same after the Python code the decisions ran).
+  if (prefix && k != SIZE_MAX && k < limit &&
+      detail::scan_kept(*walk, detail::as_filter(filter), limit, &k, kept.data()) == SIZE_MAX)
+    return nullptr;
+  if (k == SIZE_MAX) return nullptr;
+  bool made_before = false;
+  PyObject *loc = Py_XNewRef(bounded_kept_location(cc, kept.data(), k, &made_before));
+  if (!loc) return nullptr;
+  cc.note_lookup(made_before);
+  if (!store_first && !made_before) return loc;
+  // `loc` is owned by the builder's tables; the whole-stack table only points at it. Its key is
+  // the whole stack (a prefix walk has no boundary: the generation stays that of its end).
+  if (prefix) walk->walk_all();
+  if (walk) {
+    frames = walk->data();
+    n = walk->size();
+  }
+  if (!hashed) hash = detail::hash_frames(frames, n, stack_seed(generation, limit));
+  detail::StoredStack key;
   try {
-    key = FrameSeq(frames, n);
-    if (room > kInlineKept) heap_kept.resize(room);
+    key = detail::StoredStack(frames, n, detail::FrameRefs::retained);
   } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
+    Py_DECREF(loc);
     return PyErr_NoMemory();
   }
-  RawFrame *kept = room > kInlineKept ? heap_kept.data() : inline_kept;
-  const std::size_t k = detail::keep_frames(filter, key.frames.get(), n, kept, limit, end);
-  if (k == SIZE_MAX) return nullptr;
-  PyObject *loc = kept_location(cc, kept, k);
-  if (!loc) return nullptr;
-  // `loc` is owned by the frame or chain table; the whole-stack table only points at it.
   if (!cc.store_stack(hash, std::move(key), generation, limit, loc)) {
     Py_DECREF(loc);
     return PyErr_NoMemory();
@@ -201,17 +126,17 @@ PyObject *stack_location(ContextCache &cc, PyObject *filter, std::size_t limit,
   // the frames up to the limit's last kept one are read: a prefix is walked first (not under a
   // kernel boundary, which a complete walk finds, and not past what fits kept inline).
   const std::size_t resolved = limit == SIZE_MAX ? detail::limit_of(filter) : limit;
-  const bool prefix = cc.mlir_context && !cc.stack_count() && resolved <= kInlineKept;
+  const bool prefix =
+      !cc.builder->stores_first_stacks && !cc.stack_count() && resolved <= kInlineKept;
   StackWalk stack(skip, prefix ? resolved + kPrefixSlack : kStackBuffer);
   if (!prefix || stack.bounded()) stack.walk_all();
-  return raw_frames_location(cc, filter, limit, stack.data(), stack.size(), stack.end(),
-                             &stack);
+  return frames_location(cc, filter, limit, stack.data(), stack.size(), stack.end(), &stack);
 }
 
 PyObject *traceback_location(ContextCache &cc, PyObject *filter, std::size_t limit,
                              PyObject *tb) {
-  return raw_frames_location(cc, filter, limit, traceback_frames(tb), traceback_size(tb),
-                             traceback_end(tb), nullptr);
+  return frames_location(cc, filter, limit, traceback_frames(tb), traceback_size(tb),
+                         traceback_end(tb), nullptr);
 }
 
 PyObject *window_location(ContextCache &cc, PyObject *filter, std::size_t limit) {
@@ -223,16 +148,14 @@ PyObject *window_location(ContextCache &cc, PyObject *filter, std::size_t limit)
   const RawFrame *frames = traceback_frames(window);
   const std::size_t n = traceback_size(window);
   PyObject *loc = nullptr;
-  std::vector<RawFrame> kept;
-  try {
-    kept.resize(n < limit ? n : limit);
-  } catch (const std::exception &) {  // out of memory (never `...`: see docs/robustness.md)
+  detail::SmallBuffer<RawFrame, kInlineKept> kept;
+  if (!kept.reserve(n < limit ? n : limit)) {
     Py_DECREF(window);
     return PyErr_NoMemory();
   }
   const std::size_t k = detail::keep_frames(filter, frames, n, kept.data(), limit);
-  // No whole-stack cache: a window is not a stack; the chain and frame caches still apply.
-  if (k != SIZE_MAX) loc = kept_location(cc, kept.data(), k);
+  // No whole-stack cache: a window is not a stack; the builder's tables still apply.
+  if (k != SIZE_MAX) loc = Py_XNewRef(bounded_kept_location(cc, kept.data(), k, nullptr));
   Py_DECREF(window);
   return loc;
 }
@@ -335,9 +258,10 @@ __attribute__((always_inline)) inline PyObject *locate_with(PyObject *const *slo
     ContextCache *cc = cache_for(b, ctx);
     CacheHold hold(cc);  // the lookup runs Python code, which may drop the cache
     loc = cc ? locate(*cc, filter, limit) : nullptr;
-    // The C API path's locations are plain ir.Location objects: the caller gets the typed one,
-    // as on the Python API path (the op builders take the plain one, see mlir/injector.cc).
-    if (loc && cc->mlir_context) loc = typed_location_capi(*cc, loc);
+    // The C API builder's locations are plain ir.Location objects: the caller gets the typed
+    // one, as from the Python API builder (the op builders take the plain one, see
+    // mlir/injector.cc).
+    if (loc) loc = cc->builder->explicit_location(loc);
     Py_DECREF(ctx);
   }
   Py_DECREF(filter);

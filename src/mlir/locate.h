@@ -25,10 +25,6 @@ PyObject *traceback_location(ContextCache &cc, PyObject *filter, std::size_t lim
 /// when tracking is off.
 PyObject *window_location(ContextCache &cc, PyObject *filter, std::size_t limit);
 
-/// The location of given kept frames (innermost first): unknown, one NameLoc, or the
-/// CallSiteLoc chain. New reference.
-PyObject *kept_location(ContextCache &cc, const RawFrame *kept, std::size_t m);
-
 /// callsite.mlir.location(filter=None, *, skip=0, context=None, limit=None), or
 /// location(traceback, *, filter=None, context=None, limit=None) — METH_FASTCALL.
 PyObject *location_py(PyObject *, PyObject *const *args, Py_ssize_t nargs,

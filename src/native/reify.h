@@ -16,7 +16,7 @@ namespace callsite::native {
 /// were reified, which is what a borrower (FrameInfo, for the operation at hand) relies on.
 /// Anything kept across a call into Python (which may reify any number of states) is copied
 /// or referenced first.
-inline constexpr std::size_t kReifyGeneration = std::size_t(1) << 14;
+inline constexpr std::size_t kReifyGeneration = kReifiedStatesKept;  // callsite/frame.h
 
 /// One reified native frame. Strong references; lives while its executable lives and fewer
 /// than kReifyGeneration other states of it were reified since it was last looked up, so

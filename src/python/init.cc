@@ -6,7 +6,7 @@
 #include "capture/backend.h"
 #include "mlir/bindings.h"
 #include "mlir/bindings_type.h"
-#include "mlir/build.h"
+#include "mlir/build_python.h"
 #include "mlir/context_cache.h"
 #include "mlir/injector.h"
 #include "mlir/settings.h"
@@ -38,7 +38,7 @@ bool init_types() {
     return false;
   if (!detail::init_filter_type()) return false;
   if (!tracking::detail::init() || !tracking::detail::init_call_site_type()) return false;
-  if (!mlir::init_settings() || !mlir::init_build() || !mlir::init_bindings() ||
+  if (!mlir::init_settings() || !mlir::init_build_python() || !mlir::init_bindings() ||
       !mlir::init_injectors() || !mlir::init_context_caches() || !mlir::init_bindings_type())
     return false;
   if (!native::init_reify() || !native::init_executable_type() ||

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "callsite/frame.h"
+#include "capture/boundary.h"
 #include "capture/capture.h"
 #include "capture/traceback_storage.h"
 #include "symbolize/code_info.h"
@@ -369,30 +370,60 @@ done:
 /// The text of `tb`'s stack, through the decisions and the process-wide tables: a new
 /// reference (None: no frame kept), `*python` set instead when the stack has a frame this path
 /// does not describe, nullptr with an error.
-PyObject *text_of(TextsObject *self, PyObject *tb, bool forward_only, PyObject *cache,
-                  FileVersions &files, bool *python) {
+/// `tb`'s frames outermost first, as torch's walk describes them (file, name, line): false
+/// with `*python` set when a frame is one this path does not describe (a native frame, a file
+/// or name that is a str subclass, whose methods the caller's Python path lets run; a frame
+/// without a line), false with an error set otherwise.
+bool frame_keys(PyObject *tb, std::vector<FrameKey> &frames, bool *python) {
   const std::size_t n = traceback_size(tb);
   const RawFrame *raw = traceback_frames(tb);
-  std::vector<FrameKey> frames, kept;
-  std::vector<std::uint8_t> bits;
   frames.reserve(n);
   for (std::size_t i = n; i-- > 0;) {  // outermost first
     const RawFrame &f = raw[i];
+    if (!f.is_python()) {
+      *python = true;
+      return false;
+    }
     auto *code = static_cast<PyCodeObject *>(f.code());
     PyObject *file = code->co_filename, *name = code->co_name;
-    // A str subclass, a frame without a line: the caller's Python path, with this capture.
     if (!PyUnicode_CheckExact(file) || !PyUnicode_CheckExact(name)) {
       *python = true;
-      return nullptr;
+      return false;
     }
     detail::Position pos;
-    if (!detail::code_position(code, f.lasti(), &pos)) return nullptr;
+    if (!detail::code_position(code, f.lasti(), &pos)) return false;
     if (pos.lineno < 0) {
       *python = true;
-      return nullptr;
+      return false;
     }
     frames.push_back(FrameKey{file, name, pos.lineno});
   }
+  return true;
+}
+
+/// The text of `kept` (outermost first, borrowed from code objects the caller holds) through
+/// the process-wide tables: a new reference (None when `kept` is empty), nullptr with an error.
+PyObject *kept_text(TextsObject *self, PyObject *cache, const std::vector<FrameKey> &kept,
+                    FileVersions *files) {
+  if (kept.empty()) return Py_NewRef(Py_None);
+  const Callbacks callbacks{self->format_frame, self->format_stack};
+  if (!callbacks.format_frame || !callbacks.format_stack) {
+    PyErr_SetString(PyExc_RuntimeError, "_TorchTexts: cleared");
+    return nullptr;
+  }
+  Py_INCREF(callbacks.format_frame);
+  Py_INCREF(callbacks.format_stack);
+  PyObject *text = stack_text(callbacks, cache, kept.data(), kept.size(), files);
+  Py_DECREF(callbacks.format_frame);
+  Py_DECREF(callbacks.format_stack);
+  return text;
+}
+
+PyObject *text_of(TextsObject *self, PyObject *tb, bool forward_only, PyObject *cache,
+                  FileVersions &files, bool *python) {
+  std::vector<FrameKey> frames, kept;
+  std::vector<std::uint8_t> bits;
+  if (!frame_keys(tb, frames, python)) return nullptr;
   // The code objects (and so these strs) are held by `tb` from here on.
   bits.resize(frames.size());
   for (std::size_t i = 0; i < frames.size(); ++i) {
@@ -411,35 +442,118 @@ PyObject *text_of(TextsObject *self, PyObject *tb, bool forward_only, PyObject *
     for (std::size_t i = first; i < frames.size(); ++i)
       if (bits[i] & kInteresting) kept.push_back(frames[i]);
   }
-  if (kept.empty()) return Py_NewRef(Py_None);
-  const Callbacks callbacks{self->format_frame, self->format_stack};
-  if (!callbacks.format_frame || !callbacks.format_stack) {
+  return kept_text(self, cache, kept, &files);
+}
+
+/// Whether a METH_FASTCALL method got its two arguments; a TypeError naming them otherwise.
+bool two_arguments(const char *method, const char *names, Py_ssize_t nargs) {
+  if (nargs == 2) return true;
+  PyErr_Format(PyExc_TypeError, "%s() takes 2 arguments (%s), got %zd", method, names, nargs);
+  return false;
+}
+
+/// recorded((tb, text)) (a new reference), written to `meta` unless it is None: meta
+/// ["stack_trace"] = text (when not None) and meta["_callsite_traceback"] = the result.
+/// nullptr with an error.
+PyObject *store_recorded(TextsObject *self, PyObject *meta, PyObject *tb, PyObject *text) {
+  PyObject *pair = PyTuple_Pack(2, tb, text);
+  if (!pair) return nullptr;
+  PyObject *recorded = self->recorded ? Py_NewRef(self->recorded) : nullptr;
+  if (!recorded) {
+    Py_DECREF(pair);
     PyErr_SetString(PyExc_RuntimeError, "_TorchTexts: cleared");
     return nullptr;
   }
-  Py_INCREF(callbacks.format_frame);
-  Py_INCREF(callbacks.format_stack);
-  PyObject *text = stack_text(callbacks, cache, kept.data(), kept.size(), &files);
-  Py_DECREF(callbacks.format_frame);
-  Py_DECREF(callbacks.format_stack);
-  return text;
+  PyObject *result = PyObject_CallOneArg(recorded, pair);
+  Py_DECREF(recorded);
+  Py_DECREF(pair);
+  if (result && meta != Py_None) {
+    if ((text != Py_None && PyObject_SetItem(meta, str_stack_trace, text) < 0) ||
+        PyObject_SetItem(meta, str_meta_key, result) < 0)
+      Py_CLEAR(result);
+  }
+  return result;
+}
+
+/// linecache.cache, a new reference (nullptr with an error).
+PyObject *linecache_cache(TextsObject *self) {
+  if (!self->linecache) {
+    PyErr_SetString(PyExc_RuntimeError, "_TorchTexts: cleared");
+    return nullptr;
+  }
+  PyObject *linecache = Py_NewRef(self->linecache);
+  PyObject *cache = PyObject_GetAttr(linecache, str_cache);
+  Py_DECREF(linecache);
+  return cache;
+}
+
+// record_kept(meta, traceback, /): see the docstring below.
+PyObject *texts_record_kept(PyObject *self_obj, PyObject *const *args, Py_ssize_t nargs) {
+  if (!two_arguments("record_kept", "meta, traceback", nargs)) return nullptr;
+  PyObject *meta = args[0], *tb = args[1];
+  if (!is_traceback(tb)) {
+    PyErr_Format(PyExc_TypeError,
+                 "record_kept(): traceback must be a callsite.Traceback, not %.200s",
+                 Py_TYPE(tb)->tp_name);
+    return nullptr;
+  }
+  Py_INCREF(self_obj);  // held across every call into Python below
+  Py_INCREF(tb);        // its code objects hold the frames' strs
+  TextsObject *self = as_texts(self_obj);
+  PyObject *result = nullptr, *text = nullptr, *cache = nullptr;
+  std::vector<FrameKey> frames;
+  bool python = false;
+  try {
+    if (!frame_keys(tb, frames, &python)) {
+      if (python) result = Py_NewRef(tb);
+      goto done;
+    }
+    cache = linecache_cache(self);
+    if (!cache) goto done;
+    text = kept_text(self, cache, frames, nullptr);
+  } catch (const std::bad_alloc &) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  if (text) result = store_recorded(self, meta, tb, text);
+done:
+  Py_XDECREF(cache);
+  Py_XDECREF(text);
+  Py_DECREF(tb);
+  Py_DECREF(self_obj);
+  return result;
+}
+
+/// The calling thread's whole stack after `skip` frames, as torch's walk sees it: a kernel
+/// boundary open around the trace (callsite.boundary, an MLIR scope's) lives in the current
+/// context (capture/boundary.h) and would end the walk at its kernel, so the capture runs in a
+/// new, empty context (PyContext_New: no context variable set). New reference, or nullptr with
+/// an error.
+PyObject *capture_whole_stack(std::size_t skip) {
+  if (!boundary_chain()) return callsite::capture(skip, SIZE_MAX);
+  PyObject *empty = PyContext_New();
+  if (!empty) return nullptr;
+  if (PyContext_Enter(empty) < 0) {
+    Py_DECREF(empty);
+    return nullptr;
+  }
+  PyObject *tb = callsite::capture(skip, SIZE_MAX);
+  if (PyContext_Exit(empty) < 0) Py_CLEAR(tb);
+  Py_DECREF(empty);
+  return tb;
 }
 
 // record(meta, forward_only, /): see the docstring below.
 PyObject *texts_record(PyObject *self_obj, PyObject *const *args, Py_ssize_t nargs) {
-  if (nargs != 2) {
-    PyErr_Format(PyExc_TypeError, "record() takes 2 arguments (meta, forward_only), got %zd",
-                 nargs);
-    return nullptr;
-  }
+  if (!two_arguments("record", "meta, forward_only", nargs)) return nullptr;
   PyObject *meta = args[0];
   const int forward_only = PyObject_IsTrue(args[1]);
   if (forward_only < 0) return nullptr;
   Py_INCREF(self_obj);  // held across every call into Python below
   TextsObject *self = as_texts(self_obj);
   // Innermost first, as capture(1) in the caller gives it: the caller's frame dropped.
-  PyObject *tb = callsite::capture(1, SIZE_MAX);
-  PyObject *result = nullptr, *text = nullptr, *cache = nullptr, *linecache = nullptr;
+  PyObject *tb = capture_whole_stack(1);
+  PyObject *result = nullptr, *text = nullptr, *cache = nullptr;
   FileVersions files;
   std::size_t n = 0;
   const RawFrame *raw = nullptr;
@@ -459,9 +573,7 @@ PyObject *texts_record(PyObject *self_obj, PyObject *const *args, Py_ssize_t nar
     result = Py_NewRef(tb);
     goto done;
   }
-  linecache = Py_NewRef(self->linecache);
-  cache = PyObject_GetAttr(linecache, str_cache);
-  Py_DECREF(linecache);
+  cache = linecache_cache(self);
   if (!cache) goto done;
   try {
     h = hash_raw(raw, n, forward_only);
@@ -486,25 +598,7 @@ PyObject *texts_record(PyObject *self_obj, PyObject *const *args, Py_ssize_t nar
     PyErr_NoMemory();
     goto done;
   }
-  {
-    PyObject *pair = PyTuple_Pack(2, tb, text);
-    if (!pair) goto done;
-    PyObject *recorded = self->recorded ? Py_NewRef(self->recorded) : nullptr;
-    if (!recorded) {
-      Py_DECREF(pair);
-      PyErr_SetString(PyExc_RuntimeError, "_TorchTexts: cleared");
-      goto done;
-    }
-    result = PyObject_CallOneArg(recorded, pair);
-    Py_DECREF(recorded);
-    Py_DECREF(pair);
-    if (!result) goto done;
-  }
-  if (meta != Py_None) {
-    if ((text != Py_None && PyObject_SetItem(meta, str_stack_trace, text) < 0) ||
-        PyObject_SetItem(meta, str_meta_key, result) < 0)
-      Py_CLEAR(result);
-  }
+  result = store_recorded(self, meta, tb, text);
 done:
   release_versions(files);
   Py_XDECREF(cache);
@@ -553,13 +647,23 @@ PyMethodDef texts_methods[] = {
     {"record", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(texts_record)),
      METH_FASTCALL,
      "record($self, meta, forward_only, /)\n--\n\n"
-     "Records the calling create_node's node: captures the stack (the caller's frame dropped),\n"
+     "Records the calling create_node's node: captures the whole stack (the caller's frame\n"
+     "dropped; an open kernel boundary does not end it, as it does not end torch's walk),\n"
      "keeps the frames torch's default filter keeps (forward_only: its forward-only mode) and\n"
      "returns recorded((traceback, text)), text None when no frame is kept. Unless meta is\n"
      "None, writes meta['stack_trace'] = text (when not None) and\n"
      "meta['_callsite_traceback'] = the result. Returns the Traceback alone (writing nothing)\n"
      "when the stack has a frame it does not describe (a native frame, a name that is a str\n"
      "subclass, a frame without a line): the caller records it in Python."},
+    {"record_kept",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(texts_record_kept)),
+     METH_FASTCALL,
+     "record_kept($self, meta, traceback, /)\n--\n\n"
+     "Records a node whose frames are chosen already: `traceback` (innermost first, every\n"
+     "frame kept) gets torch's text of its frames (StackSummary.format, outermost first,\n"
+     "stripped). Returns recorded((traceback, text)), text None when the traceback is empty,\n"
+     "written to meta as record() writes it; the traceback alone (writing nothing) when it\n"
+     "has a frame this path does not describe, for the caller's Python path."},
     {"clear", texts_clear_caches, METH_NOARGS,
      "clear($self, /)\n--\n\nDrops the cached filter decisions and the stacks recorded."},
     {"decision_count", texts_decision_count, METH_NOARGS,

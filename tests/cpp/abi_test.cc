@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "callsite/abi.h"
 #include "callsite/api.h"
@@ -255,6 +257,36 @@ TEST_F(AbiImport, RefusesAnotherMajorAndInstallsNothing) {
   EXPECT_FALSE(callsite::api::import());
   EXPECT_EQ(callsite::detail::native_api, nullptr);
   EXPECT_NE(error_text().find("RuntimeError: callsite C API mismatch"), std::string::npos);
+}
+
+// The helpers the installed headers compile into every extension that includes them.
+
+TEST(AbiHelpers, ErrorSetAsidePutsThePendingErrorBackOverANewOne) {
+  PyErr_SetString(PyExc_ValueError, "pending");
+  {
+    callsite::detail::ErrorSetAside pending;
+    EXPECT_EQ(PyErr_Occurred(), nullptr);
+    PyErr_SetString(PyExc_TypeError, "raised meanwhile");
+  }
+  EXPECT_TRUE(PyErr_ExceptionMatches(PyExc_ValueError));
+  PyErr_Clear();
+  {
+    callsite::detail::ErrorSetAside nothing;
+    PyErr_SetString(PyExc_TypeError, "raised meanwhile");
+  }
+  EXPECT_TRUE(PyErr_ExceptionMatches(PyExc_TypeError));  // nothing was pending: kept
+  PyErr_Clear();
+}
+
+TEST(AbiHelpers, CallingThreadIsTheAttachedThreadState) {
+  EXPECT_EQ(callsite::detail::calling_thread(), PyThreadState_Get());
+}
+
+TEST(AbiHelpers, AddTracebackGivesTheProvidersResult) {
+  // 0, or -1 when nothing is being raised: a consumer can tell (NativeAPI::add_traceback).
+  static_assert(std::is_same_v<decltype(callsite::api::add_traceback(
+                                   std::declval<const callsite::Executable &>(), 0)),
+                               int>);
 }
 
 }  // namespace

@@ -176,6 +176,21 @@ def folder_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def stem_graph(root: Path) -> dict[str, set[str]]:
+    """The include graph inside each folder, between the things its files name (a stem: the
+    header and its source are one node), as "folder/stem" -> the "folder/stem"s it includes."""
+    graph: dict[str, set[str]] = {}
+    for folder, path in source_files(root):
+        here = f"{folder}/{stem_of(path)}"
+        for target in INCLUDE.findall(path.read_text(encoding="utf-8", errors="replace")):
+            if resolve(root, target) != folder:
+                continue
+            there = f"{folder}/{stem_of(Path(target))}"
+            if there != here:
+                graph.setdefault(here, set()).add(there)
+    return graph
+
+
 def write_tree(root: Path, files: dict[str, str]) -> Path:
     for rel, text in files.items():
         path = root / rel
@@ -199,6 +214,12 @@ def test_every_include_follows_the_layer_rule():
 def test_the_folder_graph_has_no_cycle():
     _, graph = check(REPO)
     assert folder_cycle(graph) is None
+
+
+def test_no_include_cycle_inside_a_folder():
+    """Inside a folder too the files are in an order, lowest first: no two of its headers (with
+    their sources) include each other, directly or around a loop."""
+    assert folder_cycle(stem_graph(REPO)) is None
 
 
 def test_every_function_is_defined_on_its_header_s_layer():
@@ -242,8 +263,10 @@ def test_installed_headers_are_exactly_the_capsule_api():
 
 def test_no_version_test_outside_layouts_and_compat():
     """Per-version facts live in src/layouts/ (frame layouts) and src/core/compat.h (the
-    public API's differences); nothing else tests PY_VERSION_HEX."""
-    allowed = {REPO / "src" / "core" / "compat.h"}
+    public API's differences), and in include/callsite/abi.h the few the installed headers
+    need (other extensions compile them, and cannot include compat.h, which uses them);
+    nothing else tests PY_VERSION_HEX."""
+    allowed = {REPO / "src" / "core" / "compat.h", REPO / "include" / "callsite" / "abi.h"}
     offenders = [
         str(path.relative_to(REPO))
         for folder, path in source_files(REPO)
@@ -342,6 +365,16 @@ def test_checker_finds_a_folder_cycle_within_a_layer(tmp_path):
     problems, graph = check(write_tree(tmp_path, tree))
     assert problems == []  # each include alone is allowed (same layer)...
     assert folder_cycle(graph) in (["filter", "render", "filter"], ["render", "filter", "render"])
+
+
+def test_checker_finds_a_cycle_inside_a_folder(tmp_path):
+    tree = {**GOOD_TREE, "src/mlir/a.h": "#pragma once\n", "src/mlir/b.h": "#pragma once\n",
+            "src/mlir/a.cc": '#include "mlir/a.h"\n#include "mlir/b.h"\n',
+            "src/mlir/b.cc": '#include "mlir/b.h"\n'}
+    assert folder_cycle(stem_graph(write_tree(tmp_path, tree))) is None  # one way: allowed
+    (tmp_path / "src/mlir/b.cc").write_text('#include "mlir/b.h"\n#include "mlir/a.h"\n')
+    assert folder_cycle(stem_graph(tmp_path)) in (["mlir/a", "mlir/b", "mlir/a"],
+                                                  ["mlir/b", "mlir/a", "mlir/b"])
 
 
 def test_the_real_tree_fails_with_one_bad_include_added(tmp_path):

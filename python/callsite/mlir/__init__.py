@@ -31,6 +31,7 @@ from .._callsite.mlir import MlirBindings, MlirSettings
 from .._callsite.mlir import _FunctionInjector, _MethodInjector  # noqa: F401
 from . import _accelerate, _detect
 from . import _state
+from ._status import status
 
 __all__ = [
     "KNOWN_IR_MODULES",
@@ -50,6 +51,7 @@ __all__ = [
     "set_loc_tracebacks_enabled",
     "set_loc_tracebacks_frame_limit",
     "set_traceback_action_on_current_loc",
+    "status",
     "set_traceback_action_on_explicit_loc",
     "traceback_action_on_current_loc",
     "traceback_action_on_explicit_loc",

@@ -15,6 +15,9 @@ frames torch would have given it.
 torch's code is recognised by structure (``callsite.torch._recognise``); where it differs,
 :func:`accelerate` warns once and torch keeps its own path.
 
+Under :func:`frames` (a context manager, per thread and asyncio task) the nodes recorded get
+the frames a ``callsite.Filter`` keeps instead of torch's rules, in the same text format.
+
 No finalizer of this module runs Python code: a weak-reference callback or ``__del__`` runs
 wherever a collection happens (inside a lock this module holds, or with a KeyboardInterrupt
 pending, which it would swallow). Nothing cached refers to a tracer, a graph or a code object:
@@ -22,6 +25,8 @@ the tables hold strings and linecache's entries.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import importlib
 import linecache
 import os
@@ -29,11 +34,13 @@ import sys
 import threading
 import traceback as _traceback
 import warnings
-from types import ModuleType
+from collections.abc import Iterator
+from types import FunctionType, ModuleType
 from typing import Any
 
-from .._callsite import Traceback, _TorchTexts, capture
-from .._switches import BY_INTEGRATION
+from .._callsite import Filter, Traceback, _TorchTexts, capture
+from .._callsite import boundary as _Boundary
+from .._switches import BY_INTEGRATION, read_at_start_up
 from .._warnings import CallsiteWarning
 from . import _detect
 from ._detect import CHECKED_VERSIONS
@@ -44,8 +51,8 @@ VARIABLE = _SWITCH.variable
 # torch's modules are imported by name (importlib), never by an import statement: a type
 # checker in a user's environment without torch would report them missing in callsite's code.
 
-__all__ = ["CHECKED_VERSIONS", "TorchWarning", "accelerate", "decelerate", "is_accelerated",
-           "status", "traceback_of", "clear_caches"]
+__all__ = ["CHECKED_VERSIONS", "TorchWarning", "accelerate", "clear_caches", "decelerate",
+           "frames", "is_accelerated", "status", "traceback_of"]
 
 
 class TorchWarning(CallsiteWarning, RuntimeWarning):
@@ -146,6 +153,79 @@ def _load_rules(previous: _Rules | None) -> _Rules:
     return rules
 
 
+#: The Filter of the innermost callsite.torch.frames() scope open in this thread or asyncio
+#: task (None: torch's own rules).
+_chosen: contextvars.ContextVar[Filter | None] = contextvars.ContextVar(
+    "callsite.torch.frames", default=None)
+
+
+def _whole_stack() -> Traceback:
+    """The stack of this function's caller's caller (create_node's frame innermost), whole, as
+    torch's walk sees it: a kernel boundary open around the trace (callsite.boundary, an MLIR
+    scope's) is a context variable that would end the capture at its kernel, so the capture
+    runs in a new, empty context."""
+    return contextvars.Context().run(capture, 2)
+
+
+def _linecache_own(function: Any) -> Any:
+    """`function` if it is linecache's own (defined in linecache's namespace), else None."""
+    if isinstance(function, FunctionType) and function.__globals__ is vars(linecache):
+        return function
+    return None
+
+
+#: linecache's own readers. torch's text quotes each frame's line through
+#: linecache.getline (traceback.FrameSummary.line), which reads linecache.getlines: while
+#: either is replaced (doctest, IPython, a redacting tool), the text follows the replacement,
+#: so the native tables, which read linecache.cache, are not used.
+_GETLINE = _linecache_own(linecache.getline)
+_GETLINES = _linecache_own(linecache.getlines)
+
+
+def _linecache_replaced() -> bool:
+    return linecache.getline is not _GETLINE or linecache.getlines is not _GETLINES
+
+
+@contextlib.contextmanager
+def frames(filter: Filter | None = None, boundary: object = None) -> Iterator[Filter]:
+    """Nodes that torch.fx records in this scope (``fx.Tracer`` with ``record_stack_traces``,
+    ``make_fx(record_stack_traces=True)``, ``torch.export.export(strict=False)``) get the
+    frames `filter` keeps as their ``stack_trace``, in torch's text format (innermost kept frame
+    last), instead of torch's rules (``forward`` frames).
+
+    filter: a callsite.Filter (default Filter.default()), its rules and limit as for
+    callsite.mlir.auto_locations. boundary: a kernel (function, method or code object) at whose
+    innermost frame every stack stops, as inside ``with callsite.boundary(kernel)``: its line is
+    kept whatever the filter says. The scope is the calling thread's (and asyncio task's) only;
+    scopes nest, the innermost one wins. A tracer whose class overrides
+    ``_filter_traceback_frames`` keeps its own filter. Accelerates torch.fx (as accelerate());
+    RuntimeError where torch's code is not recognised. Yields the Filter in force."""
+    if filter is None:
+        filter = Filter.default()
+    elif not isinstance(filter, Filter):
+        raise TypeError(f"callsite.torch.frames(): filter must be a callsite.Filter or None, "
+                        f"not {type(filter).__module__}.{type(filter).__qualname__}")
+    kernel = None
+    if boundary is not None:
+        try:
+            kernel = _Boundary(boundary)
+        except TypeError as error:
+            raise TypeError(f"callsite.torch.frames(): boundary: {error}") from None
+    if not accelerate():
+        raise RuntimeError(f"callsite.torch.frames(): torch's own stack traces are kept, so no "
+                           f"frames can be chosen: {_refusal}")
+    token = _chosen.set(filter)
+    try:
+        if kernel is None:
+            yield filter
+        else:
+            with kernel:
+                yield filter
+    finally:
+        _chosen.reset(token)
+
+
+
 # --- the formatting the native tables leave to Python ----------------------------------------
 
 def _format_frame(filename: str, lineno: int, name: str) -> str:
@@ -176,14 +256,22 @@ def _decision(rules: _Rules, filename: str, name: str) -> tuple[bool, bool, bool
     return found
 
 
+#: An exact str with the characters of a str or str subclass, without calling the subclass's
+#: methods (str.__str__ copies a subclass, returns an exact str itself).
+_exact_str = str.__str__
+
+
 def _frames(tb: Traceback) -> list[tuple[str, int | None, str]]:
-    """Python frames outermost first as torch's walk gives them: (file, line, name)."""
+    """Python frames outermost first as torch's walk gives them: (file, line, name). torch's
+    symbolizer reads co_filename and co_name into C++ strings, so its FrameSummary holds exact
+    strs even for a code object whose names are str subclasses (whose startswith/endswith
+    linecache and torch's filter would otherwise call)."""
     frames = []
     for frame in reversed(tb.frames):
         code = frame.code
         if code is None:  # a native frame: torch's walk does not see it
             continue
-        frames.append((code.co_filename, frame.lineno, code.co_name))
+        frames.append((_exact_str(code.co_filename), frame.lineno, _exact_str(code.co_name)))
     return frames
 
 
@@ -213,13 +301,20 @@ def _record_stack_trace(tracer: Any, node: Any) -> None:
     node (_TorchTexts.record captures the stack without this frame, as capture(1) here)."""
     state = _state
     if state is None or type(tracer)._filter_traceback_frames is not state.default_filter:
-        _record_through_override(tracer, node, capture(1))
+        _record_through_override(tracer, node, _whole_stack())
         return
     rules = _rules
     if rules is None or rules.symbolic_shapes.uninteresting_files is not rules.function \
             or rules.proxy._STACK_TRACE_ANCHORS != rules.anchors:
         rules = _load_rules(rules)
+    chosen = _chosen.get()
+    if chosen is not None:
+        _record_chosen(rules, node, capture(1, filter=chosen))
+        return
     forward_only = tracer._record_forward_stack_traces_only
+    if _linecache_replaced():
+        _record_in_python(rules, node, _whole_stack(), forward_only)
+        return
     if _meta_write:
         recorded = rules.texts.record(node.meta, forward_only)
         if type(recorded) is _Recorded:
@@ -227,25 +322,40 @@ def _record_stack_trace(tracer: Any, node: Any) -> None:
     else:
         recorded = rules.texts.record(None, forward_only)
         if type(recorded) is _Recorded:
-            text = recorded[1]
-            if text:
-                node.stack_trace = text
-            node.meta[_META_KEY] = recorded
+            _store(node, recorded)
             return
     _record_in_python(rules, node, recorded, forward_only)
 
 
-def _record_in_python(rules: _Rules, node: Any, tb: Traceback, forward_only: bool) -> None:
-    """The default filter's recording in Python, for a stack the native recorder does not
-    describe (a native frame, a name that is a str subclass, a frame without a line)."""
-    kept = _kept(rules, _frames(tb), forward_only)
-    text = _format_stack(kept) if kept else None
+def _record_chosen(rules: _Rules, node: Any, tb: Traceback) -> None:
+    """A node recorded under frames(): `tb` holds the frames the scope's Filter keeps."""
+    if not _linecache_replaced():
+        recorded = rules.texts.record_kept(node.meta if _meta_write else None, tb)
+        if type(recorded) is _Recorded:
+            if not _meta_write:
+                _store(node, recorded)
+            return
+    frames = _frames(tb)
+    _store(node, _Recorded((tb, _format_stack(frames) if frames else None)))
+
+
+def _store(node: Any, recorded: _Recorded) -> None:
+    """Writes a recording's text (when there is one) and the recording to the node."""
+    text = recorded[1]
     if text:
         if _meta_write:
             node.meta["stack_trace"] = text
         else:
             node.stack_trace = text
-    node.meta[_META_KEY] = _Recorded((tb, text))
+    node.meta[_META_KEY] = recorded
+
+
+def _record_in_python(rules: _Rules, node: Any, tb: Traceback, forward_only: bool) -> None:
+    """The default filter's recording in Python, for a stack the native recorder does not
+    describe (a native frame, a name that is a str subclass, a frame without a line) or while
+    linecache's readers are replaced."""
+    kept = _kept(rules, _frames(tb), forward_only)
+    _store(node, _Recorded((tb, _format_stack(kept) if kept else None)))
 
 
 def _record_through_override(tracer: Any, node: Any, tb: Traceback) -> None:
@@ -364,7 +474,9 @@ def traceback_of(node: Any) -> Traceback | None:
     a node's metadata, and this capture with it); None for a node whose ``stack_trace`` is not
     the text recorded with a capture. ``callsite.mlir`` renders it as an MLIR location with
     columns: ``callsite.mlir.location(traceback_of(node), filter=...)`` or ``.to_mlir(filter)``.
-    Raises TypeError for anything that is not a torch.fx.Node."""
+    A node whose text was copied without the capture (export's inserted
+    ``_assert_tensor_metadata`` nodes) gets the capture of the nearest node of its graph
+    recorded with that text. Raises TypeError for anything that is not a torch.fx.Node."""
     # A Node exists only once torch.fx.node is imported: looked up, never imported here.
     node_module = sys.modules.get("torch.fx.node")
     node_type = getattr(node_module, "Node", None)
@@ -374,23 +486,58 @@ def traceback_of(node: Any) -> Traceback | None:
     meta = getattr(node, "meta", None)
     if not isinstance(meta, dict):
         return None
+    text = meta.get("stack_trace")
+    found = _capture_for(meta, text)
+    if found is not None or not isinstance(text, str) or not text:
+        return found
+    # A pass that copied the text alone (export's inserted _assert_tensor_metadata nodes copy
+    # the stack_trace of the node they check, not the rest of its metadata): the capture of
+    # the nearest node of the graph recorded with this text, which names the same frames.
+    before, after = node, node
+    while before is not None or after is not None:
+        for neighbour in (after, before):
+            if neighbour is not None and neighbour is not node:
+                found = _capture_for(getattr(neighbour, "meta", None), text)
+                if found is not None:
+                    return found
+        before = _step(before, "prev")
+        after = _step(after, "next")
+    return None
+
+
+def _capture_for(meta: Any, text: Any) -> Traceback | None:
+    """The capture in `meta` if it was recorded with `text`: a capture describes its node while
+    the node's text is the one recorded with it (a pass that copies the metadata but drops or
+    rewrites the text leaves a node it does not describe)."""
+    if not isinstance(meta, dict):
+        return None
     recorded = meta.get(_META_KEY)
     if type(recorded) is not _Recorded or len(recorded) != 2:
         return None
-    tb, text = recorded
-    # The capture describes the node while its text is the one recorded with it (a pass that
-    # copies the metadata but drops or rewrites the text leaves a node it does not describe).
-    if meta.get("stack_trace") != text:
+    tb, recorded_text = recorded
+    if meta.get("stack_trace") != text or recorded_text != text:
         return None
     return tb  # type: ignore[no-any-return]
+
+
+def _step(node: Any, direction: str) -> Any:
+    """The node before or after `node` in its graph, None past either end (torch.fx's graph is
+    a ring through a sentinel node whose op is "root")."""
+    if node is None:
+        return None
+    neighbour = getattr(node, direction, None)
+    if neighbour is None or getattr(neighbour, "op", "root") == "root":
+        return None
+    return neighbour
 
 
 def status() -> dict[str, Any]:
     """For ``python -m callsite doctor``: whether torch.fx's stack traces are callsite's, the
     switch, and why not. Imports nothing (torch's version is read from its metadata until
     torch is imported)."""
+    switched_on = False
     try:
-        _SWITCH.parse(os.environ.get(VARIABLE))
+        switched_on = _SWITCH.parse(os.environ.get(VARIABLE))
         switch = None
     except ValueError as error:
         switch = str(error)
@@ -403,6 +550,9 @@ def status() -> dict[str, Any]:
         summary = f"off: {switch}"
     elif waiting:
         summary = f"on once torch.fx is imported ({VARIABLE}=1)"
+    elif switched_on and not read_at_start_up(_SWITCH):
+        summary = (f"off: {VARIABLE} is set but the start-up hook did not run in this process "
+                   f"(python -S, or an interpreter without site)")
     else:
         summary = f"off ({VARIABLE}=1 or callsite.torch.accelerate() turns it on)"
     cached = _TorchTexts.cached_texts()

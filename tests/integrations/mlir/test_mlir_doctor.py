@@ -73,3 +73,21 @@ def test_doctor_without_bindings_lists_none_and_imports_none():
     assert out.returncode == 0, out.stderr
     bindings, imported = json.loads(out.stdout)
     assert bindings == {} and imported == []
+
+
+def test_status_is_the_doctor_s_mlir_section():
+    """callsite.mlir.status() is what the doctor reports under "mlir" (as callsite.torch.status()
+    is its torch section), with bindings imported and before any are."""
+    probe = run(sys.executable, "import iree.compiler.ir")
+    if probe.returncode:
+        pytest.skip("iree-base-compiler is not installed")
+    out = run(sys.executable,
+              "import callsite, callsite.mlir, json; before = callsite.mlir.status();"
+              "import iree.compiler.ir; callsite.mlir.use('iree.compiler.ir');"
+              "print(json.dumps([before, callsite.mlir.status(), callsite.doctor()['mlir']]))")
+    assert out.returncode == 0, out.stderr
+    before, status, section = json.loads(out.stdout.strip().splitlines()[-1])
+    assert before["bindings"] == {} and "iree.compiler.ir" not in before["other_known"]
+    assert status == section
+    assert list(status["bindings"]) == ["iree.compiler.ir"]
+    assert status["bindings"]["iree.compiler.ir"]["locations"].startswith("MLIR C API (")

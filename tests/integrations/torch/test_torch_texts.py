@@ -78,3 +78,122 @@ def test_edit_while_a_tracer_is_alive(tmp_path):
             write("torch.relu(x) " + expression)
             assert traces(alive[0])[1] == theirs, expression  # the first tracer again
     """)
+
+
+@pytest.mark.parametrize("reader", ["getline", "getlines"])
+def test_linecache_reader_replaced(reader):
+    """With linecache.getline or linecache.getlines replaced by a wrapper (doctest patches
+    getlines; a redacting tool), torch's text quotes what the wrapper gives; so does
+    callsite's, in both of torch's modes, and linecache's own readers are followed again once
+    they are back."""
+    run(f"""
+        import linecache, torch_models as tm, callsite.torch as ct
+        scenarios = tm.scenarios()
+        original = getattr(linecache, {reader!r})
+        def redacted(*args, **kwargs):
+            found = original(*args, **kwargs)
+            if isinstance(found, list):
+                return [line.replace("return", "REDACTED") for line in found]
+            return found.replace("return", "REDACTED")
+        def all_texts():
+            return [scenarios[name]() for name in ("transformer", "transformer_forward_only")]
+        setattr(linecache, {reader!r}, redacted)
+        theirs = all_texts()
+        assert "REDACTED" in repr(theirs), "the wrapper changed nothing: nothing compared"
+        setattr(linecache, {reader!r}, original)
+        plain = all_texts()
+        assert ct.accelerate()
+        assert all_texts() == plain
+        setattr(linecache, {reader!r}, redacted)
+        assert all_texts() == theirs
+        setattr(linecache, {reader!r}, original)
+        assert all_texts() == plain
+    """)
+
+
+def test_file_name_a_str_subclass(tmp_path):
+    """A code object whose co_filename is a str subclass overriding startswith/endswith (so
+    that linecache, asked with it, takes the file for "<...>" and gives no line): torch's walk
+    reads the name as a plain str and quotes the source line; so does callsite, the file read
+    by callsite first."""
+    run(f"""
+        import linecache, os, torch, torch.fx as fx, callsite.torch as ct
+
+        class Name(str):
+            def startswith(self, *args):
+                return True
+            def endswith(self, *args):
+                return True
+
+        path = os.path.join({str(tmp_path)!r}, "model_named.py")
+        source = ("import torch\\n"
+                  "class M(torch.nn.Module):\\n"
+                  "    def forward(self, x):\\n"
+                  "        return torch.relu(x) + 1\\n")
+        with open(path, "w") as f:
+            f.write(source)
+
+        def renamed(code):
+            consts = tuple(renamed(c) if isinstance(c, type(code)) else c
+                           for c in code.co_consts)
+            return code.replace(co_filename=Name(path), co_consts=consts)
+
+        namespace = {{}}
+        exec(renamed(compile(source, path, "exec")), namespace)
+        assert type(namespace["M"].forward.__code__.co_filename) is Name
+
+        def texts(forward_only):
+            tracer = fx.Tracer(); tracer.record_stack_traces = True
+            tracer._record_forward_stack_traces_only = forward_only
+            return [n.stack_trace for n in tracer.trace(namespace["M"]()).nodes]
+
+        assert ct.accelerate()
+        ours = [texts(False), texts(True)]
+        assert ct.decelerate()
+        linecache.clearcache()
+        theirs = [texts(False), texts(True)]
+        assert "return torch.relu(x) + 1" in repr(theirs), theirs
+        assert ours == theirs, (ours, theirs)
+    """)
+
+
+def test_an_open_kernel_boundary_does_not_cut_torchs_texts():
+    """A callsite.boundary open around a trace (a DSL's, an MLIR scope's) ends callsite's own
+    captures at its kernel; torch's walk sees the whole stack, and so do callsite's texts of
+    torch's rules: the native recorder, a tracer with its own filter and the Python path (with
+    linecache's reader replaced)."""
+    run("""
+        import linecache, traceback, torch, torch.fx as fx, callsite, callsite.torch as ct
+
+        def kernel(x):
+            return torch.relu(x) + 1
+
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                return kernel(x) * 2
+
+        class OwnFilter(fx.Tracer):
+            def _filter_traceback_frames(self, summary):
+                return traceback.StackSummary.from_list(
+                    [f for f in summary if f.name in ("forward", "kernel", "texts")])
+
+        def texts(tracer_type, forward_only):
+            tracer = tracer_type(); tracer.record_stack_traces = True
+            tracer._record_forward_stack_traces_only = forward_only
+            return [n.stack_trace for n in tracer.trace(Model()).nodes]
+
+        def every_mode():
+            return [texts(t, f) for t in (fx.Tracer, OwnFilter) for f in (False, True)]
+
+        theirs = every_mode()
+        assert "in kernel" in repr(theirs) and "in forward" in repr(theirs), theirs
+        assert ct.accelerate()
+        original = linecache.getline
+        with callsite.boundary(kernel):
+            assert every_mode() == theirs
+            linecache.getline = lambda *args: original(*args)
+            try:
+                assert every_mode() == theirs
+            finally:
+                linecache.getline = original
+    """)

@@ -1,6 +1,7 @@
-// mlir/flat_map.h — an open-addressing hash table of trivially copyable keys and values, for
-// the per-Context tables the C API path fills once per frame and per call-site link of every
-// new Context: one array, no allocation per entry (a std::unordered_map allocates a node each).
+// core/flat_map.h — an open-addressing hash table of trivially copyable keys and values, for
+// tables filled once per frame or per link on a cold path (MLIR's C API builder fills them for
+// every new Context): one array, no allocation per entry (a std::unordered_map allocates a node
+// each). Part of the raw-stack cache kit (core/stack_table.h, core/small_buffer.h).
 #pragma once
 
 #include <cstddef>
@@ -10,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace callsite::mlir {
+namespace callsite::detail {
 
 /// `Initial`: the slots allocated on the first insert (a power of two; the table grows when half
 /// full), sized for what one kernel in a new Context stores, so that it rarely rehashes.
@@ -101,4 +102,4 @@ class FlatMap {
   unsigned shift_ = 64;
 };
 
-}  // namespace callsite::mlir
+}  // namespace callsite::detail
