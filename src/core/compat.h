@@ -52,6 +52,16 @@ inline constexpr bool kHasColumns = PY_VERSION_HEX >= 0x030B0000;
 /// -c`, the REPL).
 inline constexpr bool kFrameSummaryTakesCode = PY_VERSION_HEX >= 0x030E0000;
 
+/// Whether inspect.findsource() of a code object starts its block at co_firstlineno (3.13+).
+/// Before, it walks back from there to the nearest line that looks like a Python `def`,
+/// `lambda` or decorator, and to the file's first line when there is none.
+inline constexpr bool kInspectBlockAtFirstLine = PY_VERSION_HEX >= 0x030D0000;
+
+/// Whether inspect.getblock() ends a block that does not start with `def`/`class` at the end
+/// of its first logical line (3.14+ BlockFinder: `singleline`). Before, it tokenizes every
+/// line after it until the end of the lines.
+inline constexpr bool kInspectBlockEndsAtLogicalLine = PY_VERSION_HEX >= 0x030E0000;
+
 /// Whether the thread state is a thread-local of the thread that runs (3.12+). Before 3.12,
 /// the "current" thread state is the GIL holder's, which may be another thread's.
 inline constexpr bool kThreadLocalTstate = PY_VERSION_HEX >= 0x030C0000;

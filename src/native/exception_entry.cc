@@ -1,5 +1,5 @@
 // native/exception_entry.cc — traceback entries for native frames: a fresh frame over an
-// EMPTY code object per (filename, name) (guest_module.h), as Cython's __Pyx_AddTraceback
+// EMPTY code object per (filename, name, line) (guest_module.h), as Cython's __Pyx_AddTraceback
 // does, with the globals of its guest file. Pairing a
 // frame with a real code object crashed on 3.11+ (jax#16027), so reified code objects are
 // never used here. The line goes in tb_lineno; the code object has no positions at all, so
@@ -49,14 +49,16 @@ PyObject *new_entry(const Executable *exe, std::uintptr_t state, const NativeLin
   // reify other states and release this entry).
   const int lineno = r->lineno;
   PyObject *filename = Py_NewRef(r->filename), *name = Py_NewRef(r->name);
-  PyObject *code = empty_code(filename, name);
   // The guest file's globals, never the raiser's: traceback reads the entry's source through
   // f_globals (linecache.lazycache) and sentry_sdk its module name and loader.
-  PyObject *function = code ? guest_function_of(exe, filename) : nullptr;
+  PyObject *function = guest_function_of(exe, filename);
+  const int first_line =
+      function ? guest_first_line(filename, PyFunction_GET_GLOBALS(function), lineno) : -1;
+  PyObject *code = first_line >= 0 ? empty_code(filename, name, first_line) : nullptr;
   Py_DECREF(filename);
   Py_DECREF(name);
-  if (!function) {
-    Py_XDECREF(code);
+  if (!code) {
+    Py_XDECREF(function);
     Py_XDECREF(locals);
     return nullptr;
   }

@@ -13,7 +13,12 @@ namespace callsite::native {
 namespace {
 
 PyObject *functions = nullptr;  // {(filename, source or None): function}; cold paths only
-PyObject *code_cache = nullptr;  // {(filename, name): empty code}; lives for the process
+PyObject *code_cache = nullptr;  // {(filename, name, line): empty code}; bounded below
+// Entries the cache holds at most: a guest program has a bounded number of (function, line)
+// pairs that raise, but a process may run many programs; past the bound the cache starts
+// afresh (entries and frames hold their own references).
+constexpr Py_ssize_t kMaxEmptyCodes = 4096;
+PyObject *block_checks = nullptr;  // {(filename, line): bool}, guest_first_line's; as bounded
 
 // loader.get_source(fullname): the text for the guest's own name, as an importlib loader
 // answers for the modules it loads; ImportError for another name (linecache and sentry_sdk
@@ -85,7 +90,7 @@ PyObject *new_globals(PyObject *filename, PyObject *source) {
 PyObject *new_function(PyObject *filename, PyObject *source) {
   static PyObject *module_name = PyUnicode_InternFromString("<module>");
   if (!module_name) return nullptr;
-  PyObject *code = empty_code(filename, module_name);
+  PyObject *code = empty_code(filename, module_name, kGuestFirstLine);
   PyObject *globals = code ? new_globals(filename, source) : nullptr;
   PyObject *function = globals ? PyFunction_New(code, globals) : nullptr;
   Py_XDECREF(globals);
@@ -128,11 +133,45 @@ PyObject *source_for(const Executable *exe, PyObject *filename) {
   return same == 0 ? owner->source : nullptr;
 }
 
+// Lines from a frame's line to the end of its file that guest_first_line asks inspect.getblock
+// to tokenize at most on 3.13, where getblock tokenizes all of them (no def/class/lambda
+// ends a guest block), on a raise, once per (file, line). Past it the frame's code gets no
+// block. 3.14+ getblock stops at the end of the first logical line.
+constexpr Py_ssize_t kMaxBlockCheckLines = 2000;
+
+// Whether inspect.getblock(linecache.getlines(filename, globals)[line - 1:]) returns a block
+// without raising (starting with the frame's line then), for at most kMaxBlockCheckLines
+// lines before 3.14. 1, 0, or -1 + error for what is not an Exception (an interrupt:
+// it propagates).
+int inspect_block_is_line(PyObject *filename, PyObject *globals, int line) {
+  PyObject *lines = call_from("linecache", "getlines", PyTuple_Pack(2, filename, globals),
+                              PyDict_New());
+  const Py_ssize_t count = lines && PyList_Check(lines) ? PyList_GET_SIZE(lines) : 0;
+  PyObject *rest = line <= count && (compat::kInspectBlockEndsAtLogicalLine ||
+                                     count - (line - 1) <= kMaxBlockCheckLines)
+                       ? PyList_GetSlice(lines, line - 1, count)
+                       : nullptr;
+  Py_XDECREF(lines);
+  PyObject *block = rest ? call_from("inspect", "getblock", PyTuple_Pack(1, rest), PyDict_New())
+                         : nullptr;
+  Py_XDECREF(rest);
+  const int found = block && PyList_Check(block) && PyList_GET_SIZE(block) >= 1;
+  Py_XDECREF(block);
+  if (PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_Exception)) return -1;
+    PyErr_Clear();
+  }
+  return found;
+}
+
 }  // namespace
 
-PyObject *empty_code(PyObject *filename, PyObject *name) {
+PyObject *empty_code(PyObject *filename, PyObject *name, int first_line) {
   if (!code_cache && !(code_cache = PyDict_New())) return nullptr;
-  PyObject *key = PyTuple_Pack(2, filename, name);
+  const int firstlineno = first_line > 0 ? first_line : kGuestFirstLine;
+  PyObject *number = PyLong_FromLong(firstlineno);
+  PyObject *key = number ? PyTuple_Pack(3, filename, name, number) : nullptr;
+  Py_XDECREF(number);
   if (!key) return nullptr;
   PyObject *code = PyDict_GetItemWithError(code_cache, key);
   if (code || PyErr_Occurred()) {
@@ -144,7 +183,7 @@ PyObject *empty_code(PyObject *filename, PyObject *name) {
   // maps its instructions to its first line; on 3.11+ the location table is replaced by "no
   // location" entries (PY_CODE_LOCATION_INFO_NONE = 15, 8 code units at most each), so that
   // co_positions() yields None and tracebacks print the per-entry tb_lineno instead.
-  code = reinterpret_cast<PyObject *>(PyCode_NewEmpty("", "", kGuestFirstLine));
+  code = reinterpret_cast<PyObject *>(PyCode_NewEmpty("", "", firstlineno));
   if (code) {
     PyObject *bytecode = PyObject_GetAttrString(code, "co_code");
     Py_ssize_t units = bytecode ? PyBytes_GET_SIZE(bytecode) / 2 : -1;
@@ -169,9 +208,29 @@ PyObject *empty_code(PyObject *filename, PyObject *name) {
     Py_XDECREF(table);
     Py_SETREF(code, replaced);
   }
+  if (code && PyDict_GET_SIZE(code_cache) >= kMaxEmptyCodes) PyDict_Clear(code_cache);
   if (code && PyDict_SetItem(code_cache, key, code) < 0) Py_CLEAR(code);
   Py_DECREF(key);
   return code;
+}
+
+int guest_first_line(PyObject *filename, PyObject *globals, int line) {
+  if (!compat::kInspectBlockAtFirstLine || line <= 0) return kGuestFirstLine;
+  if (!block_checks && !(block_checks = PyDict_New())) return -1;
+  PyObject *number = PyLong_FromLong(line);
+  PyObject *key = number ? PyTuple_Pack(2, filename, number) : nullptr;
+  Py_XDECREF(number);
+  if (!key) return -1;
+  PyObject *known = PyDict_GetItemWithError(block_checks, key);
+  int found = known              ? known == Py_True
+              : PyErr_Occurred() ? -1
+                                 : inspect_block_is_line(filename, globals, line);
+  if (!known && found >= 0) {
+    if (PyDict_GET_SIZE(block_checks) >= kMaxEmptyCodes) PyDict_Clear(block_checks);
+    if (PyDict_SetItem(block_checks, key, found ? Py_True : Py_False) < 0) found = -1;
+  }
+  Py_DECREF(key);
+  return found < 0 ? -1 : found ? line : kGuestFirstLine;
 }
 
 PyObject *guest_function(PyObject *filename, PyObject *source) {

@@ -10,14 +10,30 @@
 
 namespace callsite::native {
 
-/// co_firstlineno of the code objects of native frames (the synthetic code of visible frames,
-/// the empty code of traceback entries): past the end of any file, so that
-/// inspect.findsource() raises OSError ("lineno is out of bounds", 3.10-3.15) for a guest
-/// frame. inspect's idea of a code object's source is the Python block that starts at
-/// co_firstlineno (getblock() tokenizes it as Python): for a guest function it has no true
-/// answer, and a block not holding the frame's line breaks tools that trust it. Lines come
-/// from the line tables, which are relative to it (their deltas fit 32 bits).
+/// co_firstlineno of a code object of a native frame that inspect must not read as Python:
+/// past the end of any file, so that inspect.findsource() raises OSError ("lineno is out of
+/// bounds", 3.10-3.15), which tools handle as "no source". inspect's idea of a code object's
+/// source is the Python block that starts at co_firstlineno (getblock() tokenizes it as
+/// Python); a guest function has none, and a block not holding the frame's line breaks tools
+/// that trust it. Lines come from the line tables, which are relative to co_firstlineno
+/// (their deltas fit 32 bits).
 inline constexpr int kGuestFirstLine = 1 << 30;
+
+/// co_firstlineno for the code of a frame that never runs again (a traceback entry, a visible
+/// frame kept past its pop) at `line` of `filename`, whose guest namespace is `globals`: the
+/// line itself where inspect's block for a code starting there starts with that line — 3.13+
+/// (compat::kInspectBlockAtFirstLine) and inspect.getblock() of the file's lines from there
+/// (linecache, as inspect reads them) returns without raising. It finds no def/class in a
+/// guest line and keeps that line (3.13) or its logical line (3.14+), but raises tokenize's
+/// error where the guest text does not tokenize as Python (a lone quote after the line on
+/// 3.13, a bracket never closed), which tools do not expect. On 3.13 a file with more than
+/// 2000 lines from `line` to its end is not tokenized (the cost of a raise). Else
+/// kGuestFirstLine (before 3.13 inspect walks back from the line to line 1 of a guest file, a
+/// block without the frame's line). Each answer is kept per (filename, line) in a bounded
+/// cache (the first read decides; a file changed later keeps it). -1 + error only for an
+/// interrupt (not an Exception) raised meanwhile. GIL held; may run any code (linecache,
+/// tokenize).
+int guest_first_line(PyObject *filename, PyObject *globals, int line);
 
 /// A function object standing for the guest file `filename` (a str), a new reference: its
 /// __globals__ is the guest module's namespace — __name__ and __file__ the file name,
@@ -51,8 +67,8 @@ void release_guest_source(const Executable *executable) noexcept;
 bool prime_linecache(const Executable *executable, PyObject *filename);
 
 /// A code object without positions (every instruction "no location", 3.11+), named `name`, in
-/// `filename`, co_firstlineno kGuestFirstLine, cached per (filename, name) for the process.
-/// New reference or nullptr + error. GIL held.
-PyObject *empty_code(PyObject *filename, PyObject *name);
+/// `filename`, co_firstlineno `first_line` (guest_first_line), cached per
+/// (filename, name, first line) in a bounded cache. New reference or nullptr + error. GIL held.
+PyObject *empty_code(PyObject *filename, PyObject *name, int first_line);
 
 }  // namespace callsite::native

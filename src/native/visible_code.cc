@@ -11,11 +11,12 @@
 #include "native/visible_code.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <exception>
+#include <map>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "layouts/visible_frame.h"
@@ -198,13 +199,40 @@ PyObject *build_shard(const Executable *exe, std::size_t first, std::size_t coun
   return code;
 }
 
-// post_mortem_code's copies, by the shard code they copy; never destroyed (as `codes`).
-auto &post_mortem_copies = *new std::unordered_map<PyObject *, PyObject *>();
+// post_mortem_code's copies, by (the shard code they copy, held, their first line); the map
+// itself is never destroyed (as `codes`). A copy per line a frame was kept at: bounded by
+// kMaxPostMortemCopies, past which the map starts afresh (kept frames hold their own code).
+auto &post_mortem_copies = *new std::map<std::pair<PyObject *, int>, PyObject *>();
+constexpr std::size_t kMaxPostMortemCopies = 4096;
+
+// Releases the copies of the shard code `shard` (nullptr: every copy). Each goes out of the
+// map before its reference is dropped: a code object's deallocation may run code (a code
+// watcher) that reaches the map.
+void drop_post_mortem_copies(PyObject *shard) {
+  for (;;) {
+    auto it = shard ? post_mortem_copies.lower_bound({shard, INT_MIN}) : post_mortem_copies.begin();
+    if (it == post_mortem_copies.end() || (shard && it->first.first != shard)) return;
+    PyObject *copy = it->second, *original = it->first.first;
+    post_mortem_copies.erase(it);
+    Py_DECREF(copy);
+    Py_DECREF(original);
+  }
+}
 
 }  // namespace
 
-PyObject *post_mortem_code(PyObject *code) {
-  if (auto it = post_mortem_copies.find(code); it != post_mortem_copies.end()) return it->second;
+PyObject *post_mortem_code(PyObject *code, PyFrameObject *frame) {
+  // f_globals: PyFrame_GetGlobals is 3.11+, and this file builds for 3.10 too.
+  PyObject *globals = PyObject_GetAttrString(reinterpret_cast<PyObject *>(frame), "f_globals");
+  const int new_first =
+      globals ? guest_first_line(reinterpret_cast<PyCodeObject *>(code)->co_filename, globals,
+                                 PyFrame_GetLineNumber(frame))
+              : -1;
+  Py_XDECREF(globals);
+  if (new_first < 0) return nullptr;
+  const auto key = std::make_pair(code, new_first);
+  if (auto it = post_mortem_copies.find(key); it != post_mortem_copies.end())
+    return Py_NewRef(it->second);
   // encode() began the table with the body's entry: its header byte, then a zero delta (one
   // byte). Re-based on the new first line, that entry keeps the body's line, and every later
   // entry, relative to the one before, keeps its own.
@@ -217,14 +245,14 @@ PyObject *post_mortem_code(PyObject *code) {
     return nullptr;
   }
   std::string rebased(1, PyBytes_AS_STRING(table)[0]);
-  put_svarint(rebased, firstlineno - kGuestFirstLine);
+  put_svarint(rebased, firstlineno - new_first);
   rebased.append(PyBytes_AS_STRING(table) + 2, std::size_t(PyBytes_GET_SIZE(table) - 2));
   Py_DECREF(table);
   PyObject *replace = PyObject_GetAttrString(code, "replace");
   PyObject *new_table =
       replace ? PyBytes_FromStringAndSize(rebased.data(), Py_ssize_t(rebased.size())) : nullptr;
   PyObject *args = new_table ? PyTuple_New(0) : nullptr;
-  PyObject *kwargs = args ? Py_BuildValue("{s:i,s:O}", "co_firstlineno", kGuestFirstLine,
+  PyObject *kwargs = args ? Py_BuildValue("{s:i,s:O}", "co_firstlineno", new_first,
                                           "co_linetable", new_table)
                           : nullptr;
   PyObject *copy = kwargs ? PyObject_Call(replace, args, kwargs) : nullptr;
@@ -234,18 +262,19 @@ PyObject *post_mortem_code(PyObject *code) {
   Py_XDECREF(replace);
   if (!copy) return nullptr;
   // A collection during the build may have made it meanwhile (a finalizer popping a frame).
-  if (auto it = post_mortem_copies.find(code); it != post_mortem_copies.end()) {
+  if (auto it = post_mortem_copies.find(key); it != post_mortem_copies.end()) {
     Py_DECREF(copy);
-    return it->second;
+    return Py_NewRef(it->second);
   }
+  if (post_mortem_copies.size() >= kMaxPostMortemCopies)
+    drop_post_mortem_copies(nullptr);
   try {
-    post_mortem_copies.emplace(code, copy);
+    post_mortem_copies.emplace(key, Py_NewRef(copy));
+    Py_INCREF(code);  // the key's: no other code takes its address while the entry is kept
   } catch (const std::exception &) {
-    Py_DECREF(copy);
-    PyErr_NoMemory();
-    return nullptr;
+    Py_DECREF(copy);  // the cache's reference
   }
-  return copy;
+  return copy;  // cached or not, the caller's reference
 }
 
 VisibleCode *build_visible_code(const Executable *exe, std::size_t states) {
@@ -299,11 +328,7 @@ VisibleCode *build_visible_code(const Executable *exe, std::size_t states) {
 void free_visible_code(VisibleCode *code) noexcept {
   if (!code) return;
   for (std::size_t s = 0; s < code->shard_count; ++s) {
-    if (auto it = post_mortem_copies.find(code->shards[s].code); it != post_mortem_copies.end()) {
-      PyObject *copy = it->second;
-      post_mortem_copies.erase(it);
-      Py_DECREF(copy);
-    }
+    drop_post_mortem_copies(code->shards[s].code);
     Py_XDECREF(code->shards[s].code);
   }
   delete[] code->shards;

@@ -40,12 +40,14 @@ inline PyObject *guest_function_of_code(const VisibleCode *code) {
 VisibleCode *build_visible_code(const Executable *executable, std::size_t states);
 
 /// The code a frame object keeps of a visible frame of `code` (a shard's) after the pop, when
-/// it never runs again: the same instructions and lines, its first line past the end of any
-/// file (kGuestFirstLine, guest_module.h), so that inspect has no Python block for it (OSError)
-/// where a live frame's code must keep its first line at its first located line (3.14+
-/// instrumentation). Made on first use, cached until the shard's code is released. Borrowed
-/// (the cache holds it), or nullptr + error. GIL held; may run a collection.
-PyObject *post_mortem_code(PyObject *code);
+/// it never runs again: the same instructions, lines and positions, its first line
+/// guest_first_line() of the line `frame` (the frame object taken over, its frame still
+/// current) is at (guest_module.h), so that inspect's block for it is the frame's own line or
+/// refused (OSError), where a live frame's code must keep its first line at its first located
+/// line (3.14+ instrumentation). Made on first use per (shard, first line), cached (bounded)
+/// until the shard's code is released. A new reference, or nullptr + error. GIL held; may run
+/// any code (linecache, tokenize).
+PyObject *post_mortem_code(PyObject *code, PyFrameObject *frame);
 
 /// Releases what build_visible_code made. GIL held.
 void free_visible_code(VisibleCode *code) noexcept;

@@ -351,10 +351,11 @@ void pop_interpreter_frame(VisibleSlot *slot, int checked) noexcept {
     kept = reinterpret_cast<PyFrameObject *>(
         Py_NewRef(reinterpret_cast<PyObject *>(callsite_visible_frame_object(frame))));
     PyObject *exc = compat::take_raised_exception();
-    post_mortem = post_mortem_code(slot->shard->code);
+    post_mortem = post_mortem_code(slot->shard->code, kept);
     if (!post_mortem) PyErr_Clear();  // the frame keeps its live code
     if (exc) compat::restore_raised_exception(exc);
     if (!callsite_visible_is_current(slot->thread, frame)) [[unlikely]] {
+      Py_XDECREF(post_mortem);
       Py_DECREF(kept);
       if (checked) misordered("while its code was copied (it is no longer the current frame)");
       slot->frame = nullptr;
@@ -366,6 +367,7 @@ void pop_interpreter_frame(VisibleSlot *slot, int checked) noexcept {
   slot->frame = nullptr;
   if (kept) {
     if (post_mortem) callsite_visible_give_code(kept, post_mortem);
+    Py_XDECREF(post_mortem);
     Py_DECREF(kept);
   }
 }

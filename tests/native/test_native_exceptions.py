@@ -111,7 +111,7 @@ def test_decorated_function(dsl):
     assert (path, 2, "kernel") in entries(caught(caller))
 
 
-def test_entries_share_one_empty_code_object_per_file_and_name(dsl):
+def test_entries_share_one_empty_code_object_per_file_name_and_first_line(dsl):
     exe, path = dsl
     a, b = caught(run, exe, 0), caught(run, exe, 2)
 
@@ -122,7 +122,14 @@ def test_entries_share_one_empty_code_object_per_file_and_name(dsl):
         return tb
 
     ta, tb_ = native_tb(a), native_tb(b)
-    assert ta.tb_frame.f_code is tb_.tb_frame.f_code  # cached per (file, name)
+    if sys.version_info >= (3, 13):
+        # cached per (file, name, line): each code's first line is its entry's line, where
+        # inspect's block for it starts
+        assert ta.tb_frame.f_code is not tb_.tb_frame.f_code
+        assert ta.tb_frame.f_code is native_tb(caught(run, exe, 0)).tb_frame.f_code
+        assert (ta.tb_frame.f_code.co_firstlineno, tb_.tb_frame.f_code.co_firstlineno) == (1, 3)
+    else:
+        assert ta.tb_frame.f_code is tb_.tb_frame.f_code  # cached per (file, name)
     assert ta.tb_frame is not tb_.tb_frame
     assert (ta.tb_lineno, tb_.tb_lineno) == (1, 3)
     code = ta.tb_frame.f_code

@@ -29,6 +29,10 @@ RAISE_LINE = 3  # the guest line of state 1, where the callback raises
 
 FORMS = ["visible", "decorated", "with"]
 
+# inspect.findsource() of a code object starts at co_firstlineno on 3.13+; before, it walks
+# back to the nearest line that looks like a Python def (line 1 of a guest file).
+INSPECT_BLOCK_AT_FRAME_LINE = sys.version_info >= (3, 13)
+
 
 def _skip_unless_form_runs(form):
     if form == "visible" and not native.visible_frames_available():
@@ -197,18 +201,113 @@ def test_a_second_file_of_an_executable_gets_no_text(tmp_path):
 
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("on_disk", [True, False])
-def test_inspect_has_no_python_block_for_a_guest_frame(tmp_path, form, on_disk):
-    """inspect's source of a code object is the Python block from co_firstlineno; a guest
-    function has none, so inspect raises OSError (which tools handle) instead of a block
-    without the frame's line."""
+def test_inspect_block_of_a_guest_frame_holds_its_own_line(tmp_path, form, on_disk):
+    """inspect's source of a code object is the Python block from co_firstlineno. A traceback's
+    guest frame never runs again, so its code starts at the frame's own line: on 3.13+ the
+    block is that line (getblock finds no def/class/lambda and keeps one line); before 3.13
+    inspect would walk back to line 1, a block without the frame's line, so it raises OSError
+    (which tools handle) instead."""
     exe, path = _make(tmp_path, form, on_disk=on_disk, source=None if on_disk else GUEST)
     exc = _raised(form, exe)
     traceback.format_exception(exc)  # linecache has the guest's lines now
     assert linecache.getline(path, RAISE_LINE).strip() == GUEST_LINES[RAISE_LINE - 1].strip()
     frame = _guest_tb(exc).tb_frame
     for subject in (frame, frame.f_code):
+        if INSPECT_BLOCK_AT_FRAME_LINE:
+            assert inspect.getsourcelines(subject) == ([GUEST_LINES[RAISE_LINE - 1] + "\n"],
+                                                       RAISE_LINE)
+        else:
+            with pytest.raises(OSError):
+                inspect.getsourcelines(subject)
+    contexts = [info.code_context for info in inspect.getinnerframes(exc.__traceback__)
+                if info.filename == path]
+    assert contexts == [[GUEST_LINES[RAISE_LINE - 1] + "\n"] if INSPECT_BLOCK_AT_FRAME_LINE
+                        else None]
+
+
+def _tokenizes_from(text, line):
+    """The oracle: whether inspect.getblock returns for the text's lines from `line`."""
+    try:
+        inspect.getblock(text.splitlines(True)[line - 1:])
+    except Exception:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("variant", ["unclosed-bracket", "lone-quote"])
+def test_inspect_refuses_a_block_python_cannot_tokenize(tmp_path, form, variant):
+    """inspect.getblock tokenizes the guest text from the code's first line as Python: a
+    bracket the guest line opens and never closes (every version), or a lone quote after it
+    (a comment in the guest's language; 3.13, whose getblock reads to the end), makes it raise
+    tokenize's error, which tools (IPython's VerboseTB) let escape. There the frame's code has
+    no Python block at all (OSError), and every tool keeps its whole report."""
+    _skip_unless_form_runs(form)
+    text = (GUEST.replace("assert y > 5, y", "assert y > 5, (y") if variant == "unclosed-bracket"
+            else GUEST.replace("  return y\n", "  return y  -- don't\n"))
+    tokenizes = _tokenizes_from(text, RAISE_LINE)
+    if variant == "unclosed-bracket" or sys.version_info[:2] == (3, 13):
+        assert not tokenizes
+    path = tmp_path / "prog.dsl"
+    exe = native.Executable("check", visible=form == "visible", source=text,
+                            locations=[native.Location(str(path), 2, name="check"),
+                                       native.Location(str(path), RAISE_LINE, name="check")])
+    exc = _raised(form, exe)
+    frame = _guest_tb(exc).tb_frame
+    assert frame.f_lineno == RAISE_LINE
+    if INSPECT_BLOCK_AT_FRAME_LINE and tokenizes:
+        assert inspect.getsourcelines(frame) == ([text.splitlines(True)[RAISE_LINE - 1]],
+                                                 RAISE_LINE)
+    else:
         with pytest.raises(OSError):
-            inspect.getsourcelines(subject)
+            inspect.getsourcelines(frame)
+    ultratb = pytest.importorskip("IPython.core.ultratb", reason="IPython is not installed")
+    report = ultratb.VerboseTB(theme_name="nocolor").text(type(exc), exc, exc.__traceback__)
+    assert f"{path}:{RAISE_LINE}, in check()" in report
+    assert report.rstrip().endswith("ValueError: raised inside the guest frame")
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_inspect_block_is_not_asked_for_past_2000_lines(tmp_path, form):
+    """3.13's inspect.getblock tokenizes a guest file from the frame's line to its end:
+    callsite asks it (on a raise) only for at most 2000 lines; past that the frame has no block
+    (OSError). 3.14+ getblock stops at the end of the line's logical line: no limit."""
+    _skip_unless_form_runs(form)
+    found = {}
+    for tail in (2000 - 3, 2000 - 2):  # lines 3.. to the end: 2000, then 2001
+        path = tmp_path / f"tail{tail}.dsl"
+        exe = native.Executable(
+            "check", visible=form == "visible", source=GUEST + "  y\n" * tail,
+            locations=[native.Location(str(path), 2, name="check"),
+                       native.Location(str(path), RAISE_LINE, name="check")])
+        frame = _guest_tb(_raised(form, exe)).tb_frame
+        try:
+            found[tail] = inspect.getsourcelines(frame)[1]
+        except OSError:
+            found[tail] = None
+    block_at = RAISE_LINE if INSPECT_BLOCK_AT_FRAME_LINE else None
+    assert found == {2000 - 3: block_at,
+                     2000 - 2: block_at if sys.version_info >= (3, 14) else None}
+
+
+def test_inspect_block_of_each_traceback_entry_is_its_own_line(tmp_path):
+    """Two entries of one guest function at different lines: each one's block is its line."""
+    exe, path = _make(tmp_path, "with", on_disk=False, source=GUEST)
+    blocks = []
+    for state in (0, 1):
+        try:
+            with exe.frame(state):
+                raise ValueError(state)
+        except ValueError as e:
+            frame = _guest_tb(e).tb_frame
+        assert frame.f_lineno == state + 2
+        if INSPECT_BLOCK_AT_FRAME_LINE:
+            blocks.append(inspect.getsourcelines(frame))
+        else:
+            with pytest.raises(OSError):
+                inspect.getsourcelines(frame)
+    if INSPECT_BLOCK_AT_FRAME_LINE:
+        assert blocks == [([GUEST_LINES[1] + "\n"], 2), ([GUEST_LINES[2] + "\n"], 3)]
 
 
 def test_live_visible_frame_keeps_its_code_context_and_the_kept_frame_its_lines(tmp_path):
@@ -229,8 +328,12 @@ def test_live_visible_frame_keeps_its_code_context_and_the_kept_frame_its_lines(
     assert kept.f_code is not live_code and kept.f_code.co_name == "check"
     assert kept.f_lineno == RAISE_LINE
     assert list(kept.f_code.co_positions()) == live_positions
-    with pytest.raises(OSError):
-        inspect.getsourcelines(kept)
+    if INSPECT_BLOCK_AT_FRAME_LINE:  # the kept frame's code starts at its own line
+        assert kept.f_code.co_firstlineno == RAISE_LINE
+        assert inspect.getsourcelines(kept) == ([GUEST_LINES[RAISE_LINE - 1] + "\n"], RAISE_LINE)
+    else:
+        with pytest.raises(OSError):
+            inspect.getsourcelines(kept)
 
 
 # --- warnings, globals() and imports from C inside a visible frame ------------------------------
@@ -350,7 +453,9 @@ def test_stackprinter_prints_the_whole_report(tmp_path, form, on_disk):
     header = f'File "{path}", line {RAISE_LINE}, in check'
     section = text.split(header, 1)[1].split('File "', 1)[0]
     shown = [line.strip() for line in section.splitlines() if line.strip()]
-    assert shown in ([], [GUEST_LINES[RAISE_LINE - 1].strip()])  # no other line as its own
+    # the frame's own line (its summary form: a frame that is not the last one), no other
+    assert shown == ([GUEST_LINES[RAISE_LINE - 1].strip()] if INSPECT_BLOCK_AT_FRAME_LINE
+                     else []), shown
     assert 'raise ValueError("raised inside the guest frame")' in text
     assert text.rstrip().endswith("ValueError: raised inside the guest frame")
 
