@@ -14,7 +14,7 @@
 #include "python/init.h"
 #include "symbolize/code_info.h"
 #include "symbolize/source_lines.h"
-#include "torch/texts_type.h"
+#include "torch/init.h"
 
 namespace nb = nanobind;
 
@@ -70,9 +70,7 @@ NB_MODULE(_callsite, m) {
   m.attr("Frame") = nb::handle(reinterpret_cast<PyObject *>(callsite::detail::frame_type));
   m.attr("Filter") = nb::handle(reinterpret_cast<PyObject *>(callsite::detail::filter_type));
   m.attr("boundary") = nb::handle(reinterpret_cast<PyObject *>(callsite::detail::boundary_type));
-  PyTypeObject *torch_texts = callsite::torch::init_texts_type();
-  if (!torch_texts) throw nb::python_error();
-  m.attr("_TorchTexts") = nb::handle(reinterpret_cast<PyObject *>(torch_texts));
+  m.attr("_TorchTexts") = nb::handle(reinterpret_cast<PyObject *>(callsite::torch::texts_type()));
 
   PyObject *capture = PyCFunction_NewEx(&capture_def, nullptr, m.attr("__name__").ptr());
   if (!capture) throw nb::python_error();

@@ -166,6 +166,8 @@ inline bool code_has_locals(const VisibleShard *shard) {
 // Code per executable; never destroyed (entries of static executables live for the process).
 auto &codes = *new std::unordered_map<const Executable *, VisibleCode *>();
 
+#if CALLSITE_HAVE_VISIBLE
+// Only an interpreter frame can be misordered: a build without visible frames has none.
 [[noreturn]] void misordered(const char *why) {
   std::fprintf(stderr,
                "callsite: visible native frame popped %s (visible frames must be popped in "
@@ -174,6 +176,7 @@ auto &codes = *new std::unordered_map<const Executable *, VisibleCode *>();
   std::fflush(stderr);
   std::abort();
 }
+#endif
 
 }  // namespace
 

@@ -4,12 +4,7 @@
 #include <Python.h>
 
 #include "capture/backend.h"
-#include "mlir/bindings.h"
-#include "mlir/bindings_type.h"
-#include "mlir/build_python.h"
-#include "mlir/context_cache.h"
-#include "mlir/injector.h"
-#include "mlir/settings.h"
+#include "mlir/init.h"
 #include "native/reify.h"
 #include "python/boundary_type.h"
 #include "python/daemon_exit.h"
@@ -20,6 +15,7 @@
 #include "python/traceback_type.h"
 #include "python/tracking_queries.h"
 #include "symbolize/code_info.h"
+#include "torch/init.h"
 #include "tracking/state.h"
 
 namespace callsite::python {
@@ -38,9 +34,7 @@ bool init_types() {
     return false;
   if (!detail::init_filter_type()) return false;
   if (!tracking::detail::init() || !tracking::detail::init_call_site_type()) return false;
-  if (!mlir::init_settings() || !mlir::init_build_python() || !mlir::init_bindings() ||
-      !mlir::init_injectors() || !mlir::init_context_caches() || !mlir::init_bindings_type())
-    return false;
+  if (!mlir::init() || !torch::init()) return false;
   if (!native::init_reify() || !native::init_executable_type() ||
       !native::init_native_frame_types())
     return false;

@@ -1,10 +1,9 @@
 // torch/texts_type.cc — callsite._callsite._TorchTexts: torch.fx's recording block of
 // TracerBase.create_node for one set of torch's filter rules, one call per node: the capture,
-// torch's filter decisions (cached per (file, function name)), the kept frames' text (from
-// torch/text_tables.h) and the node's metadata.
+// torch's filter decisions (cached per (file, function name)), the kept frames' text (a stack
+// seen before from torch/raw_texts.h, else from torch/text_tables.h) and the node's metadata.
 #include "torch/texts_type.h"
 
-#include <cstring>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -13,7 +12,9 @@
 #include "capture/boundary.h"
 #include "capture/capture.h"
 #include "capture/traceback_storage.h"
+#include "core/stack_table.h"
 #include "symbolize/code_info.h"
+#include "torch/raw_texts.h"
 #include "torch/text_tables.h"
 
 namespace callsite::torch {
@@ -33,34 +34,6 @@ struct PairHash {
 /// (file, name) -> decision bits; both strs held by the table.
 using Decisions = std::unordered_map<std::pair<PyObject *, PyObject *>, std::uint8_t, PairHash>;
 
-/// What a raw frame (code, offset) described when its entry was made, held: a code object at
-/// the same address later (the first one freed) describes the same frame only if it has the
-/// same file, name, line table and first line (a frame's line is a function of those and the
-/// offset, symbolize/code_info.h).
-struct RawCheck {
-  PyObject *file, *name, *linetable;
-  int firstlineno;
-};
-
-/// A stack as captured (no reference to its code objects: checked by RawCheck instead) in one
-/// mode, and its text with the copies of the files it was made from.
-struct RawEntry {
-  std::vector<RawFrame> frames;
-  std::vector<RawCheck> checks;
-  bool forward_only;
-  PyObject *text;  // held; None when no frame is kept
-  FileVersions files;
-  std::size_t bytes;  // estimated: the frames, their line tables, the text
-};
-
-struct RawTable {
-  std::unordered_multimap<std::uint64_t, RawEntry> entries;
-  std::size_t bytes = 0;
-};
-
-// Estimated bytes of a raw entry's frame (the frame, its checks) beside its line table and text.
-constexpr std::size_t kRawFrameBytes = 64;
-constexpr std::size_t kRawBytes = std::size_t(1) << 24;
 
 struct TextsObject {
   PyObject_HEAD
@@ -100,116 +73,6 @@ void release_decisions(Decisions &d) noexcept {
     d.clear();
   } catch (const std::bad_alloc &) {
   }
-  for (PyObject *o : garbage) Py_DECREF(o);
-}
-
-void drop_raw(RawEntry &e, std::vector<PyObject *> &garbage) {
-  for (const RawCheck &c : e.checks) {
-    garbage.push_back(c.file);
-    garbage.push_back(c.name);
-    garbage.push_back(c.linetable);
-  }
-  for (auto &file : e.files) garbage.push_back(file.first);
-  garbage.push_back(e.text);
-}
-
-void release_raw(RawTable &r) noexcept {
-  std::vector<PyObject *> garbage;
-  try {
-    TableLock lock;
-    for (auto &item : r.entries) drop_raw(item.second, garbage);
-    r.entries.clear();
-    r.bytes = 0;
-  } catch (const std::bad_alloc &) {
-  }
-  for (PyObject *o : garbage) Py_DECREF(o);  // strs, bytes, texts: no finalizer runs
-}
-
-std::uint64_t hash_raw(const RawFrame *f, std::size_t n, bool forward_only) noexcept {
-  std::uint64_t h = 0xcbf29ce484222325ull ^ (n << 1) ^ std::uint64_t(forward_only);
-  for (std::size_t i = 0; i < n; ++i) {
-    h = (h ^ (f[i].tagged >> 4)) * 0x100000001b3ull;
-    h = (h ^ std::uint64_t(f[i].payload)) * 0x100000001b3ull;
-  }
-  return h;
-}
-
-bool raw_matches(const RawEntry &e, const RawFrame *f, std::size_t n, bool forward_only) noexcept {
-  if (e.forward_only != forward_only || e.frames.size() != n) return false;
-  if (std::memcmp(e.frames.data(), f, n * sizeof(RawFrame)) != 0) return false;
-  for (std::size_t i = 0; i < n; ++i) {
-    auto *code = static_cast<PyCodeObject *>(f[i].code());
-    const RawCheck &c = e.checks[i];
-    if (code->co_filename != c.file || code->co_name != c.name ||
-        code->co_linetable != c.linetable || code->co_firstlineno != c.firstlineno)
-      return false;
-  }
-  return true;
-}
-
-/// The text recorded for this raw stack (a new reference) with its file versions (held), or
-/// nullptr (no error) when there is none.
-PyObject *raw_lookup(RawTable &r, std::uint64_t h, const RawFrame *f, std::size_t n,
-                     bool forward_only, FileVersions &files) {
-  TableLock lock;
-  auto range = r.entries.equal_range(h);
-  for (auto it = range.first; it != range.second; ++it) {
-    const RawEntry &e = it->second;
-    if (!raw_matches(e, f, n, forward_only)) continue;
-    files.reserve(e.files.size());
-    for (auto &file : e.files) files.emplace_back(Py_NewRef(file.first), file.second);
-    return Py_NewRef(e.text);
-  }
-  return nullptr;
-}
-
-/// Stores `text` for this raw stack (taking references; `files` is consumed). Frames are all
-/// Python frames of live code objects (the caller's Traceback holds them).
-void raw_store(RawTable &r, std::uint64_t h, const RawFrame *f, std::size_t n, bool forward_only,
-               PyObject *text, FileVersions &files) noexcept {
-  std::vector<PyObject *> garbage;
-  try {
-    RawEntry entry{std::vector<RawFrame>(f, f + n), {}, forward_only, text, {}, 0};
-    entry.bytes =
-        kRawFrameBytes * (n + 1) + (text == Py_None ? 0 : std::size_t(PyUnicode_GET_LENGTH(text)));
-    entry.checks.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      auto *code = static_cast<PyCodeObject *>(f[i].code());
-      entry.checks.push_back(
-          RawCheck{code->co_filename, code->co_name, code->co_linetable, code->co_firstlineno});
-      // Shared line tables are counted once per frame: an estimate on the safe side.
-      if (PyBytes_Check(code->co_linetable))
-        entry.bytes += std::size_t(PyBytes_GET_SIZE(code->co_linetable));
-    }
-    const std::size_t bytes = entry.bytes;
-    TableLock lock;
-    auto range = r.entries.equal_range(h);
-    for (auto it = range.first; it != range.second; ++it) {  // made from older copies
-      if (!raw_matches(it->second, f, n, forward_only)) continue;
-      drop_raw(it->second, garbage);
-      r.bytes -= it->second.bytes;
-      r.entries.erase(it);
-      break;
-    }
-    if (r.bytes + bytes > kRawBytes) {
-      for (auto &item : r.entries) drop_raw(item.second, garbage);
-      r.entries.clear();
-      r.bytes = 0;
-    }
-    auto it = r.entries.emplace(h, std::move(entry));
-    RawEntry &e = it->second;
-    e.files = std::move(files);
-    files.clear();
-    Py_INCREF(e.text);
-    for (const RawCheck &c : e.checks) {
-      Py_INCREF(c.file);
-      Py_INCREF(c.name);
-      Py_INCREF(c.linetable);
-    }
-    r.bytes += bytes;
-  } catch (const std::bad_alloc &) {  // not stored: made again next time
-  }
-  release_versions(files);
   for (PyObject *o : garbage) Py_DECREF(o);
 }
 
@@ -576,7 +439,7 @@ PyObject *texts_record(PyObject *self_obj, PyObject *const *args, Py_ssize_t nar
   cache = linecache_cache(self);
   if (!cache) goto done;
   try {
-    h = hash_raw(raw, n, forward_only);
+    h = detail::hash_frames(raw, n, std::uint64_t(forward_only));
     text = raw_lookup(*self->raw, h, raw, n, forward_only, files);
     if (text) {  // recorded before: valid while linecache holds the same copies
       bool same;
