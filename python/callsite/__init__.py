@@ -87,7 +87,7 @@ _SUBMODULES = frozenset(("mlir", "native", "tracking"))
 # Each further module of the package costs a file lookup and a load at import: these names are
 # loaded on first use, then kept in the module's namespace (PEP 562 is asked once per name).
 _LAZY = {"__version__": "_version", "get_backend": "_backend", "set_backend": "_backend",
-         "internal_backend_refusal": "_backend", "doctor": "_doctor", "cmake_dir": "_paths",
+         "internal_backend_refusal": "_backend", "doctor": "_cli.doctor", "cmake_dir": "_paths",
          "include_dir": "_paths"}
 
 

@@ -1,4 +1,5 @@
-"""``python -m callsite``: version, C++ package paths, and the demo, doctor and bench commands."""
+"""``python -m callsite`` (and the ``callsite`` script): version, C++ package paths, and the demo,
+doctor and bench commands."""
 from __future__ import annotations
 
 import argparse
@@ -6,7 +7,7 @@ import sys
 
 
 def _parser() -> argparse.ArgumentParser:
-    from ._version import __version__
+    from .._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="python -m callsite",
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmake_dir or args.include_dir:
         if args.command:
             parser.error(f"--{'cmake' if args.cmake_dir else 'include'}-dir takes no command")
-        from . import _paths
+        from .. import _paths
 
         try:
             print(_paths.cmake_dir() if args.cmake_dir else _paths.include_dir())
@@ -53,35 +54,31 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     if args.command == "demo":
-        from . import _demo
+        from . import demo
 
-        unknown = [s for s in args.sections if s not in _demo.SECTIONS]
+        unknown = [s for s in args.sections if s not in demo.SECTIONS]
         if unknown:
             parser.error(f"unknown demo section {unknown[0]!r} "
-                         f"(choose from {', '.join(_demo.SECTIONS)})")
+                         f"(choose from {', '.join(demo.SECTIONS)})")
         try:
-            return _demo.run(args.sections, sys.stdout)
+            return demo.run(args.sections, sys.stdout)
         except FileNotFoundError as e:
             print(e, file=sys.stderr)
             return 1
     if args.command == "doctor":
-        from . import _doctor
+        from . import doctor
 
-        report = _doctor.doctor()
+        report = doctor.doctor()
         if args.json:
             import json
 
             print(json.dumps(report, indent=2, default=str))
         else:
-            print(_doctor.format_report(report))
+            print(doctor.format_report(report))
         return 0
     if args.command == "bench":
-        from . import _bench
+        from . import bench
 
-        return _bench.main(json_path=args.json, plot_path=args.plot, quick=args.quick)
+        return bench.main(json_path=args.json, plot_path=args.plot, quick=args.quick)
     parser.print_help()
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
