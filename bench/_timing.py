@@ -424,7 +424,7 @@ def run_metadata() -> dict:
     """What every result file carries about the run that produced it: dates (UTC, ISO 8601),
     the machine (cpu model, cores, memory, load average when the benchmark started), the
     interpreter, callsite's version and the exact command line."""
-    from callsite._bench import cpu_model  # the package's reader, `python -m callsite bench`'s too
+    from callsite._cli.bench import cpu_model  # the reader `python -m callsite bench` uses too
 
     def iso(t: float) -> str:
         return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).isoformat(timespec="seconds")

@@ -4,7 +4,7 @@
 include(CMakePackageConfigHelpers)
 
 set(CALLSITE_INSTALL_INCLUDEDIR include)
-set(CALLSITE_INSTALL_CMAKEDIR cmake)  # `python -m callsite._cmake --cmake-dir` prints it
+set(CALLSITE_INSTALL_CMAKEDIR cmake)  # `python -m callsite --cmake-dir` prints it
 
 # The ABI version is written once, in include/callsite/abi.h.
 foreach(_part MAJOR MINOR)

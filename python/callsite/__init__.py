@@ -65,30 +65,16 @@ if _internal_backend_refusal() is not None and layout_name != "none":
     _warnings_module.warn(f"callsite: using the public C API frame walk: "
                           f"{_internal_backend_refusal()}", BackendWarning, stacklevel=2)
 
-__all__ = [
-    "BackendWarning",
-    "CallsiteWarning",
-    "Filter",
-    "Frame",
-    "Traceback",
-    "__version__",
-    "boundary",
-    "capture",
-    "cmake_dir",
-    "doctor",
-    "get_backend",
-    "include_dir",
-    "internal_backend_refusal",
-    "layout_name",
-    "set_backend",
-]
-
 _SUBMODULES = frozenset(("mlir", "native", "tracking"))
 # Each further module of the package costs a file lookup and a load at import: these names are
 # loaded on first use, then kept in the module's namespace (PEP 562 is asked once per name).
 _LAZY = {"__version__": "_version", "get_backend": "_backend", "set_backend": "_backend",
-         "internal_backend_refusal": "_backend", "doctor": "_doctor", "cmake_dir": "_paths",
+         "internal_backend_refusal": "_backend", "doctor": "_cli.doctor", "cmake_dir": "_paths",
          "include_dir": "_paths"}
+# The public names by rule: each name bound above without a leading underscore, and the lazy
+# ones. They are listed once, in __init__.pyi (a stub's __all__ must be a literal list), and
+# stubtest holds that list to this one.
+__all__ = sorted(set(_LAZY).union(name for name in globals() if not name.startswith("_")))
 
 
 def __getattr__(name: str) -> object:

@@ -14,11 +14,13 @@ from ._callsite import (
     capture as capture,
     layout_name as layout_name,
 )
-from ._doctor import doctor as doctor
+from ._cli.doctor import doctor as doctor
 from ._paths import cmake_dir as cmake_dir, include_dir as include_dir
 from ._version import __version__ as __version__
 from ._warnings import BackendWarning as BackendWarning, CallsiteWarning as CallsiteWarning
 
+# The public names, listed here only: type checkers read a stub's __all__ literally and
+# stubtest wants one; the runtime module derives its own (every public name it binds).
 __all__ = [
     "BackendWarning",
     "CallsiteWarning",

@@ -9,7 +9,7 @@ import pytest
 import callsite
 from callsite import native
 from callsite._calc import Program as CalcProgram
-from callsite._demo_native import PROGRAM
+from callsite._cli.demo_native import PROGRAM
 
 # The demo's program (area, total) and, for the recursion tests, a function of their own.
 SOURCE = PROGRAM + """

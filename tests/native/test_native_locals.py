@@ -521,7 +521,7 @@ def test_calc_interpreter_shows_its_environment(visible):
     if visible and not VISIBLE:
         pytest.skip("no visible native frames here")
     from callsite._calc import Program
-    from callsite._demo_native import PROGRAM
+    from callsite._cli.demo_native import PROGRAM
 
     seen = []
 

@@ -178,7 +178,7 @@ def test_the_wheel_ships_no_example_as_a_module(user_venv):
     assert package.name == "callsite" and (package / "py.typed").is_file()
     modules = {p.relative_to(package).as_posix() for p in package.rglob("*.py")}
     assert modules and not {m for m in modules if "example" in m or m.startswith(("dsl/", "pycde/"))}
-    demo = _run([user_venv, "-c", "from callsite import _demo; print(_demo.examples_dir())"],
+    demo = _run([user_venv, "-c", "from callsite._cli import demo; print(demo.examples_dir())"],
                 cwd="/")
     assert demo.returncode == 0, demo.stderr
     assert pathlib.Path(demo.stdout.strip()).parts[-3:] == ("share", "callsite", "examples")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from callsite import _demo_dsls
+from callsite._cli import demo_dsls
 
 from where import REPO  # noqa: E402
 
@@ -18,7 +18,7 @@ def test_pycde_example_same_locations_both_ways():
     if importlib.util.find_spec("pycde") is None:
         pytest.skip("pycde is not installed (scripts/setup.sh --dsls)")
     out = io.StringIO()
-    assert _demo_dsls.main(out, EXAMPLES) == 0, out.getvalue()
+    assert demo_dsls.main(out, EXAMPLES) == 0, out.getvalue()
     text = out.getvalue()
     mlir_part, ours_part = text.split("--- CALLSITE_MLIR=1")
     ours = [l for l in ours_part.splitlines() if l.count("loc(")]

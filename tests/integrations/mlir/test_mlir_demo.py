@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from callsite import _demo as cli
+from callsite._cli import demo as cli
 
 
 @pytest.fixture
@@ -65,10 +65,10 @@ def test_switch_demo_against_mlirs_own_walk(examples):
     loc(unknown) gets the user's line, and the columns name the expression CPython's
     co_positions() gives for it."""
     pytest.importorskip("iree.compiler")
-    from callsite import _demo_switch
+    from callsite._cli import demo_switch
 
-    theirs = _demo_switch.run_program(examples, "0")
-    ours = _demo_switch.run_program(examples, "1")
+    theirs = demo_switch.run_program(examples, "0")
+    ours = demo_switch.run_program(examples, "1")
     assert [n for n, _ in theirs["ops"]] == [n for n, _ in ours["ops"]]
     assert len(ours["ops"]) > 20
     abi3 = ".abi3." in theirs["extension"]

@@ -9,7 +9,7 @@ import sys
 import traceback
 from typing import Callable, TextIO
 
-from ._callsite import Traceback, capture
+from .._callsite import Traceback, capture
 
 PROGRAM = """\
 fn area(w, h)
@@ -45,7 +45,7 @@ def main(out: TextIO | None = None) -> None:
             raise ValueError(f"total {total} is over budget")
         return total
 
-    from ._calc import Program  # the examples/interp/ interpreter, a private extension
+    from .._calc import Program  # the examples/interp/ interpreter, a private extension
 
     program = Program(PROGRAM, "demo.calc", {"scale": scale, "check": check})
     write("native frames: a calc program interpreted in C++ (the interpreter of examples/interp/)\n")

@@ -6,8 +6,14 @@ import platform
 import sys
 from typing import Any
 
-from . import _callsite, _switches
-from ._version import __version__
+from .. import _callsite, _switches
+from .._version import __version__
+
+
+def _package_dir() -> str:
+    """The folder of the callsite package (this module is in its _cli subfolder)."""
+    return os.path.dirname(os.path.dirname(__file__))
+
 
 def _backend() -> dict[str, Any]:
     in_use = _callsite.get_backend()
@@ -31,7 +37,7 @@ def _backend() -> dict[str, Any]:
 def _torch_status() -> dict[str, Any]:
     """Whether callsite builds torch.fx's node stack traces here (callsite.torch.status();
     torch is not imported to find out)."""
-    from . import torch as callsite_torch
+    from .. import torch as callsite_torch
 
     return callsite_torch.status()
 
@@ -45,12 +51,12 @@ def doctor() -> dict[str, Any]:
     installed (found by structure, never imported to find out), the other known bindings
     modules, whether callsite.torch builds torch.fx's stack traces, and the caches' sizes.
     ``python -m callsite doctor`` prints the same."""
-    from . import mlir, native, tracking
+    from .. import mlir, native, tracking
 
     modes: dict[str, str | None] = tracking.available_modes()
     auto = modes.pop("auto")
     return {
-        "callsite": {"version": __version__, "package": os.path.dirname(__file__),
+        "callsite": {"version": __version__, "package": _package_dir(),
                      "extension": _callsite.__file__},
         "python": {"version": platform.python_version(),
                    "implementation": platform.python_implementation(),

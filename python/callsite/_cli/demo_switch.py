@@ -27,7 +27,7 @@ if os.environ.get("CALLSITE_MLIR", "0") not in ("", "0") and "callsite.mlir._det
     import callsite.mlir
     callsite.mlir.accelerate()
 os.environ["CALLSITE_EXAMPLES"] = sys.argv[1]
-from callsite._demo import load_example
+from callsite._cli.demo import load_example
 load_example("dsl")
 from callsite_examples_dsl import helpers, kernels, tinydsl
 from callsite_examples_dsl.tinydsl import ir, arith

@@ -43,8 +43,8 @@ def _installed_examples() -> Path | None:
 def examples_dir() -> Path:
     """The examples: $CALLSITE_EXAMPLES, else the checkout holding the package (a development
     build), else those the wheel installed (<prefix>/share/callsite/examples)."""
-    here = Path(__file__).resolve().parent
-    candidates = [os.environ.get("CALLSITE_EXAMPLES"), here.parent.parent / "examples"]
+    package = Path(__file__).resolve().parents[1]  # this module is callsite/_cli/demo.py
+    candidates = [os.environ.get("CALLSITE_EXAMPLES"), package.parent.parent / "examples"]
     for c in candidates:
         if c and (Path(c) / "dsl" / "demo.py").is_file():
             return Path(c)
@@ -107,9 +107,9 @@ def switch_section(out: TextIO) -> int:
               f"installed here.\n  {MLIR_HINT}  (installs iree-base-compiler) and run it again.",
               file=out)
         return 0
-    from . import _demo_switch
+    from . import demo_switch
 
-    return _demo_switch.main(out, examples_dir())
+    return demo_switch.main(out, examples_dir())
 
 
 def dsl_section(out: TextIO) -> int:
@@ -124,17 +124,17 @@ def dsl_section(out: TextIO) -> int:
 
 def native_section(out: TextIO) -> int:
     """Native frames: a C++ interpreter's frames between the Python frames (examples/interp)."""
-    from . import _demo_native
+    from . import demo_native
 
-    _demo_native.main(out)
+    demo_native.main(out)
     return 0
 
 
 def pycde_section(out: TextIO) -> int:
     """MLIR's own switch served by callsite: a pycde design with and without CALLSITE_MLIR=1."""
-    from . import _demo_dsls
+    from . import demo_dsls
 
-    return _demo_dsls.main(out, examples_dir())
+    return demo_dsls.main(out, examples_dir())
 
 
 SECTIONS: dict[str, Callable[[TextIO], int]] = {
