@@ -27,6 +27,7 @@ import platform
 import re
 import shlex
 import shutil
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -412,6 +413,23 @@ def _command_line() -> str:
     return prefix + shlex.join(argv)
 
 
+def _checkout_commit() -> str | None:
+    """The commit of the checkout these scripts run from, with "-dirty" when its tracked files
+    differ from it: which tree a result file measured (a development build's package links to
+    the same checkout's sources)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        head = subprocess.run(["git", "-C", root, "rev-parse", "--short=12", "HEAD"],
+                              capture_output=True, text=True, timeout=30)
+        if head.returncode:
+            return None
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
 def _callsite_version() -> str | None:
     try:
         import callsite
@@ -441,6 +459,7 @@ def run_metadata() -> dict:
         "python": platform.python_version(),
         "python_implementation": platform.python_implementation(),
         "callsite": _callsite_version(),
+        "commit": _checkout_commit(),
         "command": _command_line(),
     }
 
@@ -455,6 +474,20 @@ def result_path(path: str) -> str:
         raise argparse.ArgumentTypeError(f"the folder of {path!r} does not exist ({folder})")
     if not os.access(folder, os.W_OK):
         raise argparse.ArgumentTypeError(f"cannot write into the folder of {path!r} ({folder})")
+    return path
+
+
+def output_dir(path: str) -> str:
+    """argparse type of a folder a run writes files into (--keep-callgrind, --out): created when
+    missing, refused before the run when it cannot be (a file of that name, no permission)."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"expected a folder, got the file {path!r}")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise argparse.ArgumentTypeError(f"cannot create the folder {path!r}: {e.strerror}")
+    if not os.access(path, os.W_OK):
+        raise argparse.ArgumentTypeError(f"cannot write into the folder {path!r}")
     return path
 
 

@@ -389,8 +389,13 @@ def main():
     ap.add_argument("--lox-fib", type=int, default=18, help="Lox fib(N) per timed run")
     ap.add_argument("--no-callgrind", action="store_true", help="skip instruction counts")
     ap.add_argument("--profile", choices=list(FORMS), help="keep a callgrind file of this form "
-                    "(build/callgrind-interp-<form>.out, with --dump-instr=yes)")
+                    "(build/callgrind-interp-<form>.out in the checkout, with --dump-instr=yes)")
     args = ap.parse_args()
+    keep_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build")
+    if args.profile:
+        if args.no_callgrind:
+            ap.error("--profile keeps a callgrind file, which --no-callgrind skips")
+        os.makedirs(keep_dir, exist_ok=True)
     n, lox_n, repeats = (16, 12, 3) if args.quick else (args.fib, args.lox_fib, args.repeats)
     check_forms()
     print(f"Python {sys.version.split()[0]}, visible frames: "
@@ -405,7 +410,7 @@ def main():
     for form, value in ns.items():
         ir, why = (None, "--no-callgrind") if args.no_callgrind else callgrind_per_call(
             form, 10, 14 if args.quick else 16,
-            keep=(f"build/callgrind-interp-{form.replace(' ', '-')}.out"
+            keep=(os.path.join(keep_dir, f"callgrind-interp-{form.replace(' ', '-')}.out")
                   if form == args.profile else None))
         base = "lox plain" if form in LOX_FORMS else "plain"
         over, cpu_over = value - ns[base], cpu_ns[form] - cpu_ns[base]

@@ -33,7 +33,7 @@ import callsite
 import callsite.mlir
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for _timing (bench only)
-from _timing import result_path, write_results  # noqa: E402
+from _timing import output_dir, result_path, write_results  # noqa: E402
 
 DEPTH = 14  # helper frames between the benchmark driver and the DSL function
 
@@ -762,14 +762,18 @@ def main():
                         help="scenario 5's kernel sizes (ops, comma-separated)")
     parser.add_argument("--builds", type=int, default=10,
                         help="scenario 5's builds per sample")
-    parser.add_argument("--keep-callgrind", metavar="DIR",
-                        help="scenario 5: keep the callgrind files of the counted runs here")
+    parser.add_argument("--keep-callgrind", metavar="DIR", type=output_dir,
+                        help="scenario 5: keep the callgrind files of the counted runs here "
+                             "(created when missing)")
     parser.add_argument("--json", type=result_path, metavar="PATH",
                         help="write the results here, with the run's metadata")
     args = parser.parse_args()
     if args.ops < 10 or args.long < 10 or args.repeats < 1:
         parser.error(f"--ops and --long must be >= 10 and --repeats >= 1, got {args.ops}, "
                      f"{args.long}, {args.repeats}")
+    if args.keep_callgrind and args.no_callgrind:
+        parser.error("--keep-callgrind keeps the files of the instruction counts, which "
+                     "--no-callgrind skips")
     if args.quick:
         args.ops, args.repeats = args.ops // 10, 3
     sizes = [int(x) for x in args.kernel_ops.split(",") if x]

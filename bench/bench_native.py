@@ -15,6 +15,10 @@
    are made, the cache is filled) and later ones (warm), for a C++ and a Python reifier.
 
 Run: PYTHONPATH=build/<dir>/pkg python bench/bench_native.py [--quick] [--no-callgrind]
+
+It needs the test-only module callsite._callsite_testing (its C++ loops), which a plain CMake
+build of the checkout has (CALLSITE_TESTING defaults to ON there) and `pip install .` leaves
+out (see TESTING_BUILD below, printed when the module is missing).
 """
 from __future__ import annotations
 
@@ -33,8 +37,18 @@ from callsite import native
 try:  # the C++ loops live in the test-only module (CALLSITE_TESTING=ON builds)
     from callsite import _callsite_testing as _t
 except ImportError as e:
-    raise SystemExit(f"bench_native needs callsite._callsite_testing (build with "
-                     f"CALLSITE_TESTING=ON, as scripts/setup.sh does): {e}")
+    _t = None
+    _TESTING_MISSING = str(e)
+
+#: How to get a build with the test-only module, from the checkout's root.
+TESTING_BUILD = """\
+  python -m pip install nanobind cmake ninja
+  cmake -S . -B build/dev -G Ninja -DPython_EXECUTABLE="$(command -v python)"
+  cmake --build build/dev
+  PYTHONPATH=build/dev/pkg python bench/bench_native.py
+or install the checkout with it (pip >= 23.1):
+  python -m pip install . -C cmake.define.CALLSITE_TESTING=ON
+(scripts/setup.sh builds its venvs .venv/py3.X this way.)"""
 
 clock = time.perf_counter_ns
 
@@ -344,6 +358,10 @@ def main():
     ap.add_argument("--no-callgrind", action="store_true", help="skip instruction counts")
     ap.add_argument("--repeats", type=int, default=7)
     args = ap.parse_args()
+    if _t is None:
+        sys.exit(f"bench_native.py needs callsite._callsite_testing, the test-only module that "
+                 f"`pip install .` leaves out ({_TESTING_MISSING}; callsite from "
+                 f"{os.path.dirname(callsite.__file__)}). A build with it:\n{TESTING_BUILD}")
     if args.quick:
         args.repeats = min(args.repeats, 3)
     print(f"# callsite native frames — Python {sys.version.split()[0]}, backend "

@@ -99,7 +99,7 @@ def run(out_file: str, config: str, list_file: str, n: int) -> int:
 def main() -> int:
     if len(sys.argv) == 5 and sys.argv[1] == "--child":
         return child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
-    from _timing import environment_line, result_path, write_results
+    from _timing import environment_line, output_dir, result_path, write_results
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--files", type=int, default=50)
@@ -107,7 +107,8 @@ def main() -> int:
     p.add_argument("--n2", type=int, default=11000, help="hit: lookups of the second run")
     p.add_argument("--json", type=result_path, metavar="PATH",
                    help="write the results here, with the run's metadata")
-    p.add_argument("--out", default=None, help="directory for the callgrind.out files")
+    p.add_argument("--out", default=None, type=output_dir,
+                   help="directory for the callgrind.out files (created when missing)")
     args = p.parse_args()
     out = args.out or os.path.join(HERE, "..", "build", "callgrind",
                                    f"py{sys.version_info[0]}{sys.version_info[1]}")

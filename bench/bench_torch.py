@@ -3,8 +3,10 @@
 (``record_stack_traces``) and with callsite's (``callsite.torch.accelerate()``), all three in
 one process, interleaved round-robin, minimum of several repeats.
 
-- *cold*: the build right after ``linecache.clearcache()`` and ``callsite.torch.clear_caches()``
-  (every source line is read again, every filter decision and text is made again);
+- *rebuilt*: a build right after ``linecache.clearcache()`` and ``callsite.torch.clear_caches()``
+  (every source line is read again, every filter decision and text is made again) in a
+  process that has built the model before: its modules are imported, its code objects exist
+  and torch's filter has run, so this is not a first trace (path ``first`` measures that);
 - *warm*: the build right after it, with the line cache filled.
 
 One throw-away build per mode comes first, so imports torch does on its first stack trace
@@ -193,10 +195,11 @@ def export_build(model, example, record: bool):
 BUILDS = {"fx": fx_build, "make_fx": make_fx_build, "export": export_build}
 
 
-def timed(build, model, example, mode: str, cold: bool) -> tuple[float, list]:
-    """(seconds, [(node name, stack_trace)]) of one build in `mode`."""
+def timed(build, model, example, mode: str, rebuilt: bool) -> tuple[float, list]:
+    """(seconds, [(node name, stack_trace)]) of one build in `mode`; `rebuilt`: the line cache
+    and callsite's caches emptied first."""
     set_mode(mode)
-    if cold:
+    if rebuilt:
         linecache.clearcache()
         ct.clear_caches()
     gc.collect()
@@ -216,21 +219,21 @@ def measure(path: str, name: str, repeats: int) -> dict:
     build = BUILDS[path]
     traces = {}
     for mode in MODES:  # the throw-away builds: first-use imports, and the outputs compared
-        traces[mode] = timed(build, model, example, mode, cold=False)[1]
+        traces[mode] = timed(build, model, example, mode, rebuilt=False)[1]
     if traces["callsite"] != traces["torch"]:
         raise SystemExit(f"{path} {name}: callsite's stack traces differ from torch's")
     samples: dict[tuple[str, str], list[float]] = {}
     for _ in range(repeats):
         for mode in MODES:
-            for cold in (True, False):
-                t, _ = timed(build, model, example, mode, cold)
-                samples.setdefault((mode, "cold" if cold else "warm"), []).append(t)
+            for rebuilt in (True, False):
+                t, _ = timed(build, model, example, mode, rebuilt)
+                samples.setdefault((mode, "rebuilt" if rebuilt else "warm"), []).append(t)
     set_mode("none")
     best = {key: min(values) for key, values in samples.items()}
     row: dict = {"path": path, "model": name, "nodes": len(traces["torch"]),
                  "recorded": sum(1 for _, text in traces["torch"] if text),
                  "identical": True}
-    for temperature in ("cold", "warm"):
+    for temperature in ("rebuilt", "warm"):
         none, theirs, ours = (best[(m, temperature)] for m in MODES)
         row[temperature] = {
             "none_s": none, "torch_s": theirs, "callsite_s": ours,
@@ -398,17 +401,18 @@ def callgrind_child(name: str, mode: str, run: str) -> dict:
     return {"mode": mode, "run": run, "nodes": len(deep_models.trace(model, False).nodes)}
 
 
-def count_instructions(name: str, keep: str | None,
-                       modes: tuple[str, ...]) -> tuple[dict[str, dict[str, int]], int]:
+def count_instructions(name: str, keep: str | None, modes: tuple[str, ...],
+                       prefix: str = "torch") -> tuple[dict[str, dict[str, int]], int]:
     """Ir of the first trace and of the second per mode, each in its own process, and the
-    number of nodes."""
+    number of nodes; with `keep`, the callgrind files stay there as
+    PREFIX-MODEL-MODE-RUN.out."""
     counts: dict[str, dict[str, int]] = {}
     for run in ("first", "again"):
         for mode in modes:
             out = "/dev/null"
             if keep:
                 tag = name.split()[0]
-                out = os.path.join(keep, f"torch-{tag}-{mode}-{run}.out")
+                out = os.path.join(keep, f"{prefix}-{tag}-{mode}-{run}.out")
             r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
                                 "--collect-atstart=no", f"--toggle-collect={TOGGLE}",
                                 sys.executable, os.path.abspath(__file__), "--callgrind-child",
@@ -450,7 +454,7 @@ def instructions_table(rows: list[dict]) -> str:
 SCOPED_MODES = ("none", "callsite", "scoped")
 
 
-def measure_scoped(name: str, repeats: int, callgrind: bool) -> dict:
+def measure_scoped(name: str, repeats: int, callgrind: bool, keep: str | None = None) -> dict:
     """The first trace in a fresh process and again, without stack traces, with callsite's
     default recording (torch's rules) and under frames(user_filter()), one fresh process per
     (repeat, mode), the order rotated; with `callgrind`, their instruction counts too."""
@@ -479,7 +483,7 @@ def measure_scoped(name: str, repeats: int, callgrind: bool) -> dict:
         if not shutil.which("valgrind"):
             row["instructions"] = {"skipped": "valgrind not installed"}
         else:
-            counts, _ = count_instructions(name, None, SCOPED_MODES)
+            counts, _ = count_instructions(name, keep, SCOPED_MODES, prefix="torch-scoped")
             row["instructions"] = {run: {
                 "ir": c,
                 "callsite_added_ir_per_node": (c["callsite"] - c["none"]) / nodes,
@@ -673,13 +677,17 @@ def table(rows: list[dict]) -> str:
     for row in rows:
         if row["path"] in ("compile", "first"):
             continue
-        for temperature in ("cold", "warm"):
+        for temperature in ("rebuilt", "warm"):
             r = row[temperature]
+            noise = max(r["noise"].values())
+            added = ratio(r["added_ratio"])
+            if r["added_ratio"] is not None and r["callsite_added_s"] / r["none_s"] < noise:
+                added += ", in the noise"  # callsite's part is smaller than the repeats' spread
             lines.append("| " + " | ".join([
                 row["path"], row["model"], str(row["nodes"]), temperature, ms(r["none_s"]),
                 ms(r["torch_s"]), ms(r["callsite_s"]), ms(r["torch_added_s"]),
-                ms(r["callsite_added_s"]), ratio(r["added_ratio"]), ratio(r["callsite_vs_none"]),
-                f"{max(r['noise'].values()):.0%}"]) + " |")
+                ms(r["callsite_added_s"]), added, ratio(r["callsite_vs_none"]),
+                f"{noise:.0%}"]) + " |")
     return "\n".join(lines)
 
 
@@ -692,7 +700,9 @@ def compile_table(rows: list[dict]) -> str:
         r = row["warm"]
         lines.append(f"| {row['model']} | {row['nodes']} | {ms(r['torch_s'])} | "
                      f"{ms(r['skipped_s'])} | {ms(r['stack_trace_s'])} | "
-                     f"{r['stack_trace_share']:.1%} | {max(r['noise'].values()):.0%} |")
+                     f"{r['stack_trace_share']:.1%}"
+                     f"{', in the noise' if r['stack_trace_share'] < max(r['noise'].values()) else ''}"
+                     f" | {max(r['noise'].values()):.0%} |")
     return "\n".join(lines)
 
 
@@ -711,8 +721,9 @@ def main() -> None:
                         help="the first-trace path also counts instructions (valgrind)")
     parser.add_argument("--callgrind-only", action="store_true",
                         help="the first-trace path's instruction counts alone (no timing)")
-    parser.add_argument("--keep-callgrind", metavar="DIR",
-                        help="keep the callgrind files of --callgrind here")
+    parser.add_argument("--keep-callgrind", metavar="DIR", type=_timing.output_dir,
+                        help="keep the callgrind files of --callgrind or --callgrind-only here "
+                             "(created when missing)")
     parser.add_argument("--profile", action="store_true",
                         help="cProfile of callsite's first trace of each deep model, then exit")
     parser.add_argument("--models", default=None,
@@ -724,6 +735,9 @@ def main() -> None:
     if unknown:
         parser.error(f"--paths: unknown {sorted(unknown)}; known: "
                      f"{['first', 'scoped', *BUILDS, 'compile']}")
+    if args.keep_callgrind and not (args.callgrind or args.callgrind_only):
+        parser.error("--keep-callgrind keeps the files of --callgrind or --callgrind-only, "
+                     "neither of which is given")
     if ("first" in paths or "scoped" in paths) and args.repeats < 2:
         parser.error(f"--repeats: at least 2 for the first-trace path, got {args.repeats}")
     models = list(MODELS) if args.models is None else args.models.split(",")
@@ -739,7 +753,8 @@ def main() -> None:
     rows = []
     for path in paths:
         if path == "scoped":
-            rows.extend(measure_scoped(name, args.repeats, args.callgrind) for name in deep)
+            rows.extend(measure_scoped(name, args.repeats, args.callgrind, args.keep_callgrind)
+                        for name in deep)
             continue
         if path == "first":
             for name in deep:
@@ -771,6 +786,9 @@ def main() -> None:
               "callgrind, the measured trace alone)")
         print(scoped_table(rows))
     if any(r["path"] not in ("first", "compile", "scoped") for r in rows):
+        print(f"\nfx, make_fx, export: every mode in this one process (wall time, minimum of "
+              f"{args.repeats}); rebuilt: after emptying the line cache and callsite's caches, "
+              f"warm: the build after it")
         print(table(rows))
     if any(r["path"] == "compile" for r in rows):
         print("\ntorch.compile: dynamo's own stack traces (not served by callsite)")

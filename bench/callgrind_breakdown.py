@@ -7,6 +7,14 @@ constructors called by callsite, or MLIR's C API and one ir.Location per final l
 the bindings export it), and the teardown of dead contexts' caches.
 
     python bench/callgrind_breakdown.py FILE [--per N] [--top 25] [--json PATH]
+    python bench/callgrind_breakdown.py --stages torch FILE --baseline NONE_FILE
+
+``--stages torch`` reads a file of ``bench_torch.py --paths first --callgrind-only
+--keep-callgrind DIR`` (DIR/torch-MODEL-callsite-first.out) instead: the native recording
+(``_TorchTexts.record``) and its parts; with ``--baseline`` (the same trace without stack
+traces, DIR/torch-MODEL-none-first.out) each stage's share of what callsite adds, the rest of
+the recording and the Python around it. Both need a build with symbols
+(``bench/callgrind_capture.sh``'s ``build/bench-cg-3XY``).
 
 A function's inclusive count is taken as the largest of callgrind_annotate's entries for it
 (with debug info, inlined code is listed once per source file; the function's own entry
@@ -17,9 +25,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import result_path  # noqa: E402  (--json: a folder that exists, checked first)
 
 LINE = re.compile(r"^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S.*?):(.+?)(?:\s+\[[^\]]*\])?\s*$")
 
@@ -58,6 +70,22 @@ STAGES = {
 }
 
 
+#: The torch recorder's stages (bench_torch.py --paths first, callsite's mode): the first is
+#: the native call per node, the others parts of it.
+TORCH_STAGES = {
+    "the native recording (record), inclusive":
+        r"^callsite::torch::\(anonymous namespace\)::texts_record\(",
+    "  … reading the stack's source files (source_lines)":
+        r"^callsite::detail::source_lines\(",
+    "  … symbolization: line table decode":
+        r"^callsite::detail::\(anonymous namespace\)::decode\(",
+    "  … the capture":
+        r"^callsite::capture\(",
+}
+
+STAGE_SETS = {"mlir": STAGES, "torch": TORCH_STAGES}
+
+
 def annotate(path: str) -> tuple[int, dict[str, int]]:
     """(program total, function -> largest inclusive count)."""
     out = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", path],
@@ -79,11 +107,11 @@ def annotate(path: str) -> tuple[int, dict[str, int]]:
     return total, best
 
 
-def stages(best: dict[str, int]) -> dict[str, int]:
+def stages(best: dict[str, int], table: dict[str, str] = STAGES) -> dict[str, int]:
     """stage -> inclusive count: the largest matching function's, or, for a pattern starting
     with "+", the sum over the matching functions (distinct functions, none calling another)."""
     found = {}
-    for stage, pattern in STAGES.items():
+    for stage, pattern in table.items():
         add = pattern.startswith("^\\+")
         rx = re.compile("^" + pattern[3:] if add else pattern)
         values = [v for f, v in best.items() if rx.search(f)]
@@ -91,21 +119,57 @@ def stages(best: dict[str, int]) -> dict[str, int]:
     return found
 
 
+def torch_rows(found: dict[str, int], added: int | None) -> list[tuple[str, int]]:
+    """The torch recorder's stages, the rest of the recording (formatting, joining, the
+    tables' lookups and checks) and, given callsite's added count, the Python around it."""
+    record = found["the native recording (record), inclusive"]
+    parts = sum(v for stage, v in found.items() if stage.startswith("  "))
+    rows = list(found.items())
+    rows.append(("  … the rest: formatting the new frames, joining the texts, the tables' "
+                 "lookups and checks", record - parts))
+    if added is not None:
+        rows.append(("the Python around it (_record_stack_trace: the tracer's class and "
+                     "torch's rules checked)", added - record))
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("file")
+    parser.add_argument("--stages", choices=sorted(STAGE_SETS), default="mlir",
+                        help="whose stages: bench_mlir.py's (default) or bench_torch.py's")
+    parser.add_argument("--baseline", metavar="FILE",
+                        help="--stages torch: the same trace without stack traces, so that "
+                             "shares are of callsite's added instructions")
     parser.add_argument("--per", type=int, default=1, help="divide by this many builds")
     parser.add_argument("--top", type=int, default=0, help="also list callsite's top functions")
-    parser.add_argument("--json", metavar="PATH")
+    parser.add_argument("--json", metavar="PATH", type=result_path)
     args = parser.parse_args()
     if args.per < 1:
         parser.error(f"--per must be >= 1, got {args.per}")
+    for option, path in (("FILE", args.file), ("--baseline", args.baseline)):
+        if path and not os.path.isfile(path):
+            parser.error(f"{option}: no such file {path!r}")
+    if args.baseline and args.stages != "torch":
+        parser.error("--baseline goes with --stages torch")
     total, best = annotate(args.file)
-    found = stages(best)
-    print(f"{args.file}: {total / args.per:,.0f} Ir per build collected")
-    print("| stage | Ir per build | share of the collected |\n|---|--:|--:|")
-    for stage, v in found.items():
-        print(f"| {stage} | {v / args.per:,.0f} | {v / total:.1%} |")
+    found = stages(best, STAGE_SETS[args.stages])
+    if args.stages == "torch":
+        added = total - annotate(args.baseline)[0] if args.baseline else None
+        whole, what = (added, "callsite's added") if added else (total, "the collected")
+        print(f"{args.file}: {total:,} Ir collected"
+              + (f", {added:,} more than {args.baseline}" if added is not None else ""))
+        print(f"| stage | inclusive Ir | share of {what} |\n|---|--:|--:|")
+        for stage, v in torch_rows(found, added):
+            print(f"| {stage} | {v:,} | {v / whole:.0%} |")
+        if any(v == 0 for v in found.values()):
+            print("(a stage of 0: no function of that name in the file; a build without symbols, "
+                  "or the function was inlined)")
+    else:
+        print(f"{args.file}: {total / args.per:,.0f} Ir per build collected")
+        print("| stage | Ir per build | share of the collected |\n|---|--:|--:|")
+        for stage, v in found.items():
+            print(f"| {stage} | {v / args.per:,.0f} | {v / total:.1%} |")
     if args.top:
         ours = sorted(((v, f) for f, v in best.items() if f.startswith("callsite")), reverse=True)
         print("\ncallsite's functions, inclusive:")

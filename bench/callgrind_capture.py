@@ -209,6 +209,7 @@ def table(header, rows) -> str:
 
 
 def main(argv=None) -> int:
+    from _timing import output_dir
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--child", nargs=3, metavar=("METHOD", "DEPTH", "N"), help=argparse.SUPPRESS)
@@ -218,7 +219,8 @@ def main(argv=None) -> int:
     ap.add_argument("--peers", action="store_true",
                     help="also count the sys._getframe loop, jaxlib and the bare loop")
     ap.add_argument("--top", type=int, default=14)
-    ap.add_argument("--out", default=None, help="directory for callgrind.out files")
+    ap.add_argument("--out", default=None, type=output_dir,
+                    help="directory for callgrind.out files (created when missing)")
     args = ap.parse_args(argv)
     if args.child:
         return child(args.child[0], int(args.child[1]), int(args.child[2]))

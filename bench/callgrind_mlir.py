@@ -81,12 +81,14 @@ def run(out_file: str, config: str, depth: int, n: int) -> int:
 def main() -> int:
     if len(sys.argv) == 5 and sys.argv[1] == "--child":
         return child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    from _timing import output_dir
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--depth", type=int, default=20)
     p.add_argument("--n1", type=int, default=2000)
     p.add_argument("--n2", type=int, default=12000)
     p.add_argument("--configs", default=",".join(CONFIGS))
-    p.add_argument("--out", default=None, help="directory for the callgrind.out files")
+    p.add_argument("--out", default=None, type=output_dir,
+                   help="directory for the callgrind.out files (created when missing)")
     args = p.parse_args()
     try:
         import iree.compiler.ir  # noqa: F401

@@ -4,7 +4,7 @@ of ``bench_torch.py --paths first`` and ``bench_mlir.py --contexts`` (and, for t
 the MLIR case, the callgrind files that ``--keep-callgrind`` kept).
 
     python bench/cold_report.py --torch FILE --mlir FILE [--callgrind-dir DIR]
-    python bench/cold_report.py --readme     # the README's cold rows, from the committed files
+    python bench/cold_report.py --readme     # the README's cost rows (bench/readme_costs.py)
 """
 from __future__ import annotations
 
@@ -23,6 +23,13 @@ def ratio(value: float | None) -> str:
     if value is None:
         return "—"
     return f"{value:.1f}×" if value >= 10 else f"{value:.2f}×"
+
+
+def spread(samples: list[float]) -> float:
+    """The clock's noise in one mode: (median − min) / min over the repeats."""
+    ordered = sorted(samples)
+    median = (ordered[(len(ordered) - 1) // 2] + ordered[len(ordered) // 2]) / 2
+    return (median - ordered[0]) / ordered[0]
 
 
 def ms(seconds: float) -> str:
@@ -44,11 +51,17 @@ def torch_tables(result: dict) -> str:
         label = (f"{row['model']} ({row['nodes']}, {row['frames']['mean']:.0f}/"
                  f"{row['frames']['max']})")
         for run in ("first", "again"):
+            # callsite's part against the spread of its own repeats: a ratio of a difference
+            # smaller than the spread is marked, not read as a measurement.
+            noise = row[run]["noise"]["callsite"]
             for stat in ("median", "min"):
                 r = row[run][stat]
+                added = ratio(r["added_ratio"])
+                if r["added_ratio"] is not None and r["callsite_added_s"] / r["none_s"] < noise:
+                    added += f", in the noise ({noise:.0%})"
                 out.append(f"| {label} | {run} | {stat} | {ms(r['none_s'])} | {ms(r['torch_s'])} | "
                            f"{ms(r['callsite_s'])} | {r['torch_added_us_per_node']:.1f} µs | "
-                           f"{r['callsite_added_us_per_node']:.1f} µs | {ratio(r['added_ratio'])} | "
+                           f"{r['callsite_added_us_per_node']:.1f} µs | {added} | "
                            f"{ratio(r['callsite_vs_none'])} | {ratio(r['torch_vs_none'])} |")
     imports = [row["torch_imports_s"] for row in result["rows"] if row["path"] == "first"]
     out += ["", f"torch's one-time imports of its filter (`uninteresting_files()`, before the first "
@@ -103,6 +116,11 @@ def mlir_tables(result: dict) -> str:
             a, b, c = (counts[f"{m}/{kind}"] for m in "abc")
             ta, tb, tc = (times.get(f"{m}/{kind}") for m in "abc")
             clock = ratio((tb - ta) / (tc - ta)) if ta and tc and tc > ta else "—"
+            samples = wall["sizes"].get(ops, {}).get("samples_s", {})
+            if clock != "—" and all(f"{m}/{kind}" in samples for m in "ac"):
+                noise = max(spread(samples[f"{m}/{kind}"]) for m in "ac")
+                if (tc - ta) / ta < noise:  # callsite's part smaller than the repeats' spread
+                    clock += f", in the noise ({noise:.0%})"
             p = counts.get(f"p/{kind}")
             python_api = "— | —" if p is None else \
                 f"{p - a:,.0f} | {ratio((b - a) / (p - a)) if p > a else '—'}"
@@ -145,54 +163,6 @@ def mlir_breakdown(result: dict, folder: str) -> str:
     return "\n".join(out)
 
 
-#: The committed result files the README's headline rows are taken from.
-RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs",
-                       "_data", "benchmarks", "cold")
-TORCH_RESULT = os.path.join(RESULTS, "torch-first-py3.11.json")
-TORCH_CALLGRIND_RESULT = os.path.join(RESULTS, "torch-first-callgrind-py3.11.json")
-MLIR_RESULT = os.path.join(RESULTS, "mlir-contexts-py3.11.json")
-
-
-def _span(values: list[float], digits: int = 0) -> str:
-    low, high = min(values), max(values)
-    text = f"{low:.{digits}f}" if round(low, digits) == round(high, digits) \
-        else f"{low:.{digits}f}–{high:.{digits}f}"
-    return text
-
-
-def readme_rows(torch_result: dict, mlir_result: dict,
-                torch_callgrind: dict | None = None) -> list[str]:
-    """The README's headline rows for the cold and warm cases side by side: torch's first trace
-    and its second (median added-time ratios over the models, and the callgrind counts' ratios
-    when given), MLIR's new Context per build and one Context (callgrind instructions over the
-    kernel sizes)."""
-    rows = [row for row in torch_result["rows"] if row["path"] == "first"]
-    frames = [row["frames"]["mean"] for row in rows]
-    counted = [row["instructions"] for row in (torch_callgrind or {}).get("rows", [])
-               if row["path"] == "first" and "skipped" not in row.get("instructions", {"skipped": 1})]
-    out = []
-    for run, label in (("first", "first trace in a process"), ("again", "second trace")):
-        where = (f"| a torch.fx node's `stack_trace`, library-depth models ({_span(frames)} "
-                 f"frames), {label} | torch's own walk:")
-        if counted:  # the clock's noise is larger than callsite's added time per node
-            out.append(f"{where} instructions it adds per node | "
-                       f"{_span([c[run]['added_ratio'] for c in counted])}× fewer |")
-        else:
-            ratios = [row[run]["median"]["added_ratio"] for row in rows]
-            out.append(f"{where} time it adds per node | {_span(ratios, 1)}× less |")
-    counts = mlir_result["bindings"]["iree.compiler.ir"]["contexts_ir_per_build"]["sizes"]
-    sizes = sorted(counts, key=int)
-    for kind, label in (("new", "a new `ir.Context` per kernel"), ("one", "one `ir.Context`")):
-        ratios = []
-        for ops in sizes:
-            a, b, c = (counts[ops][f"{m}/{kind}"] for m in "abc")
-            ratios.append((b - a) / (c - a))
-        out.append(f"| an MLIR op's location, {label} ({'/'.join(sizes)}-op kernels) | MLIR's "
-                   f"`loc_tracebacks()`: instructions it adds per build | {_span(ratios, 1)}× "
-                   f"fewer |")
-    return out
-
-
 def memory_tables(result: dict) -> str:
     """bench_cold_memory.py's tables: the resident set per mode over the tracers and Contexts."""
     import bench_cold_memory
@@ -219,11 +189,12 @@ def main() -> int:
     parser.add_argument("--callgrind-dir", metavar="DIR")
     parser.add_argument("--memory", metavar="FILE", help="bench_cold_memory.py's result file")
     parser.add_argument("--readme", action="store_true",
-                        help="print the README's cold-path rows from the committed result files")
+                        help="print the README's cost rows from the committed result files "
+                             "(bench/readme_costs.py)")
     args = parser.parse_args()
     if args.readme:
-        print("\n".join(readme_rows(json.load(open(TORCH_RESULT)), json.load(open(MLIR_RESULT)),
-                                    json.load(open(TORCH_CALLGRIND_RESULT)))))
+        import readme_costs
+        print("\n".join(readme_costs.readme_rows()))
         return 0
     for option, path in (("--torch", args.torch), ("--torch-callgrind", args.torch_callgrind),
                          ("--mlir", args.mlir), ("--memory", args.memory)):

@@ -17,6 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 
 from benchmark_data import minor  # noqa: E402
+from benchmark_tables import DSL_CLOCK_RESOLUTION  # noqa: E402
 
 DPI = 110
 # One colour per method or mode wherever it appears, so a reader can follow a line across panels.
@@ -98,7 +99,7 @@ def draw_capture(runs: list[dict], path: Path) -> None:
         ax.set_xlabel("stack depth (frames)")
         ax.grid(which="both", alpha=0.3)
     for ax in axes[:, 0]:
-        ax.set_ylabel("ns per capture")
+        ax.set_ylabel("ns per capture (wall time, warm)")
     for ax in list(axes.flat)[len(runs):]:
         ax.set_visible(False)
     handles = {h.get_label(): h for ax in axes.flat for h in ax.get_lines()}
@@ -128,7 +129,7 @@ def draw_mlir(runs: list[dict], path: Path) -> None:
     labels = [label for label, _ in groups]
     _grouped_bars(left, labels, {m: [ops.get(m) for _, ops in groups] for m in modes}, colours)
     left.set_ylabel("ns per op")
-    left.set_title("build time per op")
+    left.set_title("build time per op (wall time, warm)")
     added = {m: [(ops[m] - ops[baseline]) if m in ops and ops[m] > ops[baseline] else None
                  for _, ops in groups] for m in modes[1:]}
     _grouped_bars(right, labels, added, colours)
@@ -146,10 +147,20 @@ DSL_MODES = {"none": "(a) no locations", "own": "(b) the DSL's own", "mlir": "(c
              "callsite": "(d) callsite"}
 
 
+def _below_resolution(d: dict, measure: str) -> str:
+    """A second label line for a DSL whose callsite part the clock does not resolve."""
+    values = d.get(measure, {})
+    none, ours = values.get("none"), values.get("callsite")
+    if measure != "seconds_per_build" or not none or ours is None:
+        return ""
+    share = (ours - none) / none
+    return f"\ncallsite +{share:.1%}:\nbelow the clock" if share < DSL_CLOCK_RESOLUTION else ""
+
+
 def draw_dsls(runs: list[dict], path: Path) -> None:
     """Per DSL: build time (or instructions) in each mode relative to no locations."""
-    entries = [(f"{d['label']}\n(Python {minor(run)})", d, run["measure"])
-               for run in runs for d in run["dsls"].values()]
+    entries = [(f"{d['label']}\n(Python {minor(run)}){_below_resolution(d, run['measure'])}", d,
+                run["measure"]) for run in runs for d in run["dsls"].values()]
     colours = _colours(list(DSL_MODES.values()))
     fig, ax = plt.subplots(figsize=(max(6.0, 2.2 * len(entries)), 4.2))
     series: dict[str, list[float | None]] = {label: [] for label in DSL_MODES.values()}
@@ -164,7 +175,8 @@ def draw_dsls(runs: list[dict], path: Path) -> None:
             ax.text(i, 1.0, "not measured:\n" + d["skipped"][:60], ha="center", va="bottom",
                     fontsize="x-small", wrap=True)
     ax.axhline(1.0, color="grey", lw=0.8)
-    ax.set_ylabel("build cost / build without locations")
+    ax.set_ylabel("build cost / build without locations" + (
+        "\n(CPU time, warm)" if all(m == "seconds_per_build" for _, _, m in entries) else ""))
     low = min((v for vs in series.values() for v in vs if v is not None), default=1.0)
     ax.set_ylim(bottom=min(0.9, low * 0.95))
     ax.legend(fontsize="small", loc="upper left")

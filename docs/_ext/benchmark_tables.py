@@ -34,9 +34,12 @@ def runs_table(results: dict[str, list[dict]]) -> Table:
     for bench in sorted(results):
         for run in results[bench]:
             meta = run["meta"]
+            # The commit measured (meta.commit), where the run recorded one.
+            commit = meta.get("commit") or "not recorded"
             rows.append([f"`{run['_path'].name}`", minor(run), describe_date(meta),
-                         describe_machine(meta), meta["callsite"] or "—", f"`{meta['command']}`"])
-    return ["file", "Python", "started", "machine", "callsite", "command"], rows
+                         describe_machine(meta), f"{meta['callsite'] or '—'} ({commit})",
+                         f"`{meta['command']}`"])
+    return ["file", "Python", "started", "machine", "callsite (commit)", "command"], rows
 
 
 # bench_capture's method names, short enough for the first column (the page describes each).
@@ -137,6 +140,11 @@ def mlir_instructions_table(results: dict[str, list[dict]]) -> Table:
             "(c)/(a)", "(b−a)/(c−a)"], rows
 
 
+#: bench_dsls.py's CPU time per build does not resolve a difference below this share of a build
+#: on the benchmark machine (docs/benchmarks.md, "Real DSLs"; bench/readme_costs.py's too).
+DSL_CLOCK_RESOLUTION = 0.05
+
+
 def dsls_table(results: dict[str, list[dict]]) -> Table:
     """Per DSL: the cost of one build in each mode, and the ratios of the added costs."""
     rows = []
@@ -151,6 +159,13 @@ def dsls_table(results: dict[str, list[dict]]) -> Table:
             show = (lambda x: f"{x / n:,.0f}") if per_op else (lambda x: f"{x * 1e3:.2f}")
             a, c, dd, b = t["none"], t["mlir"], t["callsite"], t.get("own")
             added = dd - a
+            if not per_op and added / a < DSL_CLOCK_RESOLUTION:
+                # A ratio of a difference the clock does not resolve would be noise.
+                below = (f"below the clock's resolution (callsite's part: {added / a:.1%} of a "
+                         f"build)")
+                rows.append([label, str(n), show(a), show(b) if b is not None else "—", show(c),
+                             show(dd), f"{dd / a:.3f}", below, "—"])
+                continue
             rows.append([label, str(n), show(a), show(b) if b is not None else "—", show(c),
                          show(dd), f"{dd / a:.3f}",
                          ratio((c - a) / added) if added > 0 else "callsite adds nothing measurable",

@@ -5,6 +5,8 @@ committed result files and on short runs; no timing is asserted, only what is re
 import json
 import os
 import pathlib
+import re
+import shutil
 import subprocess
 import sys
 
@@ -208,21 +210,82 @@ def test_the_callgrind_breakdown_takes_a_functions_largest_entry_and_sums_mlirs_
     assert found["  … filter decisions (keep_frames; scan_kept on a prefix walk)"] == 0  # absent: reported as none
 
 
-def test_the_readme_shows_both_cases_from_the_committed_result_files():
-    """The README's headline table carries the cold rows (torch's first trace, a new MLIR
-    Context) beside their warm ones, exactly as cold_report.py computes them from the committed
-    result files: a re-measured file without the README following fails here."""
-    import cold_report
+def test_the_torch_breakdown_splits_the_recording_and_the_python_around_it():
+    import callgrind_breakdown
 
-    rows = cold_report.readme_rows(_load(cold_report.TORCH_RESULT), _load(cold_report.MLIR_RESULT),
-                                   _load(cold_report.TORCH_CALLGRIND_RESULT))
-    assert len(rows) == 4
+    best = {
+        "callsite::torch::(anonymous namespace)::texts_record(_object*, _object* const*, long)":
+            3000,
+        "callsite::detail::source_lines(_object*)": 1400,
+        "callsite::detail::(anonymous namespace)::decode(PyCodeObject*, std::vector<X>*)": 400,
+        "callsite::capture(unsigned long, unsigned long)": 200,
+        "callsite::detail::capture_py(_object*, _object* const*, long, _object*)": 99,
+    }
+    rows = dict(callgrind_breakdown.torch_rows(
+        callgrind_breakdown.stages(best, callgrind_breakdown.TORCH_STAGES), added=3500))
+    assert rows["the native recording (record), inclusive"] == 3000
+    assert rows["  … the capture"] == 200
+    assert [v for k, v in rows.items() if "the rest" in k] == [1000]
+    assert [v for k, v in rows.items() if "Python around it" in k] == [500]
+
+
+def _readme_costs_table() -> str:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    table = readme.split("## What it costs", 1)[1].split("\n## ", 1)[0]
+    return readme.split("## What it costs", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_readme_cost_rows_are_the_committed_result_files():
+    """Every row of the README's cost table drawn from a result file is exactly what
+    readme_costs.py computes from the committed files, its case on the row (a re-measured file
+    without the README following fails here), the cold rows beside their warm ones."""
+    import readme_costs
+
+    rows = readme_costs.readme_rows()
+    assert len(rows) == 8
+    table = _readme_costs_table()
     for row in rows:
-        assert row in table, f"README.md's cost table lacks {row!r} (python3 bench/cold_report.py --readme)"
-    assert "first trace in a process" in table and "second trace" in table
-    assert "a new `ir.Context` per kernel" in table and "one `ir.Context`" in table
+        assert row in table, f"README.md's cost table lacks {row!r} (python3 bench/readme_costs.py)"
+    assert "first trace in a fresh process" in table and "second trace in that process" in table
+    assert "new Context per build" in table and "one `ir.Context`" in table
+    # Every row of the table says its case: warm, first/second trace, new Context or rebuilt.
+    body = [line for line in table.splitlines() if line.startswith("| ")][1:]
+    for line in body:
+        case = line.split(" | ")[1]
+        assert any(word in case for word in ("warm", "first trace", "second trace", "new Context",
+                                             "rebuilt")), line
+        assert any(word in case for word in ("wall time", "CPU time", "instructions")), line
+        assert re.search(r"3\.1\d", case), f"no Python version on {line!r}"
+
+
+def test_a_changed_result_file_changes_the_readme_rows(tmp_path):
+    """The check above can fail: a re-measured file (here, callsite's capture twice as slow on
+    one version) gives a row the README does not have."""
+    import readme_costs
+
+    folder = tmp_path / "benchmarks"
+    shutil.copytree(REPO / "docs" / "_data" / "benchmarks", folder)
+    path = folder / "capture-py3.12.json"
+    result = _load(path)
+    result["tables"]["capture"]["20"]["callsite (internal)"]["ns"] *= 2
+    path.write_text(json.dumps(result), encoding="utf-8")
+    changed = readme_costs.readme_rows(str(folder))
+    assert changed[0] not in _readme_costs_table()
+    assert changed[1:] == readme_costs.readme_rows()[1:]
+
+
+def test_the_dsl_row_leaves_out_differences_below_the_clocks_resolution():
+    import readme_costs
+
+    run = {"meta": {"python": "3.11.7"}, "measure": "seconds_per_build", "dsls": {
+        "big": {"label": "big", "seconds_per_build": {"none": 1.0, "mlir": 3.0, "callsite": 1.1}},
+        "small": {"label": "small (dry-run)",
+                  "seconds_per_build": {"none": 1.0, "mlir": 1.5, "callsite": 1.01}},
+        "gone": {"label": "gone", "skipped": "not installed"}}}
+    row = readme_costs.dsl_row(run)
+    assert "design: big |" in row
+    assert row.endswith("| 20× less (small: callsite adds 1.0% of a build, below what the clock "
+                        "resolves) |")
+    assert "gone" not in row
 
 
 def test_the_memory_benchmark_reports_every_mode(tmp_path):
