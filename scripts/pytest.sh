@@ -4,7 +4,7 @@
 # caller (set CALLSITE_PYTHONPATH to test a dev build's pkg/).
 #
 # Usage: scripts/pytest.sh OUT PYTHON [TEST_PATH ...]   (default: the repo's tests/)
-#   CALLSITE_PYTEST_ARGS=..  extra pytest arguments    CALLSITE_TEST_TIMEOUT  seconds (1200)
+#   CALLSITE_PYTEST_ARGS=..  extra pytest arguments    CALLSITE_TEST_TIMEOUT  seconds (2400)
 #   CALLSITE_PYTEST_LIVE=1   also stream the log to stdout
 # Exit status: pytest's (5, "no tests collected", included), 124 on timeout.
 set -uo pipefail
@@ -17,8 +17,8 @@ rm -f "$OUT.xml"
 run() {
   # shellcheck disable=SC2086
   env -u PYTHONPATH ${CALLSITE_PYTHONPATH:+PYTHONPATH="$CALLSITE_PYTHONPATH"} \
-    timeout "${CALLSITE_TEST_TIMEOUT:-1200}" "$PY" -m pytest "$@" -q -p no:cacheprovider \
-    -o faulthandler_timeout=600 --junitxml="$OUT.xml" ${CALLSITE_PYTEST_ARGS:-}
+    timeout "${CALLSITE_TEST_TIMEOUT:-2400}" "$PY" -m pytest "$@" -q -p no:cacheprovider \
+    -o faulthandler_timeout=600 --durations=15 --junitxml="$OUT.xml" ${CALLSITE_PYTEST_ARGS:-}
 }
 if [ "${CALLSITE_PYTEST_LIVE:-0}" = 1 ]; then run "$@" 2>&1 | tee "$OUT.log"; rc=${PIPESTATUS[0]}
 else run "$@" >"$OUT.log" 2>&1; rc=$?; fi

@@ -11,7 +11,7 @@
 #   CALLSITE_SKIP_DOCS=1     skip the documentation site
 #   CALLSITE_PEERS=0         do not set up the peer venvs (their tests skip)
 #   CALLSITE_DSLS=0          do not install requirements/dsls.txt (their tests skip)
-#   CALLSITE_PYTEST_ARGS=..  extra pytest arguments    CALLSITE_TEST_TIMEOUT  seconds per suite (1200)
+#   CALLSITE_PYTEST_ARGS=..  extra pytest arguments    CALLSITE_TEST_TIMEOUT  seconds per suite (2400)
 # Logs: build/test-results/ (one .log per suite, task-*.log per side-by-side task).
 set -uo pipefail
 export CALLSITE_DSLS="${CALLSITE_DSLS:-1}"
@@ -20,7 +20,7 @@ cd "$CALLSITE_ROOT"
 
 RESULTS="$CALLSITE_ROOT/build/test-results"
 rm -rf "$RESULTS"; mkdir -p "$RESULTS/rows"
-export CALLSITE_TEST_TIMEOUT="${CALLSITE_TEST_TIMEOUT:-1200}"
+export CALLSITE_TEST_TIMEOUT="${CALLSITE_TEST_TIMEOUT:-2400}"
 JOBS="${CALLSITE_TEST_JOBS:-2}"
 T_START=$SECONDS
 COUNT_PY="$(command -v python3 || true)"
