@@ -14,7 +14,7 @@
 #include "python/init.h"
 #include "symbolize/code_info.h"
 #include "symbolize/source_lines.h"
-#include "torch/init.h"
+#include "torch/torch_init.h"
 
 namespace nb = nanobind;
 

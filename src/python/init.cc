@@ -4,7 +4,7 @@
 #include <Python.h>
 
 #include "capture/backend.h"
-#include "mlir/init.h"
+#include "mlir/mlir_init.h"
 #include "native/reify.h"
 #include "python/boundary_type.h"
 #include "python/daemon_exit.h"
@@ -15,7 +15,7 @@
 #include "python/traceback_type.h"
 #include "python/tracking_queries.h"
 #include "symbolize/code_info.h"
-#include "torch/init.h"
+#include "torch/torch_init.h"
 #include "tracking/state.h"
 
 namespace callsite::python {

@@ -1,4 +1,4 @@
-// torch/init.h — the torch wing's type, made at module import beside the MLIR wing's.
+// torch/torch_init.h — the torch wing's type, made at module import beside the MLIR wing's.
 #pragma once
 #include <Python.h>
 

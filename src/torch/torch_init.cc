@@ -1,5 +1,5 @@
-// torch/init.cc — the torch wing's init (see init.h).
-#include "torch/init.h"
+// torch/torch_init.cc — the torch wing's init (see torch_init.h).
+#include "torch/torch_init.h"
 
 #include "torch/texts_type.h"
 

@@ -1,4 +1,4 @@
-// mlir/init.h — the MLIR wing's types and caches, made in their order at module import.
+// mlir/mlir_init.h — the MLIR wing's types and caches, made in their order at module import.
 #pragma once
 
 namespace callsite::mlir {

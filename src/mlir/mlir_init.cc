@@ -1,5 +1,5 @@
-// mlir/init.cc — the MLIR wing's init order (see init.h).
-#include "mlir/init.h"
+// mlir/mlir_init.cc — the MLIR wing's init order (see mlir_init.h).
+#include "mlir/mlir_init.h"
 
 #include "mlir/bindings.h"
 #include "mlir/bindings_type.h"
