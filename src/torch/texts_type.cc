@@ -181,9 +181,12 @@ int contains(PyObject *set, PyObject *key) noexcept {
   return found;
 }
 
-/// The decision bits of (file, name), computed on a miss as callsite.torch's _decision does.
+/// The decision bits of (file, name): torch's default filter reads only a frame's file and
+/// function name (named forward; kept by forward-only mode: named forward, in
+/// torch/__init__.py or an anchor; not in an uninteresting file). Cached by the strs'
+/// identity; `store` false looks up only (strs made afresh per call would fill the table).
 /// -1 with an error set.
-int decision(TextsObject *self, PyObject *file, PyObject *name) noexcept {
+int decision(TextsObject *self, PyObject *file, PyObject *name, bool store = true) noexcept {
   Decisions *d = self->decisions;
   {
     TableLock lock;
@@ -213,7 +216,7 @@ int decision(TextsObject *self, PyObject *file, PyObject *name) noexcept {
     result = (forward ? kForward : 0) | (forward_only ? kForwardOnly : 0) |
              (boring ? 0 : kInteresting);
   }
-  if (self->decisions) {
+  if (store && self->decisions) {
     try {
       TableLock lock;
       auto inserted = self->decisions->emplace(std::make_pair(file, name), std::uint8_t(result));
@@ -228,6 +231,22 @@ done:
   Py_DECREF(anchors);
   Py_DECREF(uninteresting);
   return result;
+}
+
+/// Calls keep(i) for each frame i (outermost first, by its decision bits) torch's default
+/// filter keeps: in forward-only mode the frames kept by that mode, else every frame from the
+/// first one named forward on; in both, only frames outside uninteresting files.
+template <class Keep>
+void select_kept(const std::uint8_t *bits, std::size_t n, bool forward_only, Keep &&keep) {
+  if (forward_only) {
+    for (std::size_t i = 0; i < n; ++i)
+      if ((bits[i] & (kForwardOnly | kInteresting)) == (kForwardOnly | kInteresting)) keep(i);
+    return;
+  }
+  std::size_t first = 0;
+  while (first < n && !(bits[first] & kForward)) ++first;
+  for (std::size_t i = first; i < n; ++i)
+    if (bits[i] & kInteresting) keep(i);
 }
 
 /// The text of `tb`'s stack, through the decisions and the process-wide tables: a new
@@ -295,16 +314,8 @@ PyObject *text_of(TextsObject *self, PyObject *tb, bool forward_only, PyObject *
     bits[i] = std::uint8_t(b);
   }
   kept.reserve(frames.size());
-  if (forward_only) {
-    for (std::size_t i = 0; i < frames.size(); ++i)
-      if ((bits[i] & (kForwardOnly | kInteresting)) == (kForwardOnly | kInteresting))
-        kept.push_back(frames[i]);
-  } else {
-    std::size_t first = 0;
-    while (first < frames.size() && !(bits[first] & kForward)) ++first;
-    for (std::size_t i = first; i < frames.size(); ++i)
-      if (bits[i] & kInteresting) kept.push_back(frames[i]);
-  }
+  select_kept(bits.data(), bits.size(), forward_only,
+              [&](std::size_t i) { kept.push_back(frames[i]); });
   return kept_text(self, cache, kept, &files);
 }
 
@@ -315,21 +326,38 @@ bool two_arguments(const char *method, const char *names, Py_ssize_t nargs) {
   return false;
 }
 
+/// recorded((tb, text)), a new reference or nullptr with an error. A tuple subclass whose
+/// construction is still tuple's own (no __new__ nor __init__ of its own: callsite.torch's
+/// _Recorded) is allocated and filled here, as tuple_subtype_new would (Objects/tupleobject.c),
+/// without the argument tuple and the type call per node; any other is called.
+PyObject *new_recorded(PyObject *recorded, PyObject *tb, PyObject *text) {
+  auto *type = reinterpret_cast<PyTypeObject *>(recorded);  // a tuple subclass: texts_new
+  if (type->tp_new == PyTuple_Type.tp_new && type->tp_init == PyBaseObject_Type.tp_init &&
+      type->tp_alloc == PyType_GenericAlloc) {
+    PyObject *pair = type->tp_alloc(type, 2);  // zeroed items, ob_size 2, tracked by the gc
+    if (!pair) return nullptr;
+    PyTuple_SET_ITEM(pair, 0, Py_NewRef(tb));
+    PyTuple_SET_ITEM(pair, 1, Py_NewRef(text));
+    return pair;
+  }
+  PyObject *args = PyTuple_Pack(2, tb, text);
+  if (!args) return nullptr;
+  PyObject *result = PyObject_CallOneArg(recorded, args);
+  Py_DECREF(args);
+  return result;
+}
+
 /// recorded((tb, text)) (a new reference), written to `meta` unless it is None: meta
 /// ["stack_trace"] = text (when not None) and meta["_callsite_traceback"] = the result.
 /// nullptr with an error.
 PyObject *store_recorded(TextsObject *self, PyObject *meta, PyObject *tb, PyObject *text) {
-  PyObject *pair = PyTuple_Pack(2, tb, text);
-  if (!pair) return nullptr;
   PyObject *recorded = self->recorded ? Py_NewRef(self->recorded) : nullptr;
   if (!recorded) {
-    Py_DECREF(pair);
     PyErr_SetString(PyExc_RuntimeError, "_TorchTexts: cleared");
     return nullptr;
   }
-  PyObject *result = PyObject_CallOneArg(recorded, pair);
+  PyObject *result = new_recorded(recorded, tb, text);
   Py_DECREF(recorded);
-  Py_DECREF(pair);
   if (result && meta != Py_None) {
     if ((text != Py_None && PyObject_SetItem(meta, str_stack_trace, text) < 0) ||
         PyObject_SetItem(meta, str_meta_key, result) < 0)
@@ -383,6 +411,70 @@ done:
   Py_XDECREF(cache);
   Py_XDECREF(text);
   Py_DECREF(tb);
+  Py_DECREF(self_obj);
+  return result;
+}
+
+/// The (file, name) of a frame tuple (file, line, name) of exact strs; false with a TypeError.
+bool frame_names(PyObject *item, PyObject **file, PyObject **name) {
+  if (PyTuple_CheckExact(item) && PyTuple_GET_SIZE(item) == 3 &&
+      PyUnicode_CheckExact(PyTuple_GET_ITEM(item, 0)) &&
+      PyUnicode_CheckExact(PyTuple_GET_ITEM(item, 2))) {
+    *file = PyTuple_GET_ITEM(item, 0);
+    *name = PyTuple_GET_ITEM(item, 2);
+    return true;
+  }
+  PyErr_Format(PyExc_TypeError,
+               "kept(): frames must hold (file, line, name) tuples whose file and name are "
+               "str, not %R",
+               item);
+  return false;
+}
+
+// kept(frames, forward_only, /): see the docstring below.
+PyObject *texts_kept(PyObject *self_obj, PyObject *const *args, Py_ssize_t nargs) {
+  if (!two_arguments("kept", "frames, forward_only", nargs)) return nullptr;
+  PyObject *frames = args[0];
+  if (!PyList_CheckExact(frames)) {
+    PyErr_Format(PyExc_TypeError, "kept(): frames must be a list, not %.200s",
+                 Py_TYPE(frames)->tp_name);
+    return nullptr;
+  }
+  const int forward_only = PyObject_IsTrue(args[1]);
+  if (forward_only < 0) return nullptr;
+  TextsObject *self = as_texts(self_obj);
+  if (!self->decisions) {
+    PyErr_SetString(PyExc_RuntimeError, "_TorchTexts: cleared");
+    return nullptr;
+  }
+  // A copy of the list, holding its frames: a decision may run a set member's __eq__, which
+  // may change the caller's list.
+  PyObject *held = PyList_GetSlice(frames, 0, PY_SSIZE_T_MAX);
+  if (!held) return nullptr;
+  Py_INCREF(self_obj);
+  PyObject *result = nullptr;
+  try {
+    const std::size_t n = std::size_t(PyList_GET_SIZE(held));
+    std::vector<std::uint8_t> bits(n);
+    std::size_t i = 0;
+    for (; i < n; ++i) {
+      PyObject *file, *name;
+      if (!frame_names(PyList_GET_ITEM(held, Py_ssize_t(i)), &file, &name)) break;
+      const int b = decision(self, file, name, false);
+      if (b < 0) break;
+      bits[i] = std::uint8_t(b);
+    }
+    if (i == n && (result = PyList_New(0))) {
+      select_kept(bits.data(), n, forward_only != 0, [&](std::size_t k) {
+        if (result && PyList_Append(result, PyList_GET_ITEM(held, Py_ssize_t(k))) < 0)
+          Py_CLEAR(result);
+      });
+    }
+  } catch (const std::bad_alloc &) {
+    Py_CLEAR(result);
+    PyErr_NoMemory();
+  }
+  Py_DECREF(held);
   Py_DECREF(self_obj);
   return result;
 }
@@ -518,6 +610,12 @@ PyMethodDef texts_methods[] = {
      "meta['_callsite_traceback'] = the result. Returns the Traceback alone (writing nothing)\n"
      "when the stack has a frame it does not describe (a native frame, a name that is a str\n"
      "subclass, a frame without a line): the caller records it in Python."},
+    {"kept", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(texts_kept)),
+     METH_FASTCALL,
+     "kept($self, frames, forward_only, /)\n--\n\n"
+     "The frames (a list of (file, line, name) tuples, outermost first) torch's default\n"
+     "filter keeps under these rules, in order: the one place those rules are written, for\n"
+     "callsite.torch's Python path too."},
     {"record_kept",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(texts_record_kept)),
      METH_FASTCALL,

@@ -109,12 +109,11 @@ class _Recorded(tuple):  # type: ignore[type-arg]
 class _Rules:
     """torch's filter rules, published as one object once complete (a thread recording its
     first node sees either no rules or all of them): the modules they are read from,
-    uninteresting_files() and the registered anchors; the native recorder made for them (its
-    filter decisions by (file, function name) are these rules'; the texts it serves are
-    process-wide strings, whatever the rules); and the decisions of the Python path."""
+    uninteresting_files() and the registered anchors; and the native recorder made for them
+    (its filter decisions by (file, function name) are these rules', for the Python path too;
+    the texts it serves are process-wide strings, whatever the rules)."""
 
-    __slots__ = ("proxy", "symbolic_shapes", "function", "uninteresting", "anchors", "texts",
-                 "decisions")
+    __slots__ = ("proxy", "symbolic_shapes", "function", "uninteresting", "anchors", "texts")
 
     def __init__(self, proxy: ModuleType, symbolic_shapes: ModuleType, function: Any,
                  uninteresting: frozenset[str], anchors: frozenset[tuple[str, str]],
@@ -126,10 +125,6 @@ class _Rules:
         self.anchors = anchors
         self.texts: Any = same_as.texts if same_as is not None else _TorchTexts(
             uninteresting, anchors, _Recorded, _format_frame, _format_stack)
-        #: (file, function name) -> (named forward, kept by forward-only mode, not an
-        #: uninteresting file), for the stacks recorded in Python (native frames).
-        self.decisions: dict[tuple[str, str], tuple[bool, bool, bool]] = \
-            same_as.decisions if same_as is not None else {}
 
 
 _rules: _Rules | None = None
@@ -242,20 +237,6 @@ def _format_stack(frames: list[tuple[str, int | None, str]]) -> str:
 
 # --- the Python path: a tracer's own filter, native frames -----------------------------------
 
-def _decision(rules: _Rules, filename: str, name: str) -> tuple[bool, bool, bool]:
-    """(named forward, kept by forward-only mode, not an uninteresting file): torch's filter
-    reads only a frame's file and function name."""
-    key = (filename, name)
-    found = rules.decisions.get(key)
-    if found is None:
-        forward = name == "forward"
-        found = (forward,
-                 forward or filename.endswith("torch/__init__.py") or key in rules.anchors,
-                 filename not in rules.uninteresting)
-        rules.decisions[key] = found
-    return found
-
-
 #: An exact str with the characters of a str or str subclass, without calling the subclass's
 #: methods (str.__str__ copies a subclass, returns an exact str itself).
 _exact_str = str.__str__
@@ -277,16 +258,10 @@ def _frames(tb: Traceback) -> list[tuple[str, int | None, str]]:
 
 def _kept(rules: _Rules, frames: list[tuple[str, int | None, str]],
           forward_only: bool) -> list[tuple[str, int | None, str]]:
-    """The frames torch's default filter keeps (outermost first)."""
-    if forward_only:
-        kept = [frame for frame in frames if _decision(rules, frame[0], frame[2])[1]]
-    else:
-        kept = []
-        for i, frame in enumerate(frames):
-            if _decision(rules, frame[0], frame[2])[0]:
-                kept = frames[i:]
-                break
-    return [frame for frame in kept if _decision(rules, frame[0], frame[2])[2]]
+    """The frames torch's default filter keeps (outermost first): the native recorder's
+    decisions, the one place torch's rules are written."""
+    kept: list[tuple[str, int | None, str]] = rules.texts.kept(frames, forward_only)
+    return kept
 
 
 def _summary(frames: list[tuple[str, int | None, str]]) -> _traceback.StackSummary:
@@ -464,7 +439,6 @@ def clear_caches() -> None:
         rules = _rules
         if rules is not None:
             rules.texts.clear()
-            rules.decisions.clear()
         _TorchTexts.clear_tables()
 
 

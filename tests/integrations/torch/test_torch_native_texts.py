@@ -320,3 +320,73 @@ def test_a_frame_it_does_not_describe_is_left_to_python(tmp_path):
     result = module.forward()
     assert type(result) is callsite.Traceback and meta == {}
     assert result[0].name == "forward"
+
+
+def test_the_meta_entry_is_the_recorded_type_made_as_tuple_makes_it():
+    """The entry is an instance of the recorded type holding (capture, text), made without a
+    call when the type constructs as tuple does; a type with a __new__ of its own is called."""
+    meta = {}
+    recorded = new_texts().record(meta, False)
+    assert type(recorded) is ct._Recorded and meta["_callsite_traceback"] is recorded
+    assert len(recorded) == 2 and isinstance(recorded[0], callsite.Traceback)
+    assert recorded[1] == meta.get("stack_trace") and recorded == tuple(recorded)
+    assert gc.is_tracked(recorded) and hash(recorded) == hash(tuple(recorded))
+
+    calls = []
+
+    class Counted(tuple):
+        __slots__ = ()
+
+        def __new__(cls, pair):
+            calls.append(pair)
+            return super().__new__(cls, pair)
+
+    texts = _TorchTexts(frozenset(), frozenset(), Counted, ct._format_frame, ct._format_stack)
+    meta = {}
+    entry = texts.record(meta, False)
+    assert type(entry) is Counted and calls == [tuple(entry)] and meta["_callsite_traceback"] is entry
+    # A __new__ given to the type later is honoured too.
+    Plain = type("Plain", (tuple,), {"__slots__": ()})
+    texts = _TorchTexts(frozenset(), frozenset(), Plain, ct._format_frame, ct._format_stack)
+    assert type(texts.record({}, False)) is Plain
+    Plain.__new__ = lambda cls, pair: calls.append("later") or tuple.__new__(cls, pair)
+    assert type(texts.record({}, False)) is Plain and calls[-1] == "later"
+
+
+@pytest.mark.parametrize("forward_only", [False, True])
+def test_kept_is_torchs_filter_for_the_python_path(forward_only):
+    """kept() (what callsite.torch's Python path asks) keeps exactly the frames torch's default
+    filter keeps, for generated stacks mixing forward frames, torch/__init__.py, anchors and
+    uninteresting files; it reads the strs without keeping them."""
+    import random
+
+    rng = random.Random(7)
+    files = ["/u/model.py", "/u/train.py", "/t/torch/__init__.py", "/t/torch/nn/module.py"]
+    names = ["forward", "step", "helper", "__call__"]
+    uninteresting = frozenset({"/t/torch/nn/module.py"})
+    anchors = frozenset({("/u/train.py", "helper")})
+    texts = new_texts(uninteresting, anchors)
+    for _ in range(300):
+        frames = [(rng.choice(files), rng.randint(1, 99), rng.choice(names))
+                  for _ in range(rng.randint(0, 8))]
+        if forward_only:
+            want = [f for f in frames if f[2] == "forward" or
+                    f[0].endswith("torch/__init__.py") or (f[0], f[2]) in anchors]
+        else:
+            first = next((i for i, f in enumerate(frames) if f[2] == "forward"), len(frames))
+            want = frames[first:]
+        want = [f for f in want if f[0] not in uninteresting]
+        assert texts.kept(frames, forward_only) == want
+    assert texts.decision_count() == 0  # looked up, never stored: Python's strs are transient
+
+
+def test_kept_bad_arguments():
+    texts = new_texts()
+    with pytest.raises(TypeError, match="frames must be a list"):
+        texts.kept((("f", 1, "forward"),), False)
+    with pytest.raises(TypeError, match=r"\(file, line, name\) tuples"):
+        texts.kept([("f", 1)], False)
+    with pytest.raises(TypeError, match=r"\(file, line, name\) tuples"):
+        texts.kept([(b"f", 1, "forward")], False)
+    with pytest.raises(TypeError, match="2 arguments"):
+        texts.kept([])
