@@ -129,6 +129,18 @@ inline unsigned int valid_type_version(PyTypeObject *type) noexcept {
   return type->tp_version_tag;
 }
 
+/// Marks a tuple allocated by its type's tp_alloc (zeroed) as having no hash computed yet:
+/// from 3.14 PyTupleObject caches its hash in ob_hash, -1 until computed
+/// (Include/cpython/tupleobject.h; tuple_alloc sets it), so a zero left there would be taken
+/// for the hash. Before 3.14 there is no such field.
+inline void reset_tuple_hash(PyObject *tuple) noexcept {
+#if PY_VERSION_HEX >= 0x030E0000
+  reinterpret_cast<PyTupleObject *>(tuple)->ob_hash = -1;
+#else
+  (void)tuple;
+#endif
+}
+
 /// The co_extra slots of code objects: PyUnstable_* since 3.12, the same functions with a
 /// leading underscore before (same semantics).
 inline Py_ssize_t request_code_extra_index(freefunc free) noexcept {

@@ -12,6 +12,7 @@
 #include "capture/boundary.h"
 #include "capture/capture.h"
 #include "capture/traceback_storage.h"
+#include "core/compat.h"
 #include "core/stack_table.h"
 #include "symbolize/code_info.h"
 #include "torch/raw_texts.h"
@@ -336,6 +337,7 @@ PyObject *new_recorded(PyObject *recorded, PyObject *tb, PyObject *text) {
       type->tp_alloc == PyType_GenericAlloc) {
     PyObject *pair = type->tp_alloc(type, 2);  // zeroed items, ob_size 2, tracked by the gc
     if (!pair) return nullptr;
+    compat::reset_tuple_hash(pair);
     PyTuple_SET_ITEM(pair, 0, Py_NewRef(tb));
     PyTuple_SET_ITEM(pair, 1, Py_NewRef(text));
     return pair;
