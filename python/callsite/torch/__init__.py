@@ -220,7 +220,6 @@ def frames(filter: Filter | None = None, boundary: object = None) -> Iterator[Fi
         _chosen.reset(token)
 
 
-
 # --- the formatting the native tables leave to Python ----------------------------------------
 
 def _format_frame(filename: str, lineno: int, name: str) -> str:
