@@ -1,4 +1,5 @@
-// render/stack_summary.cc — frames as the standard library's traceback objects.
+// render/stack_summary.cc — frames as the standard library's traceback objects, and their text:
+// CPython's StackSummary.format, or the same lines written here for the common case.
 #include "render/stack_summary.h"
 
 #include "core/compat.h"
@@ -140,6 +141,129 @@ PyObject *format_stack(const RawFrame *frames, std::size_t n) {
   PyObject *lines = PyObject_CallMethod(summary, "format", nullptr);
   Py_DECREF(summary);
   return lines;
+}
+
+
+PyObject *named_summary(const NamedFrame *frames, std::size_t count) {
+  PyObject *frame_cls = traceback_attr("FrameSummary");
+  PyObject *stack_cls = frame_cls ? traceback_attr("StackSummary") : nullptr;
+  PyObject *kwargs = stack_cls ? Py_BuildValue("{s:O}", "lookup_line", Py_False) : nullptr;
+  PyObject *list = kwargs ? PyList_New(Py_ssize_t(count)) : nullptr, *result = nullptr;
+  if (list) {
+    std::size_t i = 0;
+    for (; i < count; ++i) {
+      const NamedFrame &f = frames[i];
+      PyObject *line = int_or_none(f.line);
+      PyObject *args = line ? PyTuple_Pack(3, f.file, line, f.name) : nullptr;
+      Py_XDECREF(line);
+      PyObject *summary = args ? PyObject_Call(frame_cls, args, kwargs) : nullptr;  // any code
+      Py_XDECREF(args);
+      if (!summary) break;
+      PyList_SET_ITEM(list, Py_ssize_t(i), summary);
+    }
+    if (i == count) result = PyObject_CallMethod(stack_cls, "from_list", "O", list);
+    Py_DECREF(list);
+  }
+  Py_XDECREF(kwargs);
+  Py_XDECREF(stack_cls);
+  Py_XDECREF(frame_cls);
+  return result;
+}
+
+PyObject *format_named(const NamedFrame *frames, std::size_t n) {
+  PyObject *summary = named_summary(frames, n);
+  PyObject *lines = summary ? PyObject_CallMethod(summary, "format", nullptr) : nullptr;
+  Py_XDECREF(summary);
+  if (!lines) return nullptr;
+  PyObject *empty = PyUnicode_FromStringAndSize("", 0);
+  PyObject *text = empty ? PyUnicode_Join(empty, lines) : nullptr;
+  Py_XDECREF(empty);
+  Py_DECREF(lines);
+  return text;
+}
+
+namespace {
+
+/// Whether `c` ends a line for str.splitlines (textwrap.indent splits there on 3.13+) or is a
+/// newline (3.13+ partitions the line there): such a line is CPython's to format.
+bool breaks_line(Py_UCS4 c) noexcept {
+  switch (c) {
+    case '\n': case '\r': case 0x0b: case 0x0c: case 0x1c: case 0x1d: case 0x1e: case 0x85:
+    case 0x2028: case 0x2029:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+PyObject *named_frame_lines(const NamedFrame &f, PyObject *entry, bool *unusual) noexcept {
+  // Interned once: one interpreter (the module refuses subinterpreters).
+  static PyObject *strip = PyUnicode_InternFromString("strip");
+  static PyObject *stdin_prefix = PyUnicode_InternFromString("<stdin");
+  *unusual = true;
+  if (!strip || !stdin_prefix || f.line < 0) return nullptr;
+  // 3.13 writes "<stdin>-N" files as "<stdin>", 3.14+ "<stdin-N>".
+  const Py_ssize_t stdin_match = PyUnicode_Tailmatch(f.file, stdin_prefix, 0, PY_SSIZE_T_MAX, -1);
+  if (stdin_match != 0) {
+    if (stdin_match < 0) *unusual = false;
+    return nullptr;
+  }
+  // linecache.getline reads the entry's lines (linecache's shape: size, mtime, lines, fullname).
+  if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 4) return nullptr;
+  PyObject *lines = PyTuple_GET_ITEM(entry, 2);
+  if (!PyList_CheckExact(lines)) return nullptr;
+  PyObject *source = nullptr;
+  if (f.line >= 1 && f.line <= PyList_GET_SIZE(lines)) {
+    source = PyList_GET_ITEM(lines, f.line - 1);
+    if (!PyUnicode_CheckExact(source)) return nullptr;
+  }
+  PyObject *stripped = nullptr;
+  if (source) {
+    Py_INCREF(source);  // the list is linecache's: held while str.strip (C code) runs
+    stripped = PyObject_CallMethodNoArgs(source, strip);
+    Py_DECREF(source);
+    if (!stripped) {
+      *unusual = false;
+      return nullptr;
+    }
+    const Py_ssize_t length = PyUnicode_GET_LENGTH(stripped);
+    const int kind = PyUnicode_KIND(stripped);
+    const void *data = PyUnicode_DATA(stripped);
+    for (Py_ssize_t i = 0; i < length; ++i) {
+      if (breaks_line(PyUnicode_READ(kind, data, i))) {
+        Py_DECREF(stripped);
+        return nullptr;
+      }
+    }
+  }
+  *unusual = false;
+  PyObject *text;
+  if (stripped && PyUnicode_GET_LENGTH(stripped) > 0)
+    text = PyUnicode_FromFormat("  File \"%U\", line %d, in %U\n    %U\n", f.file, f.line, f.name,
+                                stripped);
+  else
+    text = PyUnicode_FromFormat("  File \"%U\", line %d, in %U\n", f.file, f.line, f.name);
+  Py_XDECREF(stripped);
+  return text;
+}
+
+bool repeats_cut_short(const NamedFrame *frames, std::size_t n) noexcept {
+  auto equal_str = [](PyObject *a, PyObject *b) {
+    return a == b || (PyUnicode_GET_LENGTH(a) == PyUnicode_GET_LENGTH(b) &&
+                      PyUnicode_Compare(a, b) == 0);
+  };
+  std::size_t run = 1;
+  for (std::size_t i = 1; i < n; ++i) {
+    const NamedFrame &a = frames[i - 1], &b = frames[i];
+    if (a.line == b.line && equal_str(a.file, b.file) && equal_str(a.name, b.name)) {
+      if (++run > 3) return true;
+    } else {
+      run = 1;
+    }
+  }
+  return false;
 }
 
 }  // namespace callsite::detail

@@ -251,81 +251,9 @@ bool file_version(PyObject *cache, PyObject *file, std::uint64_t *version,
   return true;
 }
 
-/// Whether `c` ends a line for str.splitlines (textwrap.indent splits there on 3.13+) or is a
-/// newline (3.13+ partitions the line there): such a line goes through Python's format.
-bool breaks_line(Py_UCS4 c) noexcept {
-  switch (c) {
-    case '\n': case '\r': case 0x0b: case 0x0c: case 0x1c: case 0x1d: case 0x1e: case 0x85:
-    case 0x2028: case 0x2029:
-      return true;
-    default:
-      return false;
-  }
-}
-
-PyObject *interned(const char *text) noexcept {
-  // Process-wide, like the tables: created once, never released.
-  PyObject *s = PyUnicode_InternFromString(text);
-  return s;
-}
-
-/// The frame's lines as StackSummary.format writes them for FrameSummary(file, line, name,
-/// lookup_line=False), read from `entry` (linecache's copy the version was taken from): the
-/// common case. nullptr without an error: an unusual case, for Python's own format.
-PyObject *format_common(const FrameKey &f, PyObject *entry, bool *unusual) noexcept {
-  static PyObject *strip = interned("strip");
-  static PyObject *stdin_prefix = interned("<stdin");
-  *unusual = true;
-  if (!strip || !stdin_prefix) return nullptr;
-  // 3.13 writes "<stdin>-N" files as "<stdin>", 3.14+ "<stdin-N>".
-  const Py_ssize_t stdin_match = PyUnicode_Tailmatch(f.file, stdin_prefix, 0, PY_SSIZE_T_MAX, -1);
-  if (stdin_match != 0) {
-    if (stdin_match < 0) *unusual = false;
-    return nullptr;
-  }
-  // linecache.getline: the entry's lines (linecache's shape: size, mtime, lines, fullname).
-  if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 4) return nullptr;
-  PyObject *lines = PyTuple_GET_ITEM(entry, 2);
-  if (!PyList_CheckExact(lines)) return nullptr;
-  PyObject *source = nullptr;
-  if (f.line >= 1 && f.line <= PyList_GET_SIZE(lines)) {
-    source = PyList_GET_ITEM(lines, f.line - 1);
-    if (!PyUnicode_CheckExact(source)) return nullptr;
-  }
-  PyObject *stripped = nullptr;
-  if (source) {
-    Py_INCREF(source);  // the list is linecache's: held while str.strip (C code) runs
-    stripped = PyObject_CallMethodNoArgs(source, strip);
-    Py_DECREF(source);
-    if (!stripped) {
-      *unusual = false;
-      return nullptr;
-    }
-    const Py_ssize_t length = PyUnicode_GET_LENGTH(stripped);
-    const int kind = PyUnicode_KIND(stripped);
-    const void *data = PyUnicode_DATA(stripped);
-    for (Py_ssize_t i = 0; i < length; ++i) {
-      if (breaks_line(PyUnicode_READ(kind, data, i))) {
-        Py_DECREF(stripped);
-        return nullptr;
-      }
-    }
-  }
-  *unusual = false;
-  PyObject *text;
-  if (stripped && PyUnicode_GET_LENGTH(stripped) > 0)
-    text = PyUnicode_FromFormat("  File \"%U\", line %d, in %U\n    %U\n", f.file, f.line, f.name,
-                                stripped);
-  else
-    text = PyUnicode_FromFormat("  File \"%U\", line %d, in %U\n", f.file, f.line, f.name);
-  Py_XDECREF(stripped);
-  return text;
-}
-
 /// The frame's lines for the copy of its file at `version` (`entry`), from the table or
 /// formatted (then stored). A new reference, or nullptr with an error.
-PyObject *frame_text(const Callbacks &cb, const FrameKey &f, std::uint64_t version,
-                     PyObject *entry) {
+PyObject *frame_text(const FrameKey &f, std::uint64_t version, PyObject *entry) {
   Tables &t = tables();
   const std::uint64_t h = hash_frame(f);
   {
@@ -338,22 +266,9 @@ PyObject *frame_text(const Callbacks &cb, const FrameKey &f, std::uint64_t versi
     }
   }
   bool unusual = false;
-  PyObject *text = format_common(f, entry, &unusual);
+  PyObject *text = detail::named_frame_lines(f, entry, &unusual);
   if (!text && !unusual) return nullptr;
-  if (!text) {
-    PyObject *line = PyLong_FromLong(f.line);
-    if (!line) return nullptr;
-    PyObject *args[] = {f.file, line, f.name};
-    text = PyObject_Vectorcall(cb.format_frame, args, 3, nullptr);  // may run anything
-    Py_DECREF(line);
-    if (!text) return nullptr;
-    if (!PyUnicode_CheckExact(text)) {
-      PyErr_Format(PyExc_TypeError, "callsite.torch: format_frame must return a str, not %.200s",
-                   Py_TYPE(text)->tp_name);
-      Py_DECREF(text);
-      return nullptr;
-    }
-  }
+  if (!text && !(text = detail::format_named(&f, 1))) return nullptr;  // may run anything
   const std::size_t bytes = std::size_t(PyUnicode_GET_LENGTH(text)) + kFrameKeyBytes;
   Garbage garbage;
   try {
@@ -382,55 +297,22 @@ PyObject *frame_text(const Callbacks &cb, const FrameKey &f, std::uint64_t versi
   return text;
 }
 
-/// Whether StackSummary.format would cut a run of the same frame short ("[Previous line
-/// repeated N more times]"): a frame equal (by value, as it compares them) to the three
-/// before it.
-bool repeats(const FrameKey *kept, std::size_t n) noexcept {
-  auto equal_str = [](PyObject *a, PyObject *b) {
-    return a == b || (PyUnicode_GET_LENGTH(a) == PyUnicode_GET_LENGTH(b) &&
-                      PyUnicode_Compare(a, b) == 0);
-  };
-  std::size_t run = 1;
-  for (std::size_t i = 1; i < n; ++i) {
-    const FrameKey &a = kept[i - 1], &b = kept[i];
-    if (a.line == b.line && equal_str(a.file, b.file) && equal_str(a.name, b.name)) {
-      if (++run > 3) return true;
-    } else {
-      run = 1;
-    }
+/// text.strip() (str.strip: C code), `text` stolen; nullptr (an error set) passes through.
+PyObject *stripped(PyObject *text) {
+  static PyObject *strip = PyUnicode_InternFromString("strip");
+  if (!text || !strip) {
+    Py_XDECREF(text);
+    return nullptr;
   }
-  return false;
-}
-
-PyObject *format_stack_in_python(const Callbacks &cb, const FrameKey *kept,
-                                 std::size_t n) {
-  PyObject *list = PyList_New(Py_ssize_t(n));
-  if (!list) return nullptr;
-  for (std::size_t i = 0; i < n; ++i) {
-    PyObject *line = PyLong_FromLong(kept[i].line);
-    PyObject *item = line ? PyTuple_Pack(3, kept[i].file, line, kept[i].name) : nullptr;
-    Py_XDECREF(line);
-    if (!item) {
-      Py_DECREF(list);
-      return nullptr;
-    }
-    PyList_SET_ITEM(list, Py_ssize_t(i), item);
-  }
-  PyObject *text = PyObject_CallOneArg(cb.format_stack, list);  // may run anything
-  Py_DECREF(list);
-  if (text && !PyUnicode_CheckExact(text)) {
-    PyErr_Format(PyExc_TypeError, "callsite.torch: format_stack must return a str, not %.200s",
-                 Py_TYPE(text)->tp_name);
-    Py_CLEAR(text);
-  }
-  return text;
+  PyObject *result = PyObject_CallMethodNoArgs(text, strip);
+  Py_DECREF(text);
+  return result;
 }
 
 /// A new text for `kept`: the versions of its files taken first (a copy changed while the
 /// text is made is not trusted), then each frame's lines. `files` receives (file, version),
 /// files held.
-PyObject *make_stack_text(const Callbacks &cb, PyObject *cache, const FrameKey *kept,
-                          std::size_t n,
+PyObject *make_stack_text(PyObject *cache, const FrameKey *kept, std::size_t n,
                           std::vector<std::pair<PyObject *, std::uint64_t>> &files) {
   std::vector<PyObject *> entries;  // held, one per file
   auto done = [&](PyObject *result) {
@@ -448,13 +330,13 @@ PyObject *make_stack_text(const Callbacks &cb, PyObject *cache, const FrameKey *
       entries.push_back(entry);
       files.emplace_back(Py_NewRef(kept[i].file), version);
     }
-    if (repeats(kept, n)) return done(format_stack_in_python(cb, kept, n));
+    if (detail::repeats_cut_short(kept, n)) return done(stripped(detail::format_named(kept, n)));
     PyObject *parts = PyList_New(Py_ssize_t(n));
     if (!parts) return done(nullptr);
     for (std::size_t i = 0; i < n; ++i) {
       std::size_t k = 0;
       while (files[k].first != kept[i].file) ++k;
-      PyObject *text = frame_text(cb, kept[i], files[k].second, entries[k]);
+      PyObject *text = frame_text(kept[i], files[k].second, entries[k]);
       if (!text) {
         Py_DECREF(parts);
         return done(nullptr);
@@ -462,17 +344,9 @@ PyObject *make_stack_text(const Callbacks &cb, PyObject *cache, const FrameKey *
       PyList_SET_ITEM(parts, Py_ssize_t(i), text);
     }
     static PyObject *empty = PyUnicode_InternFromString("");
-    static PyObject *strip = PyUnicode_InternFromString("strip");
-    if (!empty || !strip) {
-      Py_DECREF(parts);
-      return done(nullptr);
-    }
-    PyObject *joined = PyUnicode_Join(empty, parts);
+    PyObject *joined = empty ? PyUnicode_Join(empty, parts) : nullptr;
     Py_DECREF(parts);
-    if (!joined) return done(nullptr);
-    PyObject *text = PyObject_CallMethodNoArgs(joined, strip);  // str.strip: C code
-    Py_DECREF(joined);
-    return done(text);
+    return done(stripped(joined));
   } catch (const std::bad_alloc &) {
     PyErr_NoMemory();
     return done(nullptr);
@@ -501,7 +375,7 @@ bool copies_unchanged(PyObject *cache, const FileVersions &files, bool *same) no
 
 void release_versions(FileVersions &files) noexcept { release_files(files); }
 
-PyObject *stack_text(const Callbacks &cb, PyObject *cache, const FrameKey *kept, std::size_t n,
+PyObject *stack_text(PyObject *cache, const FrameKey *kept, std::size_t n,
                      FileVersions *versions) {
   Tables &t = tables();
   const std::uint64_t h = hash_frames(kept, n);
@@ -544,7 +418,7 @@ PyObject *stack_text(const Callbacks &cb, PyObject *cache, const FrameKey *kept,
     release_files(files);
     Py_CLEAR(text);
   }
-  text = make_stack_text(cb, cache, kept, n, files);
+  text = make_stack_text(cache, kept, n, files);
   if (!text) {
     release_files(files);
     return nullptr;

@@ -13,6 +13,8 @@
 #include <mutex>
 #endif
 
+#include "render/stack_summary.h"
+
 namespace callsite::torch {
 
 /// Held around every read and write of the tables (theirs and the filter decisions of
@@ -35,35 +37,23 @@ class TableLock {
 #endif
 };
 
-/// One frame as torch's walk describes it, with traceback.FrameSummary's fields: exact strs,
-/// borrowed (from a code object the caller's Traceback holds, or held by the table that
-/// stores the key).
-struct FrameKey {
-  PyObject *file;
-  PyObject *name;
-  int line;
-};
+/// One frame as torch's walk describes it (render/stack_summary.h): here exact strs, borrowed
+/// (from a code object the caller's Traceback holds, or held by the table that stores the
+/// key), and a line.
+using FrameKey = detail::NamedFrame;
 
 /// (file, version of linecache's copy of it) for each distinct file of a text.
 using FileVersions = std::vector<std::pair<PyObject *, std::uint64_t>>;
 
-/// The Python functions the tables call (held by the caller for the whole call): format_frame
-/// (file, line, name) -> the frame's lines as StackSummary.format writes them (what the native
-/// format leaves to CPython); format_stack(frames) -> the stripped text of a list of (file,
-/// line, name) (StackSummary.format's repetition cut-off).
-struct Callbacks {
-  PyObject *format_frame;
-  PyObject *format_stack;
-};
-
 /// The text torch's StackSummary.format(...).strip() gives `kept` (outermost first, n > 0),
-/// from the tables when linecache still holds the copies of its files the text was made from.
-/// `cache` is linecache.cache (held by the caller). A new reference, or nullptr with a Python error set. Calls into Python only
-/// on a miss; every table is looked up again after such a call.
+/// from the tables when linecache still holds the copies of its files the text was made from,
+/// else written by render/stack_summary.h. `cache` is linecache.cache (held by the caller). A
+/// new reference, or nullptr with a Python error set. Calls into Python only on a miss; every
+/// table is looked up again after such a call.
 /// With `versions`, also the (file, version) pairs the text was made from (files held; the
 /// caller releases them with release_versions), to check it again with copies_unchanged.
-PyObject *stack_text(const Callbacks &callbacks, PyObject *cache, const FrameKey *kept,
-                     std::size_t n, FileVersions *versions = nullptr);
+PyObject *stack_text(PyObject *cache, const FrameKey *kept, std::size_t n,
+                     FileVersions *versions = nullptr);
 
 /// Whether linecache still holds the copies `files` were taken from (`*same`); false with a
 /// Python error. May call into Python (a file read again).

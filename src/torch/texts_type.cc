@@ -4,6 +4,7 @@
 // seen before from torch/raw_texts.h, else from torch/text_tables.h) and the node's metadata.
 #include "torch/texts_type.h"
 
+#include <climits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "capture/traceback_storage.h"
 #include "core/compat.h"
 #include "core/stack_table.h"
+#include "render/stack_summary.h"
 #include "symbolize/code_info.h"
 #include "torch/raw_texts.h"
 #include "torch/text_tables.h"
@@ -41,7 +43,6 @@ struct TextsObject {
   PyObject *uninteresting;  // frozenset of file names (torch's uninteresting_files())
   PyObject *anchors;        // frozenset of (file, name) (torch.fx.proxy._STACK_TRACE_ANCHORS)
   PyObject *recorded;       // the tuple subclass of node.meta["_callsite_traceback"]
-  PyObject *format_frame, *format_stack;  // torch/text_tables.h's Callbacks
   PyObject *linecache;      // the linecache module (its `cache` read per node)
   Decisions *decisions;
   RawTable *raw;  // the stacks recorded under these rules
@@ -78,12 +79,10 @@ void release_decisions(Decisions &d) noexcept {
 }
 
 PyObject *texts_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static const char *kwlist[] = {"uninteresting", "anchors", "recorded", "format_frame",
-                                 "format_stack", nullptr};
-  PyObject *uninteresting, *anchors, *recorded, *format_frame, *format_stack;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOO:_TorchTexts",
-                                   const_cast<char **>(kwlist), &uninteresting, &anchors,
-                                   &recorded, &format_frame, &format_stack))
+  static const char *kwlist[] = {"uninteresting", "anchors", "recorded", nullptr};
+  PyObject *uninteresting, *anchors, *recorded;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO:_TorchTexts", const_cast<char **>(kwlist),
+                                   &uninteresting, &anchors, &recorded))
     return nullptr;
   for (auto [set, name] : {std::pair{uninteresting, "uninteresting"}, {anchors, "anchors"}}) {
     if (!PyFrozenSet_CheckExact(set)) {
@@ -97,15 +96,6 @@ PyObject *texts_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     PyErr_Format(PyExc_TypeError, "_TorchTexts: recorded must be a subclass of tuple, not %R",
                  recorded);
     return nullptr;
-  }
-  PyObject *callbacks[] = {format_frame, format_stack};
-  const char *names[] = {"format_frame", "format_stack"};
-  for (int i = 0; i < 2; ++i) {
-    if (!PyCallable_Check(callbacks[i])) {
-      PyErr_Format(PyExc_TypeError, "_TorchTexts: %s must be callable, not %.200s", names[i],
-                   Py_TYPE(callbacks[i])->tp_name);
-      return nullptr;
-    }
   }
   if (!init_strings()) return nullptr;
   PyObject *linecache = PyImport_ImportModule("linecache");
@@ -125,8 +115,6 @@ PyObject *texts_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   self->uninteresting = Py_NewRef(uninteresting);
   self->anchors = Py_NewRef(anchors);
   self->recorded = Py_NewRef(recorded);
-  self->format_frame = Py_NewRef(format_frame);
-  self->format_stack = Py_NewRef(format_stack);
   self->linecache = linecache;
   return reinterpret_cast<PyObject *>(self);
 }
@@ -137,8 +125,6 @@ int texts_traverse(PyObject *self, visitproc visit, void *arg) {
   Py_VISIT(t->uninteresting);
   Py_VISIT(t->anchors);
   Py_VISIT(t->recorded);
-  Py_VISIT(t->format_frame);
-  Py_VISIT(t->format_stack);
   Py_VISIT(t->linecache);
   return 0;
 }
@@ -148,8 +134,6 @@ int texts_clear(PyObject *self) {
   Py_CLEAR(t->uninteresting);
   Py_CLEAR(t->anchors);
   Py_CLEAR(t->recorded);
-  Py_CLEAR(t->format_frame);
-  Py_CLEAR(t->format_stack);
   Py_CLEAR(t->linecache);
   return 0;
 }
@@ -201,22 +185,17 @@ int decision(TextsObject *self, PyObject *file, PyObject *name, bool store = tru
     if (tail < 0) return -1;
     forward_only = tail == 1;
   }
-  // Both sets held across the lookups (their members' __eq__ may replace this object's).
-  PyObject *anchors = Py_NewRef(self->anchors), *uninteresting = Py_NewRef(self->uninteresting);
-  int result = -1;
   if (!forward_only) {
     PyObject *key = PyTuple_Pack(2, file, name);
-    const int found = key ? contains(anchors, key) : -1;
+    const int found = key ? contains(self->anchors, key) : -1;  // the set held across it
     Py_XDECREF(key);
-    if (found < 0) goto done;
+    if (found < 0) return -1;
     forward_only = found == 1;
   }
-  {
-    const int boring = contains(uninteresting, file);
-    if (boring < 0) goto done;
-    result = (forward ? kForward : 0) | (forward_only ? kForwardOnly : 0) |
-             (boring ? 0 : kInteresting);
-  }
+  const int boring = contains(self->uninteresting, file);
+  if (boring < 0) return -1;
+  const int result = (forward ? kForward : 0) | (forward_only ? kForwardOnly : 0) |
+                     (boring ? 0 : kInteresting);
   if (store && self->decisions) {
     try {
       TableLock lock;
@@ -228,9 +207,6 @@ int decision(TextsObject *self, PyObject *file, PyObject *name, bool store = tru
     } catch (const std::bad_alloc &) {  // not cached: decided again next time
     }
   }
-done:
-  Py_DECREF(anchors);
-  Py_DECREF(uninteresting);
   return result;
 }
 
@@ -286,20 +262,9 @@ bool frame_keys(PyObject *tb, std::vector<FrameKey> &frames, bool *python) {
 
 /// The text of `kept` (outermost first, borrowed from code objects the caller holds) through
 /// the process-wide tables: a new reference (None when `kept` is empty), nullptr with an error.
-PyObject *kept_text(TextsObject *self, PyObject *cache, const std::vector<FrameKey> &kept,
-                    FileVersions *files) {
+PyObject *kept_text(PyObject *cache, const std::vector<FrameKey> &kept, FileVersions *files) {
   if (kept.empty()) return Py_NewRef(Py_None);
-  const Callbacks callbacks{self->format_frame, self->format_stack};
-  if (!callbacks.format_frame || !callbacks.format_stack) {
-    PyErr_SetString(PyExc_RuntimeError, "_TorchTexts: cleared");
-    return nullptr;
-  }
-  Py_INCREF(callbacks.format_frame);
-  Py_INCREF(callbacks.format_stack);
-  PyObject *text = stack_text(callbacks, cache, kept.data(), kept.size(), files);
-  Py_DECREF(callbacks.format_frame);
-  Py_DECREF(callbacks.format_stack);
-  return text;
+  return stack_text(cache, kept.data(), kept.size(), files);
 }
 
 PyObject *text_of(TextsObject *self, PyObject *tb, bool forward_only, PyObject *cache,
@@ -317,7 +282,7 @@ PyObject *text_of(TextsObject *self, PyObject *tb, bool forward_only, PyObject *
   kept.reserve(frames.size());
   select_kept(bits.data(), bits.size(), forward_only,
               [&](std::size_t i) { kept.push_back(frames[i]); });
-  return kept_text(self, cache, kept, &files);
+  return kept_text(cache, kept, &files);
 }
 
 /// Whether a METH_FASTCALL method got its two arguments; a TypeError naming them otherwise.
@@ -380,6 +345,21 @@ PyObject *linecache_cache(TextsObject *self) {
   return cache;
 }
 
+/// record_kept()'s work on `tb`, held by the caller with `self`: see the docstring below.
+PyObject *record_kept_stack(TextsObject *self, PyObject *meta, PyObject *tb) {
+  std::vector<FrameKey> frames;
+  bool python = false;
+  if (!frame_keys(tb, frames, &python)) return python ? Py_NewRef(tb) : nullptr;
+  PyObject *cache = linecache_cache(self);
+  if (!cache) return nullptr;
+  PyObject *text = kept_text(cache, frames, nullptr);
+  Py_DECREF(cache);
+  if (!text) return nullptr;
+  PyObject *result = store_recorded(self, meta, tb, text);
+  Py_DECREF(text);
+  return result;
+}
+
 // record_kept(meta, traceback, /): see the docstring below.
 PyObject *texts_record_kept(PyObject *self_obj, PyObject *const *args, Py_ssize_t nargs) {
   if (!two_arguments("record_kept", "meta, traceback", nargs)) return nullptr;
@@ -392,26 +372,12 @@ PyObject *texts_record_kept(PyObject *self_obj, PyObject *const *args, Py_ssize_
   }
   Py_INCREF(self_obj);  // held across every call into Python below
   Py_INCREF(tb);        // its code objects hold the frames' strs
-  TextsObject *self = as_texts(self_obj);
-  PyObject *result = nullptr, *text = nullptr, *cache = nullptr;
-  std::vector<FrameKey> frames;
-  bool python = false;
+  PyObject *result = nullptr;
   try {
-    if (!frame_keys(tb, frames, &python)) {
-      if (python) result = Py_NewRef(tb);
-      goto done;
-    }
-    cache = linecache_cache(self);
-    if (!cache) goto done;
-    text = kept_text(self, cache, frames, nullptr);
+    result = record_kept_stack(as_texts(self_obj), meta, tb);
   } catch (const std::bad_alloc &) {
     PyErr_NoMemory();
-    goto done;
   }
-  if (text) result = store_recorded(self, meta, tb, text);
-done:
-  Py_XDECREF(cache);
-  Py_XDECREF(text);
   Py_DECREF(tb);
   Py_DECREF(self_obj);
   return result;
@@ -481,6 +447,61 @@ PyObject *texts_kept(PyObject *self_obj, PyObject *const *args, Py_ssize_t nargs
   return result;
 }
 
+/// `frames` (a list of (file, line, name) tuples, line an int or None) as frames borrowed from
+/// `*held`, a tuple copy of the list (a new reference the caller releases): formatting runs
+/// linecache's code, which may change the caller's list. false with a TypeError naming
+/// `method`.
+bool named_frames(const char *method, PyObject *frames, PyObject **held,
+                  std::vector<detail::NamedFrame> &out) {
+  if (!PyList_Check(frames)) {
+    PyErr_Format(PyExc_TypeError, "%s(): frames must be a list, not %.200s", method,
+                 Py_TYPE(frames)->tp_name);
+    return false;
+  }
+  if (!(*held = PyList_AsTuple(frames))) return false;
+  const Py_ssize_t n = PyTuple_GET_SIZE(*held);
+  out.reserve(std::size_t(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject *item = PyTuple_GET_ITEM(*held, i);
+    PyObject *line = PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 3
+                         ? PyTuple_GET_ITEM(item, 1) : nullptr;
+    long value = -1;
+    if (line && line != Py_None) {
+      value = PyLong_Check(line) ? PyLong_AsLong(line) : -2;
+      if (value == -1 && PyErr_Occurred()) PyErr_Clear();
+      if (value < 0 || value > INT_MAX) line = nullptr;
+    }
+    if (!line) {
+      PyErr_Format(PyExc_TypeError,
+                   "%s(): frames must hold (file, line, name) tuples, line an int from 0 to "
+                   "%d or None, not %R",
+                   method, INT_MAX, item);
+      return false;
+    }
+    out.push_back({PyTuple_GET_ITEM(item, 0), PyTuple_GET_ITEM(item, 2), int(value)});
+  }
+  return true;
+}
+
+// summary(frames, /) and text(frames, /): see the docstrings below.
+template <PyObject *(*Make)(const detail::NamedFrame *, std::size_t), bool kStrip>
+PyObject *texts_formatted(PyObject *, PyObject *frames) {
+  PyObject *held = nullptr, *result = nullptr;
+  try {
+    std::vector<detail::NamedFrame> named;
+    if (named_frames(kStrip ? "text" : "summary", frames, &held, named))
+      result = Make(named.data(), named.size());
+  } catch (const std::bad_alloc &) {
+    PyErr_NoMemory();
+  }
+  Py_XDECREF(held);
+  if (kStrip && result) {
+    PyObject *text = PyObject_CallMethod(result, "strip", nullptr);
+    Py_SETREF(result, text);
+  }
+  return result;
+}
+
 /// The calling thread's whole stack after `skip` frames, as torch's walk sees it: a kernel
 /// boundary open around the trace (callsite.boundary, an MLIR scope's) lives in the current
 /// context (capture/boundary.h) and would end the walk at its kernel, so the capture runs in a
@@ -500,67 +521,74 @@ PyObject *capture_whole_stack(std::size_t skip) {
   return tb;
 }
 
+/// The text of the whole-Python stack `tb` (innermost first): the raw table's when this stack
+/// was recorded before and linecache still holds the copies its text was made from, else made
+/// through the decisions and the process-wide tables, and stored. A new reference (None: no
+/// frame kept); nullptr with `*python` set for a frame this path does not describe, nullptr
+/// with an error otherwise.
+PyObject *stack_text_of(TextsObject *self, PyObject *tb, PyObject *cache, bool forward_only,
+                        bool *python) {
+  const std::size_t n = traceback_size(tb);
+  const RawFrame *raw = traceback_frames(tb);
+  const std::uint64_t h = detail::hash_frames(raw, n, std::uint64_t(forward_only));
+  struct Held {  // released on every way out, a std::bad_alloc included
+    FileVersions files;
+    ~Held() { release_versions(files); }
+  } held;
+  PyObject *text = raw_lookup(*self->raw, h, raw, n, forward_only, held.files);
+  if (text) {
+    bool same;
+    const bool checked = copies_unchanged(cache, held.files, &same);
+    release_versions(held.files);
+    if (checked && same) return text;
+    Py_DECREF(text);
+    if (!checked) return nullptr;
+  }
+  text = text_of(self, tb, forward_only, cache, held.files, python);
+  if (text && self->raw) raw_store(*self->raw, h, raw, n, forward_only, text, held.files);
+  return text;
+}
+
+/// record()'s work on the captured `tb`, held by the caller with `self`: see the docstring
+/// below.
+PyObject *record_stack(TextsObject *self, PyObject *meta, PyObject *tb, bool forward_only) {
+  if (!self->decisions || !self->raw || !self->recorded || !self->linecache) {
+    PyErr_SetString(PyExc_RuntimeError, "_TorchTexts: cleared");
+    return nullptr;
+  }
+  // A native frame (its reifier may run Python code, and torch's walk may or may not see it):
+  // the caller's Python path, with this capture.
+  const std::size_t n = traceback_size(tb);
+  const RawFrame *raw = traceback_frames(tb);
+  for (std::size_t i = 0; i < n; ++i)
+    if (!raw[i].is_python()) return Py_NewRef(tb);
+  PyObject *cache = linecache_cache(self);
+  if (!cache) return nullptr;
+  bool python = false;
+  PyObject *text = stack_text_of(self, tb, cache, forward_only, &python);
+  Py_DECREF(cache);
+  if (!text) return python ? Py_NewRef(tb) : nullptr;
+  PyObject *result = store_recorded(self, meta, tb, text);
+  Py_DECREF(text);
+  return result;
+}
+
 // record(meta, forward_only, /): see the docstring below.
 PyObject *texts_record(PyObject *self_obj, PyObject *const *args, Py_ssize_t nargs) {
   if (!two_arguments("record", "meta, forward_only", nargs)) return nullptr;
-  PyObject *meta = args[0];
   const int forward_only = PyObject_IsTrue(args[1]);
   if (forward_only < 0) return nullptr;
   Py_INCREF(self_obj);  // held across every call into Python below
-  TextsObject *self = as_texts(self_obj);
   // Innermost first, as capture(1) in the caller gives it: the caller's frame dropped.
-  PyObject *tb = capture_whole_stack(1);
-  PyObject *result = nullptr, *text = nullptr, *cache = nullptr;
-  FileVersions files;
-  std::size_t n = 0;
-  const RawFrame *raw = nullptr;
-  std::uint64_t h = 0;
-  bool python = false;
-  if (!tb) goto done;
-  if (!self->decisions || !self->raw || !self->recorded || !self->linecache) {
-    PyErr_SetString(PyExc_RuntimeError, "_TorchTexts: cleared");
-    goto done;
-  }
-  n = traceback_size(tb);
-  raw = traceback_frames(tb);
-  // A native frame (its reifier may run Python code, and torch's walk may or may not see it):
-  // the caller's Python path, with this capture.
-  for (std::size_t i = 0; i < n && !python; ++i) python = !raw[i].is_python();
-  if (python) {
-    result = Py_NewRef(tb);
-    goto done;
-  }
-  cache = linecache_cache(self);
-  if (!cache) goto done;
-  try {
-    h = detail::hash_frames(raw, n, std::uint64_t(forward_only));
-    text = raw_lookup(*self->raw, h, raw, n, forward_only, files);
-    if (text) {  // recorded before: valid while linecache holds the same copies
-      bool same;
-      const bool checked = copies_unchanged(cache, files, &same);
-      release_versions(files);
-      if (!checked) goto done;
-      if (!same) Py_CLEAR(text);
+  PyObject *tb = capture_whole_stack(1), *result = nullptr;
+  if (tb) {
+    try {
+      result = record_stack(as_texts(self_obj), args[0], tb, forward_only != 0);
+    } catch (const std::bad_alloc &) {
+      PyErr_NoMemory();
     }
-    if (!text) {
-      text = text_of(self, tb, forward_only != 0, cache, files, &python);
-      if (python) {
-        result = Py_NewRef(tb);
-        goto done;
-      }
-      if (!text) goto done;
-      if (self->raw) raw_store(*self->raw, h, raw, n, forward_only != 0, text, files);
-    }
-  } catch (const std::bad_alloc &) {
-    PyErr_NoMemory();
-    goto done;
+    Py_DECREF(tb);
   }
-  result = store_recorded(self, meta, tb, text);
-done:
-  release_versions(files);
-  Py_XDECREF(cache);
-  Py_XDECREF(text);
-  Py_XDECREF(tb);
   Py_DECREF(self_obj);
   return result;
 }
@@ -627,6 +655,16 @@ PyMethodDef texts_methods[] = {
      "stripped). Returns recorded((traceback, text)), text None when the traceback is empty,\n"
      "written to meta as record() writes it; the traceback alone (writing nothing) when it\n"
      "has a frame this path does not describe, for the caller's Python path."},
+    {"summary", texts_formatted<detail::named_summary, false>, METH_O | METH_STATIC,
+     "summary(frames, /)\n--\n\n"
+     "A traceback.StackSummary of FrameSummary(file, line, name, lookup_line=False) for\n"
+     "frames, a list of (file, line, name) tuples (outermost first, line an int or None): the\n"
+     "summary torch's walk gives a tracer's own _filter_traceback_frames."},
+    {"text", texts_formatted<detail::format_named, true>, METH_O | METH_STATIC,
+     "text(frames, /)\n--\n\n"
+     "torch's text of frames (a list of (file, line, name) tuples, outermost first):\n"
+     "''.join(summary(frames).format()).strip(), as StackSummary.format writes it (lines\n"
+     "read through linecache)."},
     {"clear", texts_clear_caches, METH_NOARGS,
      "clear($self, /)\n--\n\nDrops the cached filter decisions and the stacks recorded."},
     {"decision_count", texts_decision_count, METH_NOARGS,
@@ -641,9 +679,8 @@ PyMethodDef texts_methods[] = {
 
 PyType_Slot texts_slots[] = {
     {Py_tp_doc, const_cast<char *>(
-                    "_TorchTexts(uninteresting, anchors, recorded, format_frame, "
-                    "format_stack): torch.fx's node recording under one set of torch's filter "
-                    "rules (callsite.torch's, internal).")},
+                    "_TorchTexts(uninteresting, anchors, recorded): torch.fx's node recording "
+                    "under one set of torch's filter rules (callsite.torch's, internal).")},
     {Py_tp_new, reinterpret_cast<void *>(texts_new)},
     {Py_tp_dealloc, reinterpret_cast<void *>(texts_dealloc)},
     {Py_tp_traverse, reinterpret_cast<void *>(texts_traverse)},

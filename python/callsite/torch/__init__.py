@@ -124,7 +124,7 @@ class _Rules:
         self.uninteresting = uninteresting
         self.anchors = anchors
         self.texts: Any = same_as.texts if same_as is not None else _TorchTexts(
-            uninteresting, anchors, _Recorded, _format_frame, _format_stack)
+            uninteresting, anchors, _Recorded)
 
 
 _rules: _Rules | None = None
@@ -220,20 +220,6 @@ def frames(filter: Filter | None = None, boundary: object = None) -> Iterator[Fi
         _chosen.reset(token)
 
 
-# --- the formatting the native tables leave to Python ----------------------------------------
-
-def _format_frame(filename: str, lineno: int, name: str) -> str:
-    """One frame's lines as StackSummary.format writes them (what the native formatter leaves
-    to CPython: lines its version writes differently, files that are no plain copy)."""
-    return "".join(_summary([(filename, lineno, name)]).format())
-
-
-def _format_stack(frames: list[tuple[str, int | None, str]]) -> str:
-    """The text of `frames` (outermost first) as torch writes it: StackSummary.format (its
-    repetition cut-off), stripped."""
-    return "".join(_summary(frames).format()).strip()
-
-
 # --- the Python path: a tracer's own filter, native frames -----------------------------------
 
 #: An exact str with the characters of a str or str subclass, without calling the subclass's
@@ -261,13 +247,6 @@ def _kept(rules: _Rules, frames: list[tuple[str, int | None, str]],
     decisions, the one place torch's rules are written."""
     kept: list[tuple[str, int | None, str]] = rules.texts.kept(frames, forward_only)
     return kept
-
-
-def _summary(frames: list[tuple[str, int | None, str]]) -> _traceback.StackSummary:
-    stack = _traceback.StackSummary()
-    for filename, lineno, name in frames:
-        stack.append(_traceback.FrameSummary(filename, lineno, name, lookup_line=False))
-    return stack
 
 
 def _record_stack_trace(tracer: Any, node: Any) -> None:
@@ -310,7 +289,7 @@ def _record_chosen(rules: _Rules, node: Any, tb: Traceback) -> None:
                 _store(node, recorded)
             return
     frames = _frames(tb)
-    _store(node, _Recorded((tb, _format_stack(frames) if frames else None)))
+    _store(node, _Recorded((tb, _TorchTexts.text(frames) if frames else None)))
 
 
 def _store(node: Any, recorded: _Recorded) -> None:
@@ -329,13 +308,13 @@ def _record_in_python(rules: _Rules, node: Any, tb: Traceback, forward_only: boo
     describe (a native frame, a name that is a str subclass, a frame without a line) or while
     linecache's readers are replaced."""
     kept = _kept(rules, _frames(tb), forward_only)
-    _store(node, _Recorded((tb, _format_stack(kept) if kept else None)))
+    _store(node, _Recorded((tb, _TorchTexts.text(kept) if kept else None)))
 
 
 def _record_through_override(tracer: Any, node: Any, tb: Traceback) -> None:
     """torch's recording block with callsite's frames: the tracer's own filter is called with
     the StackSummary torch's walk would have given it."""
-    summary = _summary(_frames(tb))
+    summary = _TorchTexts.summary(_frames(tb))
     text = None
     if summary:
         summary = tracer._filter_traceback_frames(summary)

@@ -1,7 +1,7 @@
 """callsite.torch's native recorder (_callsite._TorchTexts) without torch, on every Python:
 its texts against the traceback module's (the frames torch's default filter keeps, formatted
 by StackSummary.format) for generated sources with unusual lines; the bound of its tables; no
-code object kept; callbacks and set members that call back into callsite.torch."""
+code object kept; CPython's formatting and set members that call back into callsite.torch."""
 from __future__ import annotations
 
 import gc
@@ -19,10 +19,12 @@ import callsite.torch as ct
 from callsite._callsite import _TorchTexts
 
 
-def new_texts(uninteresting=frozenset(), anchors=frozenset(), **callbacks):
-    return _TorchTexts(uninteresting, anchors, ct._Recorded,
-                       callbacks.get("format_frame", ct._format_frame),
-                       callbacks.get("format_stack", ct._format_stack))
+def new_texts(uninteresting=frozenset(), anchors=frozenset()):
+    return _TorchTexts(uninteresting, anchors, ct._Recorded)
+
+
+#: The standard library's own, for the reference texts of a test that replaces it.
+STACK_SUMMARY = traceback.StackSummary
 
 
 def reference(frame, forward_only, uninteresting=frozenset(), anchors=frozenset()):
@@ -37,7 +39,7 @@ def reference(frame, forward_only, uninteresting=frozenset(), anchors=frozenset(
     kept = [f for f in kept if f.filename not in uninteresting]
     if not kept:
         return None
-    stack = traceback.StackSummary()
+    stack = STACK_SUMMARY()
     for f in kept:
         stack.append(traceback.FrameSummary(f.filename, f.lineno, f.name, lookup_line=False))
     return "".join(stack.format()).strip()
@@ -187,22 +189,25 @@ def test_tables_stay_bounded(tmp_path):
     assert max(stacks) < 3000, stacks  # the raw stacks too
 
 
-def test_callbacks_that_clear_everything(tmp_path):
-    """format_frame and format_stack calling clear_caches() and collecting, and
-    set members whose __eq__ (run by the frozensets' lookups) clears the decisions: the
-    texts are still the traceback module's."""
+def test_formatting_that_clears_everything(tmp_path, monkeypatch):
+    """CPython's StackSummary.format (for a line it writes its own way, a run of repeated
+    frames) calling clear_caches() and collecting, and set members whose __eq__ (run by the
+    frozensets' lookups) clears the decisions: the texts are still the traceback module's."""
     path = str(tmp_path / "reentrant.py")
     source = ("def forward(n):\n    if n:\n        return forward(n - 1)\n"
-              "    return rec.record()  # é\n")
+              "    return rec.record()  # é \x1c a line break for str.splitlines\n")
     module = load(path, "reentrant", source)
+    formatted = []
 
-    def clearing(function):
-        def call(*args):
+    class Clearing(traceback.StackSummary):
+        def format(self):
+            formatted.append(len(self))
             ct.clear_caches()
             _TorchTexts.clear_tables()
             gc.collect()
-            return function(*args)
-        return call
+            return super().format()
+
+    monkeypatch.setattr(traceback, "StackSummary", Clearing)
 
     holder = []
 
@@ -229,11 +234,9 @@ def test_callbacks_that_clear_everything(tmp_path):
         __hash__ = str.__hash__
 
     # Members colliding with the keys looked up: the test's own frame, the file's frames.
-    anchors = frozenset({Collide((__file__, "test_callbacks_that_clear_everything")),
+    anchors = frozenset({Collide((__file__, "test_formatting_that_clears_everything")),
                          Collide((path, "forward"))})
-    texts = new_texts(uninteresting=frozenset({"unused", Name(path)}), anchors=anchors,
-                      format_frame=clearing(ct._format_frame),
-                      format_stack=clearing(ct._format_stack))
+    texts = new_texts(uninteresting=frozenset({"unused", Name(path)}), anchors=anchors)
     holder.append(texts)
     module.rec = Recorder(texts, False)
     for depth in (0, 5, 5, 0):
@@ -242,15 +245,20 @@ def test_callbacks_that_clear_everything(tmp_path):
     module.forward(5)
     for ours, theirs, *_ in module.rec.results:
         assert ours == theirs
+    assert 1 in formatted and max(formatted) > 3  # one unusual line; a repeated run
 
 
 def test_bad_arguments():
     with pytest.raises(TypeError, match="uninteresting"):
-        _TorchTexts([], frozenset(), ct._Recorded, ct._format_frame, ct._format_stack)
+        _TorchTexts([], frozenset(), ct._Recorded)
     with pytest.raises(TypeError, match="recorded must be a subclass of tuple"):
-        _TorchTexts(frozenset(), frozenset(), dict, ct._format_frame, ct._format_stack)
-    with pytest.raises(TypeError, match="format_frame must be callable"):
-        _TorchTexts(frozenset(), frozenset(), ct._Recorded, None, ct._format_stack)
+        _TorchTexts(frozenset(), frozenset(), dict)
+    with pytest.raises(TypeError, match=r"text\(\): frames must be a list, not tuple"):
+        _TorchTexts.text(())
+    with pytest.raises(TypeError, match=r"summary\(\): frames must hold \(file, line, name\)"):
+        _TorchTexts.summary([("f.py", -1, "g")])
+    with pytest.raises(TypeError, match="line an int"):
+        _TorchTexts.text([("f.py", "1", "g")])
     with pytest.raises(TypeError, match="2 arguments"):
         new_texts().record({})
 
@@ -341,13 +349,13 @@ def test_the_meta_entry_is_the_recorded_type_made_as_tuple_makes_it():
             calls.append(pair)
             return super().__new__(cls, pair)
 
-    texts = _TorchTexts(frozenset(), frozenset(), Counted, ct._format_frame, ct._format_stack)
+    texts = _TorchTexts(frozenset(), frozenset(), Counted)
     meta = {}
     entry = texts.record(meta, False)
     assert type(entry) is Counted and calls == [tuple(entry)] and meta["_callsite_traceback"] is entry
     # A __new__ given to the type later is honoured too.
     Plain = type("Plain", (tuple,), {"__slots__": ()})
-    texts = _TorchTexts(frozenset(), frozenset(), Plain, ct._format_frame, ct._format_stack)
+    texts = _TorchTexts(frozenset(), frozenset(), Plain)
     assert type(texts.record({}, False)) is Plain
     Plain.__new__ = lambda cls, pair: calls.append("later") or tuple.__new__(cls, pair)
     assert type(texts.record({}, False)) is Plain and calls[-1] == "later"
