@@ -13,18 +13,25 @@ timer pair (its own row). Per-frame costs are slopes between depths.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 import textwrap
+import types
 from dataclasses import dataclass
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for _timing (bench only)
-import _timing as T  # noqa: E402
+from callsite._cli.peers import Peer, Skip, report_peers
+from callsite._cli.stacks import at_depth_in_fresh_thread, run_in_fresh_thread
+from callsite._cli.tables import fmt_noise, fmt_ns, fmt_ratio, markdown_table
+from callsite._cli.timing import (Timing, clock, collector_off, compile_statement,
+                                  exec_as_module, time_at_depth)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _common  # noqa: E402
 
 DEPTHS = (5, 20, 50, 200)
 BASELINE = "callsite (internal)"
+TABLES = ("capture", "new-frames", "warm", "cold")
 
 
 @dataclass
@@ -33,7 +40,7 @@ class Method:
     the frames of its result."""
 
     name: str
-    peer: T.Peer
+    peer: Peer
     stmt: str
     count: object = len  # _r -> frames seen, or None for reference rows
     backend: str | None = None  # callsite backend to select before timing
@@ -65,7 +72,7 @@ def probe_jax():
     try:
         import jaxlib
     except ImportError as e:
-        raise T.Skip(f"jaxlib is not installed ({e})")
+        raise Skip(f"jaxlib is not installed ({e})")
     # The Traceback class moved: jaxlib._jax (0.6+), jaxlib.xla_extension before.
     tb_type, where = None, None
     for mod in ("jaxlib._jax", "jaxlib.xla_extension"):
@@ -77,7 +84,7 @@ def probe_jax():
             tb_type, where, module = m.Traceback, mod, m
             break
     if tb_type is None:
-        raise T.Skip(f"jaxlib {jaxlib.__version__} has no Traceback in _jax or xla_extension")
+        raise Skip(f"jaxlib {jaxlib.__version__} has no Traceback in _jax or xla_extension")
     # Capture is switchable: older jaxlibs have the class property Traceback.enabled (default
     # off); newer ones tracebacks_enabled()/set_tracebacks_enabled() (default on).
     if hasattr(module, "tracebacks_enabled"):
@@ -92,7 +99,7 @@ def probe_jax():
         JAX_NOTES.append(f"jaxlib {jaxlib.__version__}: {where}.Traceback; Traceback.enabled "
                          f"was {default} by default (set True for the bench)")
     if tb_type.get_traceback() is None:
-        raise T.Skip("jaxlib Traceback.get_traceback() returned None even when enabled")
+        raise Skip("jaxlib Traceback.get_traceback() returned None even when enabled")
     return {"get_traceback": tb_type.get_traceback}
 
 
@@ -101,17 +108,17 @@ def probe_torch():
         import torch
         from torch.utils._traceback import CapturedTraceback
     except ImportError as e:
-        raise T.Skip(f"torch is not installed in this environment ({e}); only the 3.11 "
+        raise Skip(f"torch is not installed in this environment ({e}); only the 3.11 "
                      "bench venv has the local CPU wheel")
     if CapturedTraceback.extract().summary() is None:
-        raise T.Skip(f"torch {torch.__version__}: CapturedTraceback.extract() gave no summary")
+        raise Skip(f"torch {torch.__version__}: CapturedTraceback.extract() gave no summary")
     return {"extract": CapturedTraceback.extract, "torch_version": torch.__version__}
 
 
-CALLSITE = T.Peer("callsite", probe_callsite)
-STDLIB = T.Peer("stdlib (sys, traceback, inspect)", probe_stdlib)
-JAX = T.Peer("jaxlib Traceback", probe_jax)
-TORCH = T.Peer("torch CapturedTraceback", probe_torch)
+CALLSITE = Peer("callsite", probe_callsite)
+STDLIB = Peer("stdlib (sys, traceback, inspect)", probe_stdlib)
+JAX = Peer("jaxlib Traceback", probe_jax)
+TORCH = Peer("torch CapturedTraceback", probe_torch)
 PEERS = (CALLSITE, STDLIB, JAX, TORCH)
 
 GETFRAME_CODES = """
@@ -216,17 +223,17 @@ def compiled(methods: list[Method]) -> dict[str, dict]:
             continue
         if m.new_frames:
             body = textwrap.indent(textwrap.dedent(m.stmt).strip("\n"), "    ")
-            ns = T.exec_as_module(NEW_FRAMES.format(body=body), m.peer.ns, m.name + " frames")
-            out[m.name] = T.compile_stmt("_r = _outer(_inner)", ns, m.name)
+            ns = exec_as_module(NEW_FRAMES.format(body=body), m.peer.ns, m.name + " frames")
+            out[m.name] = compile_statement("_r = _outer(_inner)", ns, m.name)
         else:
-            out[m.name] = T.compile_stmt(m.stmt, m.peer.ns, m.name)
+            out[m.name] = compile_statement(m.stmt, m.peer.ns, m.name)
     return out
 
 
 def frames_seen(m: Method, fns: dict, depth: int):
     if m.count is None:
         return None
-    result = T.probe_at_depth(fns["probe"], depth, backend_setter(m.backend))
+    result = at_depth_in_fresh_thread(depth, fns["probe"], before=backend_setter(m.backend))
     return m.count(result)
 
 
@@ -237,19 +244,19 @@ def run_table(kind: str, methods: list[Method], depths, args) -> dict:
     for depth in depths:
         before = {m.name: backend_setter(m.backend) for m in methods if m.name in fns}
         if kind == "cold":
-            timings = T.time_cold({n: f["once"] for n, f in fns.items()}, depth,
-                                  repeats=args.repeats, samples=args.cold_samples, before=before)
+            timings = time_cold({n: f["once"] for n, f in fns.items()}, depth,
+                                repeats=args.repeats, samples=args.cold_samples, before=before)
         else:
-            timings = T.time_loops({n: f["loop"] for n, f in fns.items()}, depth,
-                                   repeats=args.repeats, target_s=args.target_ms / 1000,
-                                   before=before)
+            timings = time_at_depth({n: f["loop"] for n, f in fns.items()}, depth,
+                                    repeats=args.repeats, target_ns=args.target_ms * 1e6,
+                                    before=before)
         row = {}
         for m in methods:
             if m.name not in fns:
                 row[m.name] = {"skipped": m.peer.reason}
                 continue
             t = timings[m.name]
-            row[m.name] = {"ns": t.best, "spread": t.spread,
+            row[m.name] = {"ns": t.best, "spread": t.noise,
                            "frames": frames_seen(m, fns[m.name], depth)}
         table[depth] = row
         print(f"  [{kind}] depth {depth} done", file=sys.stderr, flush=True)
@@ -262,6 +269,54 @@ def _restore_backend():
         import callsite
         if callsite.internal_backend_refusal() is None:
             callsite.set_backend("internal")
+
+
+# --- cold stacks ------------------------------------------------------------------------------
+
+def fresh_function(fn: types.FunctionType) -> types.FunctionType:
+    """A copy of fn with a new code object (no co_extra, never seen by any cache)."""
+    return types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__,
+                              fn.__defaults__, fn.__closure__)
+
+
+def _cold_chain_step(k, chain, leaf, clock_):
+    # Template: every frame of a cold stack is a fresh copy of this (see fresh_function).
+    if k < len(chain):
+        return chain[k](k + 1, chain, leaf, clock_)
+    return leaf(clock_)
+
+
+def _cold_entry(result, depth, once, samples, before):
+    # This entry is frame 1 (the only frame not fresh); frames 2..depth-1 are fresh chain
+    # steps and frame `depth` is a fresh copy of once(), which times the operation.
+    try:
+        if before:
+            before()
+        total = 0
+        for _ in range(samples):
+            chain = [fresh_function(_cold_chain_step) for _ in range(depth - 2)]
+            leaf = fresh_function(once)
+            total += chain[0](1, chain, leaf, clock) if chain else leaf(clock)
+            del chain, leaf
+        result.set(total / samples)
+    except BaseException as e:
+        result.set(e)
+
+
+def time_cold(onces: dict, depth: int, *, repeats: int, samples: int, before: dict) -> dict:
+    """ns per single timed operation on a stack of `depth` frames whose code objects (all but
+    the outermost) are new for every sample, so every per-code cache starts cold; round-robin,
+    min of the repeats. The timer pair's own cost is included (a row of its own: a `once`
+    doing nothing)."""
+    if depth < 2:
+        raise ValueError("a cold stack needs at least 2 frames")
+    out = {name: Timing() for name in onces}
+    with collector_off():
+        for _ in range(repeats):
+            for name, once in onces.items():
+                out[name].samples.append(run_in_fresh_thread(
+                    _cold_entry, depth, once, samples, before.get(name)))
+    return out
 
 
 # --- reporting ------------------------------------------------------------------------------
@@ -277,8 +332,8 @@ def print_table(title: str, table: dict, methods: list[Method], baseline: str) -
                 continue
             ratio = r["ns"] / base if base else None
             rows.append((depth, m.name, "—" if r["frames"] is None else r["frames"],
-                         T.fmt_ns(r["ns"]), T.fmt_ratio(ratio), f"{100 * r['spread']:.0f}%"))
-    print(T.markdown_table(("depth", "method", "frames", "ns/capture", f"× {baseline}",
+                         fmt_ns(r["ns"]), fmt_ratio(ratio), fmt_noise(r["spread"])))
+    print(markdown_table(("depth", "method", "frames", "ns/capture", f"× {baseline}",
                             "noise"), rows, align="rlrrrr"))
     skipped = [m for m in methods if "skipped" in next(iter(table.values()))[m.name]]
     for m in skipped:
@@ -288,6 +343,12 @@ def print_table(title: str, table: dict, methods: list[Method], baseline: str) -
         print(f"\n{m.name}: {m.note}")
 
 
+def slope(xs, ys) -> float:
+    """Least-squares slope of ys over xs."""
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+
+
 def per_frame(table: dict, name: str) -> dict:
     depths = [d for d in table if "ns" in table[d][name]]
     ys = [table[d][name]["ns"] for d in depths]
@@ -295,7 +356,7 @@ def per_frame(table: dict, name: str) -> dict:
     for a, b in zip(depths, depths[1:]):
         out[f"{a}→{b}"] = (table[b][name]["ns"] - table[a][name]["ns"]) / (b - a)
     if len(depths) >= 2:
-        out["fit"] = T.slope(depths, ys)
+        out["fit"] = slope(depths, ys)
     return out
 
 
@@ -309,7 +370,7 @@ def print_per_frame(table: dict, methods: list[Method]) -> dict:
         result[m.name] = pf
         rows.append((m.name, *(f"{v:.1f}" for v in pf.values())))
     some = next(iter(result.values()), {})
-    print(T.markdown_table(("method", *some.keys()), rows))
+    print(markdown_table(("method", *some.keys()), rows))
     return result
 
 
@@ -352,12 +413,12 @@ def check_targets(table: dict, pf: dict, depth: int = 20, new_frames: dict | Non
 
 
 def header() -> None:
-    print(f"## callsite capture benchmark — {T.environment_line()}\n")
+    print(f"## callsite capture benchmark — {_common.environment_line()}\n")
     if CALLSITE.available():
         import callsite
         print(f"callsite {callsite.__version__} from {os.path.dirname(callsite.__file__)}; layout "
               f"{callsite.layout_name}; internal backend refusal: {callsite.internal_backend_refusal()}")
-    T.report_peers(PEERS)
+    report_peers(PEERS)
     # The timed statements live in real module files, like user code: inspect.getmodule()
     # finds them in its cache instead of rescanning sys.modules per frame.
     print(f"  {len(sys.modules)} modules imported")
@@ -371,16 +432,13 @@ def header() -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--depths", default=",".join(map(str, DEPTHS)))
-    ap.add_argument("--repeats", type=int, default=7, help="repeats per measurement (min kept)")
+    ap = _common.parser(__doc__, repeats=7,
+                        quick="5 ms per repeat, 30 cold samples (numbers indicative)")
+    ap.add_argument("--depths", type=_common.counts, default=list(DEPTHS))
     ap.add_argument("--target-ms", type=float, default=20.0, help="time per repeat")
-    ap.add_argument("--cold-samples", type=int, default=100, help="fresh stacks per cold repeat")
-    ap.add_argument("--tables", default="capture,new-frames,warm,cold")
-    ap.add_argument("--quick", action="store_true",
-                    help="smoke run: 5 ms per repeat, 30 cold samples (numbers indicative)")
-    ap.add_argument("--json", type=T.result_path, metavar="PATH",
-                    help="write the results here, with the run's metadata")
+    ap.add_argument("--cold-samples", type=_common.count, default=100,
+                    help="fresh stacks per cold repeat")
+    ap.add_argument("--tables", type=_common.names(TABLES), default=list(TABLES))
     ap.add_argument("--summarize", nargs="+", metavar="JSON",
                     help="print the README table from several --json files and exit")
     args = ap.parse_args(argv)
@@ -390,8 +448,7 @@ def main(argv=None) -> int:
         args.target_ms, args.cold_samples = 5.0, 30
     if args.repeats < 5:
         print("note: fewer than 5 repeats — numbers are indicative only", file=sys.stderr)
-    depths = [int(d) for d in args.depths.split(",")]
-    tables = args.tables.split(",")
+    depths, tables = args.depths, args.tables
 
     header()
     if CALLSITE.available() and CALLSITE.ns["callsite"].internal_backend_refusal() is not None:
@@ -430,7 +487,7 @@ def main(argv=None) -> int:
                     "only the outermost frame is reused)", t, ms, "callsite (internal) .frames")
         results["tables"]["cold"] = t
     if args.json:
-        T.write_results(args.json, "capture", results)
+        _common.write_results(args.json, "capture", results)
     return 0
 
 
@@ -471,8 +528,8 @@ def summarize(paths) -> int:
             if "ns" not in cell:
                 cells.append("—")
                 continue
-            cells.append(f"{T.fmt_ns(cell['ns'])} ({T.fmt_ratio(cell['ns'] / base)})"
-                         if base else T.fmt_ns(cell["ns"]))
+            cells.append(f"{fmt_ns(cell['ns'])} ({fmt_ratio(cell['ns'] / base)})"
+                         if base else fmt_ns(cell["ns"]))
         label = {"capture": name, "new-frames": f"{name} [3 new innermost frames]"}.get(
             kind, f"{name} [{kind} symbolize]")
         rows.append((label, *cells))
@@ -481,7 +538,7 @@ def summarize(paths) -> int:
         fit = r.get("per_frame", {}).get(BASELINE, {}).get("fit")
         pf_row.append("—" if fit is None else f"{fit:.2f}")
     rows.append(tuple(pf_row))
-    print(T.markdown_table(("method", *(f"Python {v}" for v in vers)), rows))
+    print(markdown_table(("method", *(f"Python {v}" for v in vers)), rows))
     return 0
 
 

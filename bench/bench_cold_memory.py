@@ -18,7 +18,6 @@ records stack traces; its size is reported beside the RSS.
 """
 from __future__ import annotations
 
-import argparse
 import gc
 import json
 import os
@@ -27,7 +26,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import _timing  # noqa: E402
+import _common  # noqa: E402
+from callsite._cli.tables import markdown_table  # noqa: E402
 
 TORCH_MODES = ("none", "torch", "callsite")
 MLIR_MODES = ("a", "b", "c")
@@ -163,7 +163,7 @@ def table(kind: str, rows: list[dict], unit: str) -> str:
         lines.append([row["mode"], f"{g['rss_first_kib'] / 1024:.1f}",
                       f"{g['rss_last_kib'] / 1024:.1f}", f"{g['growth_kib_per_unit']:.2f}",
                       "—" if alive is None else str(alive)])
-    return _timing.markdown_table(header, lines)
+    return markdown_table(header, lines)
 
 
 def main() -> None:
@@ -172,19 +172,18 @@ def main() -> None:
         result = torch_child(mode, count) if kind == "torch" else mlir_child(mode, count)
         print(json.dumps(result))
         return
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = _common.parser(__doc__.split("\n\n")[0])
     parser.add_argument("--torch", action="store_true", help="the tracers' part only")
     parser.add_argument("--mlir", action="store_true", help="the Contexts' part only")
     parser.add_argument("--tracers", type=int, default=2000)
     parser.add_argument("--contexts", type=int, default=1000)
-    parser.add_argument("--json", metavar="PATH", type=_timing.result_path)
     args = parser.parse_args()
     if args.tracers < 2 or args.contexts < 2:
         parser.error(f"--tracers and --contexts: expected at least 2, got {args.tracers} and "
                      f"{args.contexts}")
     both = not args.torch and not args.mlir
     results: dict = {}
-    print(_timing.environment_line())
+    print(_common.environment_line())
     if args.torch or both:
         results["torch"] = {"tracers": args.tracers,
                             "modes": measure_modes("torch", TORCH_MODES, args.tracers)}
@@ -201,7 +200,7 @@ def main() -> None:
             print(f"\nMLIR: {args.contexts} kernels of 64 ops, a new Context each\n")
             print(table("mlir", results["mlir"]["modes"], "Context"))
     if args.json:
-        _timing.write_results(args.json, "cold_memory", results)
+        _common.write_results(args.json, "cold_memory", results)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import importlib
 import json
 import operator
@@ -36,8 +35,9 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)  # for _timing (bench only)
-from _timing import result_path, write_results  # noqa: E402
+sys.path.insert(0, HERE)  # for _common (bench only)
+from _common import count, parser as bench_parser, write_results  # noqa: E402
+from callsite._cli.timing import collector_off, round_robin  # noqa: E402
 
 DESIGNS_DIR = os.path.join(os.path.dirname(HERE), "tests", "dsl")
 DESIGNS = {  # design module -> (label, package, pip name, SCALE: the design's size here)
@@ -89,19 +89,8 @@ def _modes(design):
     }
 
 
-@contextlib.contextmanager
-def _gc_off():
-    """A collection first, then none while the builds run."""
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def _time_builds(design, scope, n: int) -> float:
-    with scope(), _gc_off():
+    with scope(), collector_off():
         start = time.process_time()  # CPU time: time preempted by other processes is not ours
         for _ in range(n):
             design.build(collect=False)
@@ -132,10 +121,9 @@ def worker(name: str, repeats: int, seconds: float) -> dict:
     for scope in modes.values():  # warm every path (imports, JIT caches, location caches)
         _time_builds(design, scope, 2)
     n = max(1, int(seconds / max(_time_builds(design, modes["none"], 3), 1e-6)))
-    best = {k: float("inf") for k in modes}
-    for _ in range(repeats):
-        for mode, scope in modes.items():
-            best[mode] = min(best[mode], _time_builds(design, scope, n))
+    timed = round_robin(lambda mode, _: _time_builds(design, modes[mode], n), modes,
+                        repeats=repeats)
+    best = {mode: t.best for mode, t in timed.items()}
     return {"ops": ops, "builds_per_round": n, "seconds_per_build": best,
             "python": sys.version.split()[0]}
 
@@ -148,7 +136,7 @@ def count_worker(name: str, mode: str, builds: int) -> dict:
         return {"ops": 0, "absent": True}
     ops = len(design.build())
     _time_builds(design, scope, 2)  # warm this mode's paths and caches
-    with scope(), _gc_off():
+    with scope(), collector_off():
         for _ in range(builds):
             operator.call(design.build, collect=False)
     return {"ops": ops}
@@ -218,24 +206,20 @@ def table(results: dict, key: str = "seconds_per_build") -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = bench_parser(__doc__.split("\n\n")[0], repeats=5)
     parser.add_argument("--dsl", action="append", choices=list(DESIGNS))
-    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=0.3)
     parser.add_argument("--instructions", action="store_true",
                         help="count instructions under callgrind instead of timing")
-    parser.add_argument("--builds", type=int, default=3,
+    parser.add_argument("--builds", type=count, default=3,
                         help="with --instructions: builds counted per mode")
-    parser.add_argument("--json", type=result_path, metavar="PATH",
-                        help="write the results here, with the run's metadata")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--count-worker", help=argparse.SUPPRESS)
     parser.add_argument("--modes-worker", help=argparse.SUPPRESS)
     parser.add_argument("--mode", choices=MODES, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.repeats < 1 or args.builds < 1 or args.seconds <= 0:
-        parser.error(f"--repeats and --builds must be >= 1 and --seconds > 0, got "
-                     f"{args.repeats}, {args.builds}, {args.seconds}")
+    if args.seconds <= 0:
+        parser.error(f"--seconds: expected a time > 0, got {args.seconds}")
     if args.worker:
         print(json.dumps(worker(args.worker, args.repeats, args.seconds)))
         return

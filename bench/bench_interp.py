@@ -33,8 +33,6 @@ Run: python bench/bench_interp.py [--quick] [--no-callgrind] [--profile framed]
 """
 from __future__ import annotations
 
-import argparse
-import gc
 import os
 import re
 import shutil
@@ -43,6 +41,10 @@ import sys
 import time
 
 from callsite import native
+from callsite._cli.timing import round_robin
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _common  # noqa: E402
 
 clock = time.perf_counter_ns
 
@@ -337,22 +339,18 @@ def time_forms(n, lox_n, repeats):
     over interleaved repeats (CPU time leaves out the time spent waiting for a core on a
     loaded machine)."""
     forms = [f for f in FORMS if not available(f)]
-    wall = {f: float("inf") for f in forms}
-    cpu = dict(wall)
-    gc.collect()
-    gc.disable()
-    try:
-        for _ in range(repeats):
-            for f in forms:
-                size = lox_n if f in LOX_FORMS else n
-                t0, c0 = clock(), time.process_time_ns()
-                run(f, size)
-                c1, t1 = time.process_time_ns(), clock()
-                wall[f] = min(wall[f], (t1 - t0) / fib_calls(size))
-                cpu[f] = min(cpu[f], (c1 - c0) / fib_calls(size))
-    finally:
-        gc.enable()
-    return wall, cpu
+    cpu = {}
+
+    def timed(f, _):
+        size = lox_n if f in LOX_FORMS else n
+        t0, c0 = clock(), time.process_time_ns()
+        run(f, size)
+        c1, t1 = time.process_time_ns(), clock()
+        cpu[f] = min(cpu.get(f, float("inf")), (c1 - c0) / fib_calls(size))
+        return (t1 - t0) / fib_calls(size)
+
+    wall = round_robin(timed, forms, repeats=repeats)
+    return {f: t.best for f, t in wall.items()}, cpu
 
 
 # The cyclic collector off, as in the timed runs: its passes depend on the heap as a whole
@@ -382,11 +380,10 @@ def callgrind_per_call(form, n1, n2, keep=None):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="a smoke run")
-    ap.add_argument("--repeats", type=int, default=9)
-    ap.add_argument("--fib", type=int, default=22, help="guest fib(N) per timed run")
-    ap.add_argument("--lox-fib", type=int, default=18, help="Lox fib(N) per timed run")
+    ap = _common.parser(__doc__.split("\n\n")[0], repeats=9,
+                        quick="fib(16), Lox fib(12), 3 repeats", json=False)
+    ap.add_argument("--fib", type=_common.count, default=22, help="guest fib(N) per timed run")
+    ap.add_argument("--lox-fib", type=_common.count, default=18, help="Lox fib(N) per timed run")
     ap.add_argument("--no-callgrind", action="store_true", help="skip instruction counts")
     ap.add_argument("--profile", choices=list(FORMS), help="keep a callgrind file of this form "
                     "(build/callgrind-interp-<form>.out in the checkout, with --dump-instr=yes)")

@@ -21,7 +21,6 @@ at least six interleaved repeats) and, unless ``--no-callgrind``, instructions p
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import gc
 import importlib
@@ -32,8 +31,8 @@ import time
 import callsite
 import callsite.mlir
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for _timing (bench only)
-from _timing import output_dir, result_path, write_results  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for _common (bench only)
+import _common  # noqa: E402
 
 DEPTH = 14  # helper frames between the benchmark driver and the DSL function
 
@@ -748,38 +747,31 @@ def main():
     if len(sys.argv) == 5 and sys.argv[1] == "--child":
         child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
         return 0
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--ops", type=int, default=100_000)
-    parser.add_argument("--long", type=int, default=5_000)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", help="10x fewer ops, 3 repeats")
+    parser = _common.parser(__doc__.split("\n\n")[0], repeats=5, quick="10x fewer ops, 3 repeats")
+    parser.add_argument("--ops", type=_common.count, default=100_000)
+    parser.add_argument("--long", type=_common.count, default=5_000)
     parser.add_argument("--no-callgrind", action="store_true", help="skip instruction counts")
     parser.add_argument("--callgrind-only", action="store_true", help="instruction counts only")
     parser.add_argument("--contexts", action="store_true",
                         help="scenario 5 only: a new Context per kernel against one Context "
                              "(wall and, unless --no-callgrind, instructions)")
-    parser.add_argument("--kernel-ops", default="60,400",
+    parser.add_argument("--kernel-ops", type=_common.counts, default=[60, 400],
                         help="scenario 5's kernel sizes (ops, comma-separated)")
-    parser.add_argument("--builds", type=int, default=10,
+    parser.add_argument("--builds", type=_common.count, default=10,
                         help="scenario 5's builds per sample")
-    parser.add_argument("--keep-callgrind", metavar="DIR", type=output_dir,
+    parser.add_argument("--keep-callgrind", metavar="DIR", type=_common.output_dir,
                         help="scenario 5: keep the callgrind files of the counted runs here "
                              "(created when missing)")
-    parser.add_argument("--json", type=result_path, metavar="PATH",
-                        help="write the results here, with the run's metadata")
     args = parser.parse_args()
-    if args.ops < 10 or args.long < 10 or args.repeats < 1:
-        parser.error(f"--ops and --long must be >= 10 and --repeats >= 1, got {args.ops}, "
-                     f"{args.long}, {args.repeats}")
+    for option, value in (("--ops", args.ops), ("--long", args.long)):
+        if value < 10:
+            parser.error(f"{option}: expected at least 10 ops, got {value}")
     if args.keep_callgrind and args.no_callgrind:
         parser.error("--keep-callgrind keeps the files of the instruction counts, which "
                      "--no-callgrind skips")
     if args.quick:
         args.ops, args.repeats = args.ops // 10, 3
-    sizes = [int(x) for x in args.kernel_ops.split(",") if x]
-    if not sizes or min(sizes) < 1 or args.builds < 1:
-        parser.error(f"--kernel-ops must list sizes >= 1 and --builds be >= 1, got "
-                     f"{args.kernel_ops!r}, {args.builds}")
+    sizes = args.kernel_ops
     print(f"callsite {callsite.__version__}, backend {callsite.get_backend()} ({callsite.layout_name}), "
           f"Python {sys.version.split()[0]}")
     found = installed_bindings()
@@ -815,7 +807,7 @@ def main():
         if not args.no_callgrind:
             measured["instructions_per_op"] = callgrind_table(name, why)
     if args.json:
-        write_results(args.json, "mlir", results)
+        _common.write_results(args.json, "mlir", results)
     return 0
 
 

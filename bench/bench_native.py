@@ -22,9 +22,7 @@ out (see TESTING_BUILD below, printed when the module is missing).
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
-import gc
 import os
 import re
 import shutil
@@ -34,6 +32,11 @@ import time
 
 import callsite
 from callsite import native
+from callsite._cli.tables import markdown_table
+from callsite._cli.timing import collector_off
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _common  # noqa: E402
 try:  # the C++ loops live in the test-only module (CALLSITE_TESTING=ON builds)
     from callsite import _callsite_testing as _t
 except ImportError as e:
@@ -55,12 +58,8 @@ clock = time.perf_counter_ns
 
 def best(fn, repeats):
     """Minimum over `repeats` runs of fn() (a duration in ns), gc disabled."""
-    gc.collect()
-    gc.disable()
-    try:
+    with collector_off():
         return min(fn() for _ in range(repeats))
-    finally:
-        gc.enable()
 
 
 def per_iteration(stmt_fn, n, repeats):
@@ -73,13 +72,7 @@ def per_iteration(stmt_fn, n, repeats):
 
 
 def table(header, rows):
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
-    print(line(header))
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for r in rows:
-        print(line(r))
-    print()
+    print(markdown_table(header, rows) + "\n")
 
 
 # --- 1. C++ push+pop -------------------------------------------------------------------------
@@ -353,10 +346,9 @@ def bench_locals_read(args):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="fewer iterations (smoke test)")
+    ap = _common.parser(__doc__, repeats=7, quick="fewer iterations, at most 3 repeats",
+                        json=False)
     ap.add_argument("--no-callgrind", action="store_true", help="skip instruction counts")
-    ap.add_argument("--repeats", type=int, default=7)
     args = ap.parse_args()
     if _t is None:
         sys.exit(f"bench_native.py needs callsite._callsite_testing, the test-only module that "

@@ -20,14 +20,13 @@ counted:
 """
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)  # for _timing and callgrind_capture (bench only)
+sys.path.insert(0, HERE)  # for _common and callgrind_capture (bench only)
 
 READERS = ("linecache", "native")
 
@@ -99,14 +98,12 @@ def run(out_file: str, config: str, list_file: str, n: int) -> int:
 def main() -> int:
     if len(sys.argv) == 5 and sys.argv[1] == "--child":
         return child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
-    from _timing import environment_line, output_dir, result_path, write_results
+    from _common import count, environment_line, output_dir, parser, write_results
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--files", type=int, default=50)
-    p.add_argument("--n1", type=int, default=1000, help="hit: lookups of the first run")
-    p.add_argument("--n2", type=int, default=11000, help="hit: lookups of the second run")
-    p.add_argument("--json", type=result_path, metavar="PATH",
-                   help="write the results here, with the run's metadata")
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--files", type=count, default=50)
+    p.add_argument("--n1", type=count, default=1000, help="hit: lookups of the first run")
+    p.add_argument("--n2", type=count, default=11000, help="hit: lookups of the second run")
     p.add_argument("--out", default=None, type=output_dir,
                    help="directory for the callgrind.out files (created when missing)")
     args = p.parse_args()

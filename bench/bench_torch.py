@@ -41,9 +41,7 @@ torch's files, no limit), with ``--callgrind`` their instructions per node.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
-import datetime
 import gc
 import hashlib
 import json
@@ -55,7 +53,7 @@ import subprocess
 import sys
 import time
 
-import _timing  # this script's folder: the result files' metadata
+import _common  # this script's folder: options and the result file
 import torch
 import torch.fx as fx
 import torch.nn as nn
@@ -63,6 +61,7 @@ import torch.nn.functional as F
 
 import callsite
 import callsite.torch as ct
+from callsite._cli.timing import noise
 import deep_models  # this script's folder: models with a model library's depth
 
 clock = time.perf_counter_ns
@@ -242,14 +241,9 @@ def measure(path: str, name: str, repeats: int) -> dict:
             "added_ratio": (theirs - none) / (ours - none) if ours > none else None,
             "callsite_vs_none": ours / none,
             "torch_vs_none": theirs / none,
-            "noise": {m: _spread(samples[(m, temperature)]) for m in MODES},
+            "noise": {m: noise(samples[(m, temperature)]) for m in MODES},
         }
     return row
-
-
-def _spread(values: list[float]) -> float:
-    s = sorted(values)
-    return (s[len(s) // 2] - s[0]) / s[0]
 
 
 # --- the first trace in a fresh process, and again -------------------------------------------
@@ -342,7 +336,7 @@ def measure_first(name: str, repeats: int) -> dict:
                 "torch_added_us_per_node": (theirs - none) / row["nodes"] * 1e6,
                 "callsite_added_us_per_node": (ours - none) / row["nodes"] * 1e6,
             }
-        entry["noise"] = {m: _spread(cpu[m]) for m in MODES}
+        entry["noise"] = {m: noise(cpu[m]) for m in MODES}
         row[run] = entry
     return row
 
@@ -470,7 +464,7 @@ def measure_scoped(name: str, repeats: int, callgrind: bool, keep: str | None = 
                  "clock": "process CPU time"}
     for run in ("first", "again"):
         cpu = {m: [r[run]["cpu_s"] for r in results[m]] for m in SCOPED_MODES}
-        entry: dict = {"samples_cpu_s": cpu, "noise": {m: _spread(cpu[m]) for m in cpu}}
+        entry: dict = {"samples_cpu_s": cpu, "noise": {m: noise(cpu[m]) for m in cpu}}
         for stat, pick in (("min", min), ("median", statistics.median)):
             none, default, scoped = (pick(cpu[m]) for m in SCOPED_MODES)
             entry[stat] = {"none_s": none, "callsite_s": default, "scoped_s": scoped,
@@ -656,7 +650,7 @@ def measure_compile(name: str, repeats: int) -> dict:
             "warm": {"torch_s": theirs, "skipped_s": skipped,
                      "stack_trace_s": theirs - skipped,
                      "stack_trace_share": (theirs - skipped) / theirs,
-                     "noise": {k: _spread(v) for k, v in samples.items()}}}
+                     "noise": {k: noise(v) for k, v in samples.items()}}}
 
 
 # --- output ---------------------------------------------------------------------------------
@@ -714,21 +708,19 @@ def main() -> None:
         child = fresh_child if sys.argv[1] == "--fresh-child" else profile_first
         print(json.dumps(child(sys.argv[2], sys.argv[3])))
         return
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=7)
+    parser = _common.parser(__doc__.split("\n\n")[0], repeats=7)
     parser.add_argument("--paths", default="first,fx,make_fx,export,compile")
     parser.add_argument("--callgrind", action="store_true",
                         help="the first-trace path also counts instructions (valgrind)")
     parser.add_argument("--callgrind-only", action="store_true",
                         help="the first-trace path's instruction counts alone (no timing)")
-    parser.add_argument("--keep-callgrind", metavar="DIR", type=_timing.output_dir,
+    parser.add_argument("--keep-callgrind", metavar="DIR", type=_common.output_dir,
                         help="keep the callgrind files of --callgrind or --callgrind-only here "
                              "(created when missing)")
     parser.add_argument("--profile", action="store_true",
                         help="cProfile of callsite's first trace of each deep model, then exit")
     parser.add_argument("--models", default=None,
                         help="comma-separated subset of: " + ", ".join(MODELS))
-    parser.add_argument("--json", metavar="PATH", type=_timing.result_path)
     args = parser.parse_args()
     paths = [p for p in args.paths.split(",") if p]
     unknown = set(paths) - set(BUILDS) - {"compile", "first", "scoped"}
@@ -794,17 +786,8 @@ def main() -> None:
         print("\ntorch.compile: dynamo's own stack traces (not served by callsite)")
         print(compile_table(rows))
     if args.json:
-        result = {"bench": "torch",
-                  "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                  "machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cores, "
-                             f"load {os.getloadavg()[0]:.1f}",
-                  "command": " ".join([os.path.basename(sys.executable), *sys.argv]),
-                  "python": platform.python_version(), "torch": torch.__version__,
-                  "repeats": args.repeats, "rows": rows}
-        result["meta"] = _timing.run_metadata()
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=1)
-        print(f"wrote {args.json}")
+        _common.write_results(args.json, "torch", {"torch": torch.__version__,
+                                                   "repeats": args.repeats, "rows": rows})
 
 
 if __name__ == "__main__":

@@ -18,8 +18,6 @@ Timing: min of several repeats, round-robin over the configurations; gc disabled
 """
 from __future__ import annotations
 
-import argparse
-import gc
 import os
 import sys
 import tempfile
@@ -30,8 +28,10 @@ import python_trackers  # noqa: E402
 
 import callsite  # noqa: E402
 import callsite.tracking as tracking  # noqa: E402
-from _timing import (environment_line, fmt_ns, fmt_ratio, markdown_table,  # noqa: E402
-                     result_path, run_in_fresh_thread, write_results)
+import _common  # noqa: E402
+from callsite._cli.stacks import run_in_fresh_thread  # noqa: E402
+from callsite._cli.tables import fmt_ns, fmt_ratio, markdown_table  # noqa: E402
+from callsite._cli.timing import round_robin  # noqa: E402
 
 clock = time.perf_counter_ns
 HAVE_MONITORING = tracking.available_modes()["monitoring"] is None
@@ -134,22 +134,14 @@ def filtered_tax_table(repeats):
     modes = ["profile"] + (["monitoring"] if HAVE_MONITORING else [])
     fn = lambda: lib_fib(18)  # noqa: E731
     fn()
-    best = {}
-    gc.collect()
-    gc.disable()
-    try:
-        for _ in range(repeats):
-            for key in ["off"] + modes:
-                if key != "off":
-                    tracking.enable(mode=key, window=8, filter=flt)
-                try:
-                    t = time_workload(fn)
-                finally:
-                    if key != "off":
-                        tracking.disable()
-                best[key] = min(best.get(key, t), t)
-    finally:
-        gc.enable()
+
+    def run(key, _n):
+        if key == "off":
+            return time_workload(fn)
+        with tracking.enable(mode=key, window=8, filter=flt):
+            return time_workload(fn)
+
+    best = {k: t.best for k, t in round_robin(run, ["off", *modes], repeats=repeats).items()}
     calls = count_calls("profile", fn)
     workload = "fib(18) in library code, recording filter drops it"
     rows = [(workload, mode, f"{calls:,}",
@@ -176,27 +168,22 @@ def tax_table(repeats):
         configs = {"off": None}
         for mode in modes:
             for t in trackers[mode]:
-                configs[(mode, t.name)] = t
-        best = {k: None for k in configs}
-        gc.collect()
-        gc.disable()
-        try:
-            for _ in range(repeats):
-                for key, tracker in configs.items():
-                    if tracker:
-                        tracker.start()
-                    try:
-                        t = time_workload(fn)
-                    finally:
-                        if tracker:
-                            tracker.stop()
-                    best[key] = t if best[key] is None or t < best[key] else best[key]
-        finally:
-            gc.enable()
+                configs[f"{mode}/{t.name}"] = t
+        def run(key, _n):
+            tracker = configs[key]
+            if tracker is None:
+                return time_workload(fn)
+            tracker.start()
+            try:
+                return time_workload(fn)
+            finally:
+                tracker.stop()
+
+        best = {k: t.best for k, t in round_robin(run, configs, repeats=repeats).items()}
         for mode in modes:
             calls = count_calls(mode, fn)
             off = best["off"] / calls
-            taxes = {t.name: best[(mode, t.name)] / calls - off for t in trackers[mode]}
+            taxes = {t.name: best[f"{mode}/{t.name}"] / calls - off for t in trackers[mode]}
             callsite_tax = taxes[f"callsite {mode} (C)"]
             lean = taxes[trackers[mode][1].name]
             plain = taxes[trackers[mode][2].name]
@@ -303,17 +290,12 @@ def query_table(repeats, quick):
         for placement, lib_frames in (("user frame just below", 1),
                                       ("user frame at the bottom", depth - 4)):
             lf = lib_frames
-            best = {}
-            gc.collect()
-            gc.disable()
-            try:
-                for _ in range(repeats):
-                    for name, loop in loops.items():
-                        wf = flt if name.startswith("window") else None
-                        t = run_in_fresh_thread(_measure, depth, lf, lib, loop, n, wf, mode) / n
-                        best[name] = min(best.get(name, t), t)
-            finally:
-                gc.enable()
+            def run(name, n):
+                wf = flt if name.startswith("window") else None
+                return run_in_fresh_thread(_measure, depth, lf, lib, loops[name], n, wf, mode)
+
+            best = {k: t.best for k, t in round_robin(run, loops, repeats=repeats,
+                                                       iterations=n).items()}
             # All methods must name the same user call site.
             tb, frame = run_in_fresh_thread(_measure, depth, lf, lib, lib["both"], None, flt, mode)
             same = len(tb) == 1 and tb[0].code is frame.code and tb[0].lineno == frame.lineno
@@ -333,13 +315,10 @@ def query_table(repeats, quick):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="fewer repeats (smoke run)")
-    ap.add_argument("--json", type=result_path, metavar="PATH",
-                    help="write the results here, with the run's metadata")
+    ap = _common.parser(__doc__, repeats=7, quick="3 repeats, 2,000 queries per repeat")
     args = ap.parse_args()
-    repeats = 3 if args.quick else 7
-    print(f"# callsite tracking benchmark — {environment_line()}")
+    repeats = 3 if args.quick else args.repeats
+    print(f"# callsite tracking benchmark — {_common.environment_line()}")
     print(f"callsite backend={callsite.get_backend()}; repeats={repeats} (min kept)\n")
     print("## Tax per call (ns; tax = ns/call with the tracker minus ns/call without)\n")
     tax = tax_table(repeats)
@@ -348,7 +327,7 @@ def main():
     print("\n## Query cost (ns per query; the walk runs with tracking off)\n")
     query = query_table(repeats, args.quick)
     if args.json:
-        write_results(args.json, "tracking", {
+        _common.write_results(args.json, "tracking", {
             "python": sys.version.split()[0], "repeats": repeats,
             "modes": tracking.available_modes(), "tax": tax, "filtered_tax": filtered,
             "query": query})

@@ -23,15 +23,13 @@ kept_location): the table says which are parts of which. ``--per N`` divides by 
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import re
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import result_path  # noqa: E402  (--json: a folder that exists, checked first)
+import _common  # noqa: E402
 
 LINE = re.compile(r"^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S.*?):(.+?)(?:\s+\[[^\]]*\])?\s*$")
 
@@ -134,19 +132,16 @@ def torch_rows(found: dict[str, int], added: int | None) -> list[tuple[str, int]
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = _common.parser(__doc__.split("\n\n")[0])
     parser.add_argument("file")
     parser.add_argument("--stages", choices=sorted(STAGE_SETS), default="mlir",
                         help="whose stages: bench_mlir.py's (default) or bench_torch.py's")
     parser.add_argument("--baseline", metavar="FILE",
                         help="--stages torch: the same trace without stack traces, so that "
                              "shares are of callsite's added instructions")
-    parser.add_argument("--per", type=int, default=1, help="divide by this many builds")
+    parser.add_argument("--per", type=_common.count, default=1, help="divide by this many builds")
     parser.add_argument("--top", type=int, default=0, help="also list callsite's top functions")
-    parser.add_argument("--json", metavar="PATH", type=result_path)
     args = parser.parse_args()
-    if args.per < 1:
-        parser.error(f"--per must be >= 1, got {args.per}")
     for option, path in (("FILE", args.file), ("--baseline", args.baseline)):
         if path and not os.path.isfile(path):
             parser.error(f"{option}: no such file {path!r}")
@@ -176,9 +171,8 @@ def main() -> int:
         for v, f in ours[:args.top]:
             print(f"{v / args.per:12,.0f}  {f[:150]}")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"file": args.file, "per": args.per, "total": total, "stages": found}, f,
-                      indent=1)
+        _common.write_results(args.json, "callgrind_breakdown", {
+            "file": args.file, "per": args.per, "total": total, "stages": found})
     return 0
 
 

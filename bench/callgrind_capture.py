@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
 import time
 
+from callsite._cli.tables import markdown_table
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)  # for _timing (bench only)
+sys.path.insert(0, HERE)  # for _common (bench only)
 
 CAPTURE_FN = "callsite::detail::capture_py"
 DEALLOC_FN = "traceback_dealloc"
@@ -65,7 +66,9 @@ def namespace(needs: str) -> dict:
 
 
 def child(method: str, depth: int, n: int) -> int:
-    import _timing as T
+    from callsite._cli.stacks import at_depth_in_fresh_thread
+    from callsite._cli.timing import clock, compile_statement
+
     stmt, needs, backend = METHODS[method]
     ns = namespace(needs)
     if backend:
@@ -73,15 +76,12 @@ def child(method: str, depth: int, n: int) -> int:
         callsite.set_backend(backend)
         if callsite.get_backend() != backend:
             raise SystemExit(f"backend {backend} unavailable: {callsite.internal_backend_refusal()}")
-    fns = T.compile_stmt(stmt, ns, method)
+    fns = compile_statement(stmt, ns, method)
     if needs == "callsite":  # sanity: the stack really has `depth` frames
-        got = len(T.probe_at_depth(fns["probe"], depth))
+        got = len(at_depth_in_fresh_thread(depth, fns["probe"]))
         if got != depth:
             raise SystemExit(f"expected {depth} frames, captured {got}")
-
-    def entry(result):
-        result.set(T.call_at_depth(depth, fns["loop"], n, T.clock))
-    T.run_in_fresh_thread(entry)
+    at_depth_in_fresh_thread(depth, fns["loop"], n, clock)
     return 0
 
 
@@ -203,23 +203,19 @@ def short(name: str, width: int = 78) -> str:
     return name if len(name) <= width else name[: width - 1] + "…"
 
 
-def table(header, rows) -> str:
-    import _timing as T
-    return T.markdown_table(header, rows)
-
-
 def main(argv=None) -> int:
-    from _timing import output_dir
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawTextHelpFormatter)
+    import _common
+
+    ap = _common.parser(__doc__, json=False)
     ap.add_argument("--child", nargs=3, metavar=("METHOD", "DEPTH", "N"), help=argparse.SUPPRESS)
-    ap.add_argument("--n1", type=int, default=1000)
-    ap.add_argument("--n2", type=int, default=11000)
-    ap.add_argument("--depths", default="20,50", help="first = main depth; per-frame from all")
+    ap.add_argument("--n1", type=_common.count, default=1000)
+    ap.add_argument("--n2", type=_common.count, default=11000)
+    ap.add_argument("--depths", type=_common.counts, default=[20, 50],
+                    help="first = main depth; per-frame from all")
     ap.add_argument("--peers", action="store_true",
                     help="also count the sys._getframe loop, jaxlib and the bare loop")
     ap.add_argument("--top", type=int, default=14)
-    ap.add_argument("--out", default=None, type=output_dir,
+    ap.add_argument("--out", default=None, type=_common.output_dir,
                     help="directory for callgrind.out files (created when missing)")
     args = ap.parse_args(argv)
     if args.child:
@@ -232,7 +228,7 @@ def main(argv=None) -> int:
     v = sys.version_info
     outdir = args.out or os.path.join(HERE, "..", "build", "callgrind", f"py{v.major}{v.minor}")
     os.makedirs(outdir, exist_ok=True)
-    depths = [int(d) for d in args.depths.split(",")]
+    depths = args.depths
     print(f"## callgrind: instructions per capture — Python {v.major}.{v.minor}.{v.micro}\n")
     print(f"callsite from {os.path.dirname(callsite.__file__)} (layout {callsite.layout_name}); "
           f"N1={args.n1}, N2={args.n2}; out files in {os.path.abspath(outdir)}\n")
@@ -278,7 +274,7 @@ def main(argv=None) -> int:
         rows.append(row)
     print(f"### Ir per loop iteration at depth {d0} (per extra frame: depth {depths[0]}→"
           f"{depths[-1]})\n")
-    print(table(("method", "whole iteration", "capture_py", "traceback_dealloc",
+    print(markdown_table(("method", "whole iteration", "capture_py", "traceback_dealloc",
                  "capture_py /frame", "traceback_dealloc /frame", "whole /frame"), rows))
 
     for m in methods:
@@ -291,7 +287,7 @@ def main(argv=None) -> int:
             print(line)
         print("```\n")
         selfs = sorted(((v, k) for k, v in c.self_cost.items() if v >= 0.5), reverse=True)
-        print(table(("Ir self", "function (whole iteration, interpreter included)"),
+        print(markdown_table(("Ir self", "function (whole iteration, interpreter included)"),
                     [(f"{v:,.1f}", short(k)) for v, k in selfs[: args.top]]))
         if len(depths) > 1:
             c1 = configs[m, depths[-1]]

@@ -20,12 +20,11 @@ Needs iree-base-compiler (iree.compiler.ir); prints the reason and exits 0 when 
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)  # for _timing and callgrind_capture (bench only)
+sys.path.insert(0, HERE)  # for _common and callgrind_capture (bench only)
 
 CONFIGS = ("location-hit", "op-auto", "op-unknown")
 
@@ -33,8 +32,8 @@ CONFIGS = ("location-hit", "op-auto", "op-unknown")
 def child(config: str, depth: int, n: int) -> int:
     import gc
 
-    import _timing as T
     import callsite.mlir
+    from callsite._cli.stacks import at_depth_in_fresh_thread
     from iree.compiler import ir
     from iree.compiler.dialects import arith
 
@@ -66,10 +65,7 @@ def child(config: str, depth: int, n: int) -> int:
     # A collection's cost depends on everything alive, not on the loop: with the collector on,
     # N1 and N2 runs collect a different number of times and the difference is not the loop's.
     gc.disable()
-
-    def entry(result):
-        result.set(T.call_at_depth(depth, loop, n, T.clock))
-    T.run_in_fresh_thread(entry)
+    at_depth_in_fresh_thread(depth, loop, n, None)
     return 0
 
 
@@ -81,13 +77,14 @@ def run(out_file: str, config: str, depth: int, n: int) -> int:
 def main() -> int:
     if len(sys.argv) == 5 and sys.argv[1] == "--child":
         return child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
-    from _timing import output_dir
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--depth", type=int, default=20)
-    p.add_argument("--n1", type=int, default=2000)
-    p.add_argument("--n2", type=int, default=12000)
-    p.add_argument("--configs", default=",".join(CONFIGS))
-    p.add_argument("--out", default=None, type=output_dir,
+    import _common
+
+    p = _common.parser(__doc__.splitlines()[0], json=False)
+    p.add_argument("--depth", type=_common.count, default=20)
+    p.add_argument("--n1", type=_common.count, default=2000)
+    p.add_argument("--n2", type=_common.count, default=12000)
+    p.add_argument("--configs", type=_common.names(CONFIGS), default=list(CONFIGS))
+    p.add_argument("--out", default=None, type=_common.output_dir,
                    help="directory for the callgrind.out files (created when missing)")
     args = p.parse_args()
     try:
@@ -102,7 +99,7 @@ def main() -> int:
           f"Ir per iteration = (Ir(n={args.n2}) - Ir(n={args.n1})) / {args.n2 - args.n1}\n")
     print("| configuration | Ir per iteration |\n|---|---:|")
     per = {}
-    for config in args.configs.split(","):
+    for config in args.configs:
         t1, t2 = (run(os.path.join(out, f"mlir-{config}-d{args.depth}-n{n}.out"), config,
                       args.depth, n) for n in (args.n1, args.n2))
         per[config] = (t2 - t1) / (args.n2 - args.n1)

@@ -1,6 +1,6 @@
 """The benchmark result files under docs/_data/benchmarks/: loading, checking, describing.
 
-Every file is one run of one bench/*.py script with ``--json`` (bench/_timing.py's
+Every file is one run of one bench/*.py script with ``--json`` (callsite/_cli/results.py's
 ``write_results``): ``{"bench": NAME, "meta": {...}, ...what NAME measured}``. The page's figures
 and tables are drawn from them, so a file that lacks what they read is an error naming the file
 and the field, not a gap in a plot.
@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-#: What every result file says about its run (bench/_timing.py's run_metadata()).
+#: What every result file says about its run (callsite/_cli/results.py's run_metadata()).
 META_FIELDS = ("date", "machine", "python", "callsite", "command")
 MACHINE_FIELDS = ("cpu", "cores", "memory_gib", "load_average_at_start")
 

@@ -19,28 +19,54 @@ def _run(*args, timeout=120):
 
 
 def test_a_missing_output_folder_is_created(tmp_path):
-    import _timing
+    import _common
 
     folder = tmp_path / "kept" / "callgrind"
-    assert _timing.output_dir(str(folder)) == str(folder)
+    assert _common.output_dir(str(folder)) == str(folder)
     assert folder.is_dir()
-    assert _timing.output_dir(str(folder)) == str(folder)  # an existing one is taken as it is
+    assert _common.output_dir(str(folder)) == str(folder)  # an existing one is taken as it is
 
 
 def test_an_output_folder_that_is_a_file_is_refused(tmp_path):
     import argparse
 
-    import _timing
+    import _common
 
     (tmp_path / "taken").write_text("", encoding="utf-8")
     with pytest.raises(argparse.ArgumentTypeError, match="expected a folder, got the file"):
-        _timing.output_dir(str(tmp_path / "taken"))
+        _common.output_dir(str(tmp_path / "taken"))
+
+
+@pytest.mark.parametrize("option, value, expected", [
+    ("--repeats", "0", "expected an integer >= 1, got '0'"),
+    ("--depths", "5,x", "expected integers >= 1 separated by commas, got '5,x'"),
+    ("--tables", "capture,hot", "expected names among capture, new-frames, warm, cold"),
+])
+def test_bad_options_are_named_with_what_was_expected(option, value, expected):
+    done = _run(BENCH / "bench_capture.py", option, value)
+    assert done.returncode == 2, done.stderr
+    assert f"argument {option}: {expected}" in done.stderr
+
+
+def test_every_result_file_has_one_schema(tmp_path):
+    import _common
+
+    out = tmp_path / "r.json"
+    _common.write_results(str(out), "example", {"rows": []})
+    import json
+
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert list(written) == ["bench", "meta", "rows"]
+    assert set(written["meta"]) == {"date", "finished", "machine", "python", "callsite", "commit",
+                                    "command"}
+    assert set(written["meta"]["machine"]) == {"cpu", "cores", "memory_gib",
+                                               "load_average_at_start"}
 
 
 def test_the_run_metadata_names_the_commit_measured():
-    import _timing
+    from callsite._cli.results import run_metadata
 
-    commit = _timing.run_metadata()["commit"]
+    commit = run_metadata(str(REPO))["commit"]
     if commit is None:
         pytest.skip("not a git checkout (or no git here)")
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short=12", "HEAD"],

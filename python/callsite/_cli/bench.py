@@ -6,9 +6,10 @@ depth 20 twice — on a stack that is reused between captures, and on a fresh st
 each capture (callsite's two walks, ``sys._getframe``, ``traceback``, jaxlib and torch when
 installed); a location per MLIR op (``Location.unknown()``, MLIR's ``loc_tracebacks()``,
 ``callsite.mlir.auto_locations``, when bindings are installed); tracked call windows (the tax
-per recorded call of each mode, and the window's query against a filtered walk). Every number
-is the minimum over interleaved repeats: noise on a shared machine only ever adds time. The
-full benchmarks, with more depths and peers, are in the repository's bench/ directory.
+per recorded call of each mode, and the window's query against a filtered walk). The timing is
+the harness of the repository's bench/ scripts (timing.py): every number is the minimum over
+interleaved repeats, beside their noise. The full benchmarks, with more depths and peers, are
+in the repository's bench/ directory.
 
 Why two capture groups: since 3.11 CPython creates a frame's Python object
 (``PyFrameObject``) only when something asks for it, and ``sys._getframe()`` / ``f_back``
@@ -20,25 +21,27 @@ new for every op.
 """
 from __future__ import annotations
 
-import gc
+import functools
 import importlib
 import itertools
-import json
 import os
-import platform
 import re
-import shlex
 import subprocess
 import sys
 import textwrap
-import time
 from dataclasses import asdict, dataclass
 from types import FrameType
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
+
+from .peers import Peer
+from .results import write_results
+from .stacks import call_at_depth
+from .tables import fmt_noise, fmt_ns, fmt_ratio, markdown_table
+from .timing import Timing, clock, compile_statement, round_robin, time_at_depth
 
 DEPTH = 20
 IMPORT_TARGET_MS = 3.0
-_clock = time.perf_counter_ns
+TARGET_NS = 4e6  # per repeat of a calibrated loop
 
 
 @dataclass
@@ -47,6 +50,7 @@ class Row:
     method: str
     value: float  # ns per operation; ms for the import group
     unit: str
+    noise: float | None = None  # (median − min) / min over the repeats
     ratio: float | None = None  # value / the group's baseline value
 
 
@@ -63,16 +67,6 @@ class Progress:
 
 # --- timing -------------------------------------------------------------------------------------
 
-def _loop(stmt: str, namespace: dict[str, Any]) -> Callable[[int], int]:
-    """stmt compiled into its own loop (timeit's technique: no Python call per iteration)."""
-    src = (f"def loop(_n, _clock=_clock, _repeat=_repeat):\n    _t0 = _clock()\n"
-           f"    for _ in _repeat(None, _n):\n        {stmt}\n    return _clock() - _t0\n")
-    ns = dict(namespace, _clock=_clock, _repeat=itertools.repeat)
-    exec(compile(src, f"<callsite bench: {stmt}>", "exec"), ns)
-    loop: Callable[[int], int] = ns["loop"]
-    return loop
-
-
 def _frames_above(frame: FrameType | None) -> int:
     """How many frames the stack holds from `frame` outwards, `frame` included."""
     n = 0
@@ -82,18 +76,6 @@ def _frames_above(frame: FrameType | None) -> int:
     return n
 
 
-def _at_depth(depth: int, fn: Callable[..., Any], *args: Any) -> Any:
-    """fn(*args) called with `depth` Python frames on the stack, fn's own frame the innermost
-    (real recursion, nothing simulated)."""
-    # Frames when fn runs: those above this one, this one, the descend() frames, fn's.
-    here = _frames_above(sys._getframe())
-
-    def descend(n: int) -> Any:
-        return descend(n - 1) if n > 0 else fn(*args)
-
-    return descend(max(depth - here - 2, 0))
-
-
 def _optional(module: str) -> Any:
     """An optional peer's module (ImportError when it is not installed). Imported by name:
     peers ship without type information, and a type checker must not follow them."""
@@ -101,43 +83,17 @@ def _optional(module: str) -> Any:
 
 
 def time_statements(stmts: dict[str, str], namespace: dict[str, Any], *, repeats: int,
-                    depth: int = DEPTH, target_ns: float = 4e6) -> dict[str, float]:
-    """ns per run of each statement at `depth` frames: calibrated loops, run round-robin,
-    minimum over the repeats."""
-    loops = {label: _loop(stmt, namespace) for label, stmt in stmts.items()}
-    return _round_robin_minimum(loops, lambda loop, n: _at_depth(depth, loop, n),
-                                repeats=repeats, target_ns=target_ns)
+                    before: Mapping[str, Callable[[], object]] | None = None) -> dict[str, Timing]:
+    """ns per run of each statement with exactly DEPTH frames on the stack."""
+    loops = {label: compile_statement(stmt, namespace, label)["loop"]
+             for label, stmt in stmts.items()}
+    return time_at_depth(loops, DEPTH, repeats=repeats, target_ns=TARGET_NS, before=before)
 
 
-def _round_robin_minimum(loops: dict[str, Any], run: Callable[[Any, int], float], *,
-                         repeats: int, target_ns: float) -> dict[str, float]:
-    """ns per iteration of each loop (`run(loop, n)` times n iterations): each calibrated to
-    about target_ns, then all run in turn `repeats` times with gc off, keeping the minimum (the
-    noise of a shared machine only ever adds time)."""
-    counts = {}
-    for label, loop in loops.items():
-        n = 1
-        while (elapsed := run(loop, n)) < target_ns / 4:
-            n *= 4
-        counts[label] = max(1, int(n * target_ns / max(elapsed, 1)))
-    best = {label: float("inf") for label in loops}
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(repeats):
-            for label, loop in loops.items():
-                best[label] = min(best[label], run(loop, counts[label]) / counts[label])
-    finally:
-        if enabled:
-            gc.enable()
-    return best
-
-
-def time_on_fresh_stacks(fns: dict[str, Callable[[], Any]], *, repeats: int,
-                         depth: int = DEPTH, target_ns: float = 4e6) -> dict[str, float]:
-    """ns per call of each fn, each call on a stack of `depth` frames built for it alone (fn's
+def time_on_fresh_stacks(fns: dict[str, Callable[[], Any]], *, repeats: int) -> dict[str, Timing]:
+    """ns per call of each fn, each call on a stack of DEPTH frames built for it alone (fn's
     frame the innermost), net of building that stack: the same loop calling an empty function
-    is subtracted. Calibrated, round-robin, minimum over the repeats."""
+    is subtracted from every repeat."""
     def empty() -> None:
         return None
 
@@ -147,19 +103,20 @@ def time_on_fresh_stacks(fns: dict[str, Callable[[], Any]], *, repeats: int,
 
         def loop(n: int) -> int:
             # Frames when fn runs: the loop's and those above it, descend()'s, fn's own.
-            levels = max(depth - _frames_above(sys._getframe()) - 2, 0)
-            t0 = _clock()
+            levels = max(DEPTH - _frames_above(sys._getframe()) - 2, 0)
+            t0 = clock()
             for _ in itertools.repeat(None, n):
                 descend(levels)
-            return _clock() - t0
+            return clock() - t0
 
         return loop
 
     loops = {label: loop_for(fn) for label, fn in {**fns, "": empty}.items()}
-    best = _round_robin_minimum(loops, lambda loop, n: loop(n), repeats=repeats,
-                                target_ns=target_ns)
-    stack = best.pop("")
-    return {label: max(t - stack, 0.0) for label, t in best.items()}
+    timed = round_robin(lambda label, n: loops[label](n), loops, repeats=repeats,
+                        target_ns=TARGET_NS)
+    stack = timed.pop("").best
+    return {label: Timing([max(t - stack, 0.0) for t in timing.samples])
+            for label, timing in timed.items()}
 
 
 # --- the groups ---------------------------------------------------------------------------------
@@ -181,17 +138,18 @@ def import_time_ms(runs: int) -> float:
     return best
 
 
-def _peer(label: str, setup: Callable[[], dict[str, Any]], skipped: list[str]) -> dict[str, Any]:
-    try:
-        return setup()
-    except Exception as e:  # a peer that is not installed, or broken, is skipped with the reason
-        skipped.append(f"{label}: {type(e).__name__}: {e}")
-        return {}
-
-
 REUSED = f"capture, depth {DEPTH}, stack reused (frames exist before the capture)"
 FRESH = f"capture, depth {DEPTH}, fresh stack per capture (net of building the stack)"
 GETFRAME = "sys._getframe loop collecting (f_code, f_lasti)"
+INTERNAL = "callsite.capture() (internal walk)"
+PUBLIC = "callsite.capture() (public C API walk)"
+GETFRAME_LOOP = """
+f = sys._getframe()
+r = []
+while f is not None:
+    r.append((f.f_code, f.f_lasti))
+    f = f.f_back
+"""
 
 
 def _getframe_walk() -> list[tuple[Any, int]]:
@@ -204,6 +162,17 @@ def _getframe_walk() -> list[tuple[Any, int]]:
     return r
 
 
+def _skipped(peer: Peer, skipped: list[str]) -> bool:
+    if peer.available():
+        return False
+    skipped.append(f"{peer.name}: {peer.reason}")
+    return True
+
+
+JAXLIB = Peer("jaxlib", lambda: {"jax_tb": _optional("jaxlib.xla_client").Traceback})
+TORCH = Peer("torch", lambda: {"torch_tb": _optional("torch.utils._traceback").CapturedTraceback})
+
+
 def capture_group(repeats: int, skipped: list[str], progress: Progress) -> list[Row]:
     import traceback
 
@@ -212,47 +181,35 @@ def capture_group(repeats: int, skipped: list[str], progress: Progress) -> list[
     progress.step(f"capture at depth {DEPTH}, reused and fresh stacks: callsite, "
                   "sys._getframe, traceback, peers")
     ns: dict[str, Any] = {"callsite": callsite, "sys": sys, "traceback": traceback}
-    stmts = {
-        "callsite.capture() (internal walk)": "callsite.capture()",
-        GETFRAME: "f = sys._getframe()\n        r = []\n        while f is not None:\n"
-                  "            r.append((f.f_code, f.f_lasti)); f = f.f_back",
-        "traceback.extract_stack()": "traceback.extract_stack()",
-    }
+    stmts = {INTERNAL: "callsite.capture()", PUBLIC: "callsite.capture()",
+             GETFRAME: GETFRAME_LOOP, "traceback.extract_stack()": "traceback.extract_stack()"}
     fresh: dict[str, Callable[[], Any]] = {
-        "callsite.capture() (internal walk)": lambda: callsite.capture(),
+        INTERNAL: lambda: callsite.capture(),
         GETFRAME: _getframe_walk,
         "traceback.extract_stack()": lambda: traceback.extract_stack(),
     }
-
-    def jaxlib() -> dict[str, Any]:
-        return {"jax_tb": _optional("jaxlib.xla_client").Traceback}
-
-    def torch() -> dict[str, Any]:
-        return {"torch_tb": _optional("torch.utils._traceback").CapturedTraceback}
-
-    ns.update(_peer("jaxlib", jaxlib, skipped))
-    ns.update(_peer("torch", torch, skipped))
-    if "jax_tb" in ns:
+    if not _skipped(JAXLIB, skipped):
+        jax_tb = ns["jax_tb"] = JAXLIB.ns["jax_tb"]  # type: ignore[index]
         stmts["jaxlib Traceback.get_traceback()"] = "jax_tb.get_traceback()"
-        fresh["jaxlib Traceback.get_traceback()"] = lambda: ns["jax_tb"].get_traceback()
-    if "torch_tb" in ns:
+        fresh["jaxlib Traceback.get_traceback()"] = lambda: jax_tb.get_traceback()
+    if not _skipped(TORCH, skipped):
+        torch_tb = ns["torch_tb"] = TORCH.ns["torch_tb"]  # type: ignore[index]
         stmts["torch CapturedTraceback.extract()"] = "torch_tb.extract()"
-        fresh["torch CapturedTraceback.extract()"] = lambda: ns["torch_tb"].extract()
-    results = time_statements(stmts, ns, repeats=repeats)
-    on_fresh = time_on_fresh_stacks(fresh, repeats=repeats)
-    previous = callsite.get_backend()
+        fresh["torch CapturedTraceback.extract()"] = lambda: torch_tb.extract()
+    in_use = callsite.get_backend()
+    # The backend is chosen in each timed thread: the two callsite rows alternate with the rest.
+    backends = {INTERNAL: lambda: callsite.set_backend(in_use),
+                PUBLIC: lambda: callsite.set_backend("public")}
     try:
-        callsite.set_backend("public")
-        public = time_statements({"p": "callsite.capture()"}, ns, repeats=repeats)["p"]
+        reused = time_statements(stmts, ns, repeats=repeats, before=backends)
     finally:
-        callsite.set_backend(previous)
-    results = {"callsite.capture() (internal walk)": results.pop("callsite.capture() (internal walk)"),
-               "callsite.capture() (public C API walk)": public, **results}
-    if previous != "internal":
-        skipped.append(f"the internal walk: in use is {previous!r} "
+        callsite.set_backend(in_use)
+    on_fresh = time_on_fresh_stacks(fresh, repeats=repeats)
+    if in_use != "internal":
+        skipped.append(f"the internal walk: in use is {in_use!r} "
                        f"({callsite.internal_backend_refusal() or 'selected'})")
-    return ([Row(REUSED, k, v, "ns") for k, v in results.items()]
-            + [Row(FRESH, k, v, "ns") for k, v in on_fresh.items()])
+    return ([Row(REUSED, k, t.best, "ns", t.noise) for k, t in reused.items()]
+            + [Row(FRESH, k, t.best, "ns", t.noise) for k, t in on_fresh.items()])
 
 
 def mlir_group(repeats: int, skipped: list[str], progress: Progress) -> list[Row]:
@@ -268,8 +225,6 @@ def mlir_group(repeats: int, skipped: list[str], progress: Progress) -> list[Row
     import callsite.mlir
 
     ops = 200
-    i32 = None
-    results: dict[str, float] = {}
     with ir.Context(), ir.Location.unknown():
         i32 = ir.IntegerType.get_signless(32)
         module = ir.Module.create()
@@ -292,15 +247,17 @@ def mlir_group(repeats: int, skipped: list[str], progress: Progress) -> list[Row
             scopes[label] = lambda: ir.loc_tracebacks()
         else:
             skipped.append("MLIR loc_tracebacks(): these bindings have none")
-        best = {label: float("inf") for label in scopes}
-        for _ in range(repeats):
-            for label, scope in scopes.items():
-                with scope():
-                    t0 = _clock()
-                    _at_depth(DEPTH, build)
-                    best[label] = min(best[label], (_clock() - t0) / ops)
-        results = best
-    return [Row("MLIR op with a location, depth 20", k, v, "ns/op") for k, v in results.items()]
+
+        def run(label: str, n: int) -> int:
+            with scopes[label]():
+                t0 = clock()
+                for _ in range(n):
+                    call_at_depth(DEPTH, build)
+                return (clock() - t0) // ops
+
+        timed = round_robin(run, scopes, repeats=repeats)
+    return [Row("MLIR op with a location, depth 20", k, t.best, "ns/op", t.noise)
+            for k, t in timed.items()]
 
 
 def _records_frames(ir: Any, arith: Any, i32: Any) -> bool:
@@ -337,36 +294,34 @@ def tracking_group(repeats: int, skipped: list[str], progress: Progress) -> list
     progress.step("tracked windows: tax per call of each mode, query vs walk")
     modes = tracking.available_modes()
     modes.pop("auto")
-    calls = 20_000
-    best: dict[str, float] = {"tracking off: a Python call": float("inf")}
-    usable: list[Any] = [m for m, why in modes.items() if why is None]
     skipped += [f"tracking mode {m}: {why}" for m, why in modes.items() if why is not None]
-    for m in usable:
-        best[f"tracking on ({m}): a Python call"] = float("inf")
-    for _ in range(repeats):
-        t0 = _clock()
-        _calls(calls)
-        best["tracking off: a Python call"] = min(best["tracking off: a Python call"],
-                                                  (_clock() - t0) / calls)
-        for m in usable:
-            with tracking.enable(mode=m, window=8):
-                t0 = _clock()
-                _calls(calls)
-                elapsed = (_clock() - t0) / calls
-            key = f"tracking on ({m}): a Python call"
-            best[key] = min(best[key], elapsed)
-    rows = [Row("tracked windows", k, v, "ns") for k, v in best.items()]
+    scopes: dict[str, Callable[[], Any]] = {"tracking off: a Python call": lambda: _nothing()}
+    usable: list[Any] = [m for m, why in modes.items() if why is None]  # enable()'s mode names
+    for mode in usable:
+        scopes[f"tracking on ({mode}): a Python call"] = functools.partial(
+            tracking.enable, mode=mode, window=8)
+
+    def run(label: str, n: int) -> int:
+        with scopes[label]():
+            t0 = clock()
+            _calls(n)
+            return clock() - t0
+
+    tax = round_robin(run, scopes, repeats=repeats, iterations=20_000)
     here = callsite.Filter()
     here.exclude_file(__file__)
     ns = {"tracking": tracking, "here": here}
-    with tracking.enable(window=8):
-        query = time_statements({"window": "tracking.last(here)",
-                                 "walk": "here.first_user_frame()"}, ns, repeats=repeats)
-    rows.append(Row("query: the most recent user frame", "Filter.first_user_frame() (a walk)",
-                    query["walk"], "ns"))
-    rows.append(Row("query: the most recent user frame", "tracking.last(filter) (the window)",
-                    query["window"], "ns"))
-    return rows
+    queries = {"Filter.first_user_frame() (a walk)": "here.first_user_frame()",
+               "tracking.last(filter) (the window)": "tracking.last(here)"}
+    # The window is the calling thread's: each timed thread turns tracking on for itself.
+    on = {label: lambda: tracking.enable(window=8) for label in queries}
+    try:
+        query = time_statements(queries, ns, repeats=repeats, before=on)
+    finally:
+        tracking.disable()
+    return ([Row("tracked windows", k, t.best, "ns", t.noise) for k, t in tax.items()]
+            + [Row("query: the most recent user frame", k, t.best, "ns", t.noise)
+               for k, t in query.items()])
 
 
 def getframe_note(rows: list[Row]) -> str:
@@ -387,30 +342,6 @@ def getframe_note(rows: list[Row]) -> str:
         "outer frames persist, the innermost few are new for each op.", width=100)
 
 
-def cpu_model() -> str:
-    """The processor's model name (Linux's /proc/cpuinfo), else what platform knows."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
-
-
-def run_metadata(command: str | None = None) -> dict[str, Any]:
-    """When, where and how a result was measured, for the result files and their plots."""
-    if command is None:
-        args = sys.argv[1:] if sys.argv and sys.argv[0].endswith("__main__.py") else sys.argv
-        command = "python -m callsite " + " ".join(shlex.quote(a) for a in args)
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": command,
-            "machine": {"cpu": cpu_model(), "cpus": os.cpu_count(), "system": platform.platform(),
-                        "load_average_1min": load},
-            "interpreter": f"{platform.python_implementation()} {platform.python_version()}"}
-
-
 # --- output -------------------------------------------------------------------------------------
 
 def with_ratios(rows: list[Row]) -> list[Row]:
@@ -422,26 +353,16 @@ def with_ratios(rows: list[Row]) -> list[Row]:
     return rows
 
 
-def _fmt(value: float, unit: str) -> str:
-    if unit == "ms":
-        return f"{value:.2f} ms"
-    return f"{value / 1000:,.1f} µs" if value >= 10_000 else f"{value:,.1f} {unit}"
-
-
 def table(rows: list[Row]) -> str:
-    width = max(len(r.method) for r in rows)
-    out, group = [], None
-    out.append(f"{'':{width}}  {'time':>14}  {'ratio':>8}")
-    for r in rows:
-        if r.group != group:
-            group = r.group
-            out.append(f"{group}:")
-        if r.ratio is not None:
-            ratio = f"{r.ratio:.2f}×"
-        else:  # the import (no ratio), or a group whose net baseline the noise left at zero
-            ratio = "" if r.unit == "ms" else "noise"
-        out.append(f"  {r.method:<{width - 2}}  {_fmt(r.value, r.unit):>14}  {ratio:>8}")
-    return "\n".join(out)
+    """One markdown table per group, its first row the baseline of its ratios."""
+    out = []
+    for group, grouped in itertools.groupby(rows, key=lambda r: r.group):
+        members = list(grouped)
+        cells = [(r.method, f"{r.value:.2f}" if r.unit == "ms" else fmt_ns(r.value),
+                  fmt_ratio(r.ratio), fmt_noise(r.noise)) for r in members]
+        header = ("method", members[0].unit, "ratio", "noise")
+        out.append(f"{group}:\n\n" + markdown_table(header, cells))
+    return "\n\n".join(out)
 
 
 def plot(rows: list[Row], path: str) -> None:
@@ -483,8 +404,9 @@ def main(json_path: str | None = None, plot_path: str | None = None, quick: bool
     progress.step("done")
     with_ratios(rows)
     rows[0].ratio = None  # the import has no peer row: its target is printed instead
-    print(f"\ncallsite {callsite.__version__}, Python {sys.version.split()[0]}, min of {repeats} "
-          "interleaved repeats; ratio = time / the first row of the group\n")
+    print(f"\ncallsite {callsite.__version__}, Python {sys.version.split()[0]}: min of {repeats} "
+          "interleaved repeats, gc off; ratio = time / the group's first row; noise = "
+          "(median − min) / min of the repeats\n")
     print(table(rows))
     verdict = "within" if import_ms <= IMPORT_TARGET_MS else "OVER"
     print(f"\nimport callsite: {import_ms:.2f} ms, {verdict} the {IMPORT_TARGET_MS:g} ms target")
@@ -494,16 +416,9 @@ def main(json_path: str | None = None, plot_path: str | None = None, quick: bool
     for s in skipped:
         print(f"skipped: {s}")
     if json_path:
-        data = {**run_metadata(), "callsite": callsite.__version__,
-                "python": sys.version.split()[0], "backend": callsite.get_backend(),
-                "repeats": repeats, "import_ms": import_ms, "rows": [asdict(r) for r in rows],
-                "skipped": skipped}
-        text = json.dumps(data, indent=2)
-        if json_path == "-":
-            print(text)
-        else:
-            with open(json_path, "w") as f:
-                f.write(text + "\n")
+        write_results(json_path, "quick", {
+            "backend": callsite.get_backend(), "repeats": repeats, "import_ms": import_ms,
+            "rows": [asdict(r) for r in rows], "skipped": skipped})
     if plot_path:
         plot(rows, plot_path)
         print(f"plot: {plot_path}")

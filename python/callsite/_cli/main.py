@@ -6,6 +6,13 @@ import argparse
 import sys
 
 
+def _result_path(path: str) -> str:
+    # Imported when --json is given: the result files' module is not needed for anything else.
+    from .results import result_path
+
+    return result_path(path)
+
+
 def _parser() -> argparse.ArgumentParser:
     from .._version import __version__
 
@@ -30,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true", help="print callsite.doctor() as JSON")
 
     bench = sub.add_parser("bench", help="a short benchmark against the installed peers")
-    bench.add_argument("--json", metavar="FILE",
+    bench.add_argument("--json", metavar="FILE", type=_result_path,
                        help="also write the results as JSON to FILE ('-': standard output)")
     bench.add_argument("--plot", metavar="PNG",
                        help='also draw the ratios into PNG (needs matplotlib: '

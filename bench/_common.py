@@ -1,0 +1,108 @@
+# bench/_common.py — what every bench script shares besides the timing harness.
+"""The command line every benchmark spells alike (--repeats, --quick, --json, a folder for kept
+files) and its result file. The timing itself, the tables and the result files' schema are the
+package's (callsite._cli.timing, .tables, .results), so that ``python -m callsite bench`` and
+these scripts measure and record the same way. callsite is imported only to write a result
+file: the scripts that read callgrind files run without a build."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+#: When the script started (its first import of this module), and the load average then: the
+#: run's start in its result file.
+STARTED = (time.time(), os.getloadavg() if hasattr(os, "getloadavg") else None)
+
+#: The checkout these scripts are part of: the commit a result file names.
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def count(text: str) -> int:
+    """argparse type of a count of repeats, builds, files...: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+def counts(text: str) -> list[int]:
+    """argparse type of a comma-separated list of counts ("5,20,50")."""
+    try:
+        values = [int(part) for part in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected integers >= 1 separated by commas, got {text!r}")
+    return values
+
+
+def names(known: tuple[str, ...]):
+    """argparse type of a comma-separated subset of `known`."""
+    def parse(text: str) -> list[str]:
+        chosen = [part for part in text.split(",") if part]
+        unknown = [part for part in chosen if part not in known]
+        if unknown or not chosen:
+            raise argparse.ArgumentTypeError(f"expected names among {', '.join(known)} separated "
+                                             f"by commas, got {text!r}")
+        return chosen
+    return parse
+
+
+def parser(doc: str | None, *, repeats: int | None = None, quick: str | None = None,
+           json: bool = True) -> argparse.ArgumentParser:
+    """A script's parser with the shared options: --repeats N (when `repeats` is its default),
+    --quick (when `quick` says what it shortens) and --json PATH."""
+    p = argparse.ArgumentParser(description=doc,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    if repeats is not None:
+        p.add_argument("--repeats", type=count, default=repeats, metavar="N",
+                       help=f"repeats of each measurement, the minimum kept (default {repeats})")
+    if quick is not None:
+        p.add_argument("--quick", action="store_true", help=f"a smoke run: {quick}")
+    if json:
+        p.add_argument("--json", type=result_path, metavar="PATH",
+                       help="write the results here, with the run's metadata")
+    return p
+
+
+def result_path(path: str) -> str:
+    """argparse type of --json (callsite._cli.results.result_path)."""
+    from callsite._cli import results
+
+    return results.result_path(path)
+
+
+def output_dir(path: str) -> str:
+    """argparse type of a folder a run writes files into (--keep-callgrind, --out): created when
+    missing, refused before the run when it cannot be (a file of that name, no permission)."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"expected a folder, got the file {path!r}")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise argparse.ArgumentTypeError(f"cannot create the folder {path!r}: {e.strerror}")
+    if not os.access(path, os.W_OK):
+        raise argparse.ArgumentTypeError(f"cannot write into the folder {path!r}")
+    return path
+
+
+def write_results(path: str, bench: str, data: dict) -> None:
+    """One benchmark's results with the run's metadata (callsite._cli.results), this checkout's
+    commit among them."""
+    from callsite._cli import results
+
+    results.write_results(path, bench, data, checkout=REPO, started=STARTED)
+    if path != "-":
+        print(f"wrote {path}", file=sys.stderr)
+
+
+def environment_line() -> str:
+    """One line naming the interpreter, for every table's heading."""
+    v = sys.version_info
+    return f"Python {v.major}.{v.minor}.{v.micro} ({sys.executable})"
