@@ -22,8 +22,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.intersphinx",
     "breathe",
-    "plain_docstrings",
-    "callsite_api",
+    "stub_signatures",
     "benchmark_plots",
 ]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
@@ -33,8 +32,10 @@ myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 4
 suppress_warnings = ["myst.xref_missing"] if os.environ.get("CALLSITE_DOCS_LENIENT") else []
 
-# The API reference: signatures come from the stubs' docstrings at run time.
+# The API reference: autodoc reads the installed package's docstrings (Google style, for
+# napoleon); the signatures of C functions and types come from the stubs (stub_signatures).
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": False}
+napoleon_numpy_docstring = False
 autodoc_typehints = "signature"
 autodoc_member_order = "bysource"
 nitpicky = False

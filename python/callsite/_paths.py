@@ -13,7 +13,17 @@ _ROOT = Path(__file__).resolve().parent
 def cmake_dir() -> str:
     """The directory holding callsiteConfig.cmake (``find_package(callsite CONFIG)``).
 
-    Raises FileNotFoundError in a development tree, which has no installed CMake package."""
+    Raises:
+        FileNotFoundError: in a development tree, which has no installed CMake package.
+
+    Example:
+        ::
+
+            import os
+            import callsite
+
+            print(os.path.exists(os.path.join(callsite.cmake_dir(), "callsiteConfig.cmake")))
+    """
     d = _ROOT / "cmake"
     if not (d / "callsiteConfig.cmake").is_file():
         raise FileNotFoundError(f"callsite: no CMake package in {_ROOT}: this callsite is not "
@@ -24,7 +34,17 @@ def cmake_dir() -> str:
 def include_dir() -> str:
     """The directory to put on the include path for ``#include "callsite/api.h"``.
 
-    Raises FileNotFoundError when neither an installed wheel nor a checkout has the headers."""
+    Raises:
+        FileNotFoundError: neither the wheel nor a checkout has the headers.
+
+    Example:
+        ::
+
+            import os
+            import callsite
+
+            print(os.path.exists(os.path.join(callsite.include_dir(), "callsite", "api.h")))
+    """
     for d in (_ROOT / "include", _ROOT.parent.parent / "include"):  # wheel, then checkout
         if (d / "callsite" / "api.h").is_file():
             return str(d)

@@ -3,7 +3,7 @@
 An interpreter, compiler or JIT pushes lightweight frames (an executable + an integer state)
 that appear, in call order, in every ``callsite.capture()`` and in Python exception tracebacks.
 The executable's reifier turns a state into a source location only when a frame is
-symbolized; results are cached per (executable, state).
+symbolized; results are cached per (executable, state)::
 
     from callsite import native
 
@@ -32,39 +32,72 @@ Executable = _n.Executable
 NativeFrame = _n.NativeFrame
 FramedFunction = _n.FramedFunction
 ReificationWarning = _n.ReificationWarning
-#: What ``frame.f_locals`` is for a visible frame of an executable made with ``locals=``: a
-#: read-only mapping read through the locals reifier (docs/native.md, "Variables").
+# What ``frame.f_locals`` is for a visible frame of an executable made with ``locals=``
+# (docs/native.md, "Variables"): registered so that isinstance(..., Mapping) holds.
 FrameLocals = _n.FrameLocals
 Mapping.register(FrameLocals)
 
 
-#: The innermost NativeFrame pushed from Python that is active here, or None (a builtin: an
-#: interpreter calls it once per guest call).
+# A builtin, not a wrapper: an interpreter calls it once per guest call.
 current = _n.current
 
 
 def stack() -> list[tuple[str, str, int]]:
     """``[(name, kind, state), ...]``: the native frames a capture here would see, innermost
-    first."""
+    first.
+
+    Example:
+        ::
+
+            from callsite import native
+
+            exe = native.Executable("prog", lambda pc: native.Location("prog.dsl", pc + 1), kind="dsl")
+            with native.frame(exe, 5):
+                print(native.stack())                            # [('prog', 'dsl', 5)]
+    """
     return _n.stack()
 
 
 def cache_info() -> dict[str, int]:
     """Reification cache counters: executables, entries, hits, misses, and generation: the
     entries per generation of an executable's cache (at most two generations are kept, so
-    states that never repeat do not grow it without bound)."""
+    states that never repeat do not grow it without bound).
+
+    Example:
+        ::
+
+            from callsite import native
+
+            print(sorted(native.cache_info()))
+    """
     return _n.cache_info()
 
 
 def track_greenlets() -> None:
     """Follows greenlet switches on this thread from now on (done by itself when greenlet is
-    imported before the first native frame is pushed)."""
+    imported before the first native frame is pushed).
+
+    Example:
+        ::
+
+            from callsite import native
+
+            native.track_greenlets()    # before switching greenlets that push native frames
+    """
     _n.track_greenlets()
 
 
 def visible_frames_refusal() -> str | None:
     """None when ``Executable(..., visible=True)`` makes real interpreter frames here, else
-    why frames stay on callsite's shadow stack."""
+    why frames stay on callsite's shadow stack.
+
+    Example:
+        ::
+
+            from callsite import native
+
+            print(native.visible_frames_refusal())               # None where available
+    """
     return _n.visible_frames_refusal()
 
 
@@ -107,6 +140,17 @@ class Location(_LocationFields):
     ``name``/``qualname`` default to the executable's name. ``code`` is an optional real
     code object for introspection (never used to build traceback frames). Checked when
     built: TypeError or ValueError naming the field.
+
+    Raises:
+        TypeError: ``filename`` or ``lineno`` is missing, as in ``native.Location()``.
+
+    Example:
+        ::
+
+            from callsite import native
+
+            loc = native.Location("prog.dsl", 3, colno=4, end_colno=9)
+            print(loc.filename, loc.lineno, loc.colno)
     """
 
     __slots__ = ()
@@ -133,14 +177,37 @@ class Location(_LocationFields):
 
 def visible_frames_available() -> bool:
     """True when ``Executable(..., visible=True)`` makes real interpreter frames here (else
-    frames stay on callsite's shadow stack; ``visible_frames_refusal()`` says why)."""
+    frames stay on callsite's shadow stack; ``visible_frames_refusal()`` says why).
+
+    Example:
+        ::
+
+            from callsite import native
+
+            print(native.visible_frames_available())             # True on 3.12-3.15
+    """
     return visible_frames_refusal() is None
 
 
 def frame(executable: Executable, state: int = 0) -> NativeFrame:
     """A frame of ``executable``: a context manager (``with native.frame(exe) as f:``) or a
     decorator (``@native.frame(exe)``: each call runs in a fresh frame, reachable through
-    ``native.current()``)."""
+    ``native.current()``).
+
+    Raises:
+        TypeError: ``executable`` is not an Executable, as in ``native.frame(3)``.
+        TypeError: ``state`` is not an int, as in ``native.frame(exe, "start")``.
+
+    Example:
+        ::
+
+            import callsite
+            from callsite import native
+
+            exe = native.Executable("prog", lambda pc: native.Location("prog.dsl", pc + 1))
+            with native.frame(exe, 2):
+                print(callsite.capture()[0].lineno)              # 3
+    """
     if not isinstance(executable, Executable):
         raise TypeError(f"frame(): executable must be a callsite.native.Executable, "
                         f"not {type(executable).__name__}")

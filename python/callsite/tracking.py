@@ -3,7 +3,7 @@
 Instead of walking the stack when a location is wanted, keep the last N call sites of every
 thread, updated on each call by a C-level hook: sys.monitoring CALL events (3.12+) or the
 C profile function (every version). Off by default. Read the window as a callsite.Traceback
-with ``callsite.capture(source="window", filter=...)`` or as CallSite entries with window().
+with ``callsite.capture(source="window", filter=...)`` or as CallSite entries with window()::
 
     with callsite.tracking.enable(window=8):
         ...
@@ -24,11 +24,7 @@ __all__ = ["CallSite", "available_modes", "clear", "disable", "enable", "last", 
 _MODES = ("auto", "monitoring", "profile")
 
 CallSite = _t.CallSite
-#: window(skip=0, limit=None, *, filter=None) -> list[CallSite]: the calling thread's window,
-#: most recent first (entry 0 is the call of window() itself).
 window = _t.window
-#: last(filter=None, /) -> Frame | None: the most recent call site the filter keeps; entry 0
-#: is the call of last() itself, so pass a filter that drops the calling file, or record with one (enable(filter=...)).
 last = _t.last
 clear = _t.clear
 refresh = _t.refresh
@@ -74,6 +70,24 @@ def enable(
     refresh() after changing its rules). tool_id: the sys.monitoring tool id (default: 4,
     else 3). Calling enable() again reconfigures; the result is a context manager that
     restores the previous settings on exit.
+
+    Raises:
+        ValueError: ``mode`` is unknown, as in ``tracking.enable(mode="fast")``.
+        ValueError: ``window`` is below 1 or ``tool_id`` outside 0-5, as in
+            ``tracking.enable(window=0)``.
+        TypeError: ``window`` is not an int, as in ``tracking.enable(window="8")``.
+        TypeError: ``filter`` is not a Filter or None, as in ``tracking.enable(filter=3)``.
+
+    Example:
+        ::
+
+            import callsite.tracking as tracking
+
+            def op():
+                return tracking.window(limit=2)
+
+            with tracking.enable(window=8):
+                print([site.site.qualname for site in op()])     # ['op', '<module>']
     """
     global _atexit_registered
     if mode not in _MODES:
@@ -92,12 +106,30 @@ def enable(
 
 
 def disable() -> None:
-    """Removes every hook (no callback runs afterwards) and empties every window."""
+    """Removes every hook (no callback runs afterwards) and empties every window.
+
+    Example:
+        ::
+
+            import callsite.tracking as tracking
+
+            tracking.enable()
+            tracking.disable()
+            print(tracking.status()["enabled"])                  # False
+    """
     _t.disable()
 
 
 def available_modes() -> dict[str, str | None]:
-    """{mode: None when usable here, else why not}, plus the mode "auto" picks."""
+    """{mode: None when usable here, else why not}, plus the mode "auto" picks.
+
+    Example:
+        ::
+
+            import callsite.tracking as tracking
+
+            print(tracking.available_modes())
+    """
     modes = _t.available_modes()
     modes["auto"] = _t.auto_mode()
     return modes

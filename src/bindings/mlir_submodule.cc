@@ -19,7 +19,23 @@ PyMethodDef location_def = {
     "location(source=None, /, *, filter=None, skip=0, context=None, limit=None)\n--\n\n"
     "The caller's stack as the ir.Location MLIR's loc_tracebacks() would build (cached).\n"
     "source: a callsite.Filter (as filter=), or a callsite.Traceback captured earlier to\n"
-    "render instead of the stack (trace, then emit), from the same caches."};
+    "render instead of the stack (trace, then emit), from the same caches.\n\n"
+    R"doc(Raises:
+    TypeError: ``source`` is not a Filter, a Traceback or None, as in
+        ``mlir.location(3)``.
+    ValueError: ``skip`` or ``limit`` is negative, as in ``mlir.location(skip=-1)``.
+
+Example:
+    ::
+
+        import callsite, callsite.mlir
+        from iree.compiler import ir
+
+        with ir.Context(), ir.Location.unknown():
+            print(callsite.mlir.location())                  # this line, as MLIR writes it
+            traced = callsite.capture()                      # trace now...
+            print(callsite.mlir.location(traced, limit=1))   # ...emit later
+)doc"};
 
 }  // namespace
 

@@ -27,7 +27,30 @@ PyMethodDef capture_def = {
     METH_FASTCALL | METH_KEYWORDS,
     "capture(skip=0, limit=None, *, filter=None, source='walk')\n--\n\n"
     "The calling thread's stack, innermost first: skip drops that many innermost frames\n"
-    "(0 keeps the caller of capture), limit keeps at most that many."};
+    "(0 keeps the caller of capture), limit keeps at most that many.\n\n"
+    R"doc(Raises:
+    TypeError: ``skip`` or ``limit`` is not an int (or None), as in
+        ``callsite.capture(skip="1")``.
+    ValueError: ``skip`` or ``limit`` is negative, as in ``callsite.capture(limit=-1)``.
+    TypeError: ``filter`` is not a :class:`callsite.Filter` or None, as in
+        ``callsite.capture(filter=3)``.
+    ValueError: ``source`` is not ``'walk'`` or ``'window'``, as in
+        ``callsite.capture(source="stack")``.
+    RuntimeError: ``source='window'`` while call tracking is off, as in
+        ``callsite.capture(source="window")``.
+
+Example:
+    ::
+
+        import callsite
+
+        def where_am_i():
+            return callsite.capture(skip=1)     # drop where_am_i's own frame
+
+        tb = where_am_i()
+        print(tb[0].filename, tb[0].lineno)     # this file, the line calling where_am_i()
+        print(len(callsite.capture(limit=1)))   # 1
+)doc"};
 
 PyObject *source_lines_py(PyObject *, PyObject *filename) {
   return callsite::detail::source_lines(filename);

@@ -19,14 +19,46 @@ PyMethodDef window_def = {
     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(tr::detail::window_py)),
     METH_FASTCALL | METH_KEYWORDS,
     "window(skip=0, limit=None, *, filter=None)\n--\n\n"
-    "The calling thread's window of recent calls, most recent first."};
+    "The calling thread's window of recent calls, most recent first (entry 0 is the call of\n"
+    "window() itself).\n\n"
+    R"doc(Raises:
+    RuntimeError: call tracking is off, as in ``tracking.window()``.
+    ValueError: ``skip`` or ``limit`` is negative, as in ``tracking.window(skip=-1)``.
+
+Example:
+    ::
+
+        import callsite.tracking as tracking
+
+        with tracking.enable(window=4):
+            print(len(tracking.window()) >= 1)
+)doc"};
 
 PyMethodDef last_def = {
     "last",
     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(tr::detail::last_py)),
     METH_FASTCALL | METH_KEYWORDS,
     "last(filter=None, /)\n--\n\n"
-    "The calling thread's most recent call site (the first `filter` keeps), as a Frame."};
+    "The calling thread's most recent call site (the first `filter` keeps), as a Frame, or\n"
+    "None. Entry 0 is the call of last() itself: pass a filter that drops the calling file,\n"
+    "or record with one (enable(filter=...)).\n\n"
+    R"doc(Raises:
+    RuntimeError: call tracking is off, as in ``tracking.last()``.
+
+Example:
+    ::
+
+        import callsite, callsite.tracking as tracking
+
+        dsl = {}   # a DSL's module, compiled under its own file name
+        exec(compile("import callsite.tracking as tracking\n"
+                     "def op(user):\n"
+                     "    return tracking.last(user)\n", "my_dsl.py", "exec"), dsl)
+        user = callsite.Filter(exclude=[r"my_dsl\.py$"])
+        with tracking.enable(window=8):
+            site = dsl["op"](user)            # the user's line: the call into the DSL
+        print(site.qualname, site.lineno)     # <module> 9
+)doc"};
 
 // enable() and disable() run Python code (threading.setprofile), so they are plain METH_FASTCALL
 // functions rather than nanobind ones: nanobind's dispatcher is noexcept and catches `...`,
@@ -134,13 +166,40 @@ PyObject *refresh_obj(PyObject *, PyObject *) {
 }
 
 PyMethodDef status_def = {"status", status_obj, METH_NOARGS,
-                          "status()\n--\n\nThe tracking settings and counters, as a dict."};
+                          "status()\n--\n\nThe tracking settings and counters, as a dict.\n\n"
+                          R"doc(Example:
+    ::
+
+        import callsite.tracking as tracking
+
+        with tracking.enable(window=16):
+            print(tracking.status()["window"])
+)doc"};
 PyMethodDef clear_def = {"clear", clear_obj, METH_NOARGS,
-                         "clear()\n--\n\nEmpties the calling thread's window."};
+                         "clear()\n--\n\nEmpties the calling thread's window (none while call tracking "
+                         "is off: nothing to do).\n\n"
+                         R"doc(Example:
+    ::
+
+        import callsite.tracking as tracking
+
+        with tracking.enable():
+            tracking.clear()
+)doc"};
 PyMethodDef refresh_def = {
     "refresh", refresh_obj, METH_NOARGS,
     "refresh()\n--\n\n"
-    "sys.monitoring.restart_events(): re-applies a changed recording filter."};
+    "sys.monitoring.restart_events(): re-applies a changed recording filter.\n\n"
+    R"doc(Example:
+    ::
+
+        import callsite, callsite.tracking as tracking
+
+        user = callsite.Filter()
+        with tracking.enable(filter=user):
+            user.exclude_dir("/opt/my_dsl")
+            tracking.refresh()                               # the changed rules apply
+)doc"};
 
 }  // namespace
 

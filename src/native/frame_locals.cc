@@ -499,7 +499,28 @@ PyType_Slot fl_slots[] = {
                     "The variables of a visible native frame (its frame.f_locals): read through "
                     "the executable's locals reifier on each access while the frame is pushed; "
                     "after the pop, what was read when the frame ended, if anything outlived it "
-                    "(a traceback's frame object). Read-only.")},
+                    "(a traceback's frame object). Read-only.\n\n"
+                    R"doc(Raises:
+    TypeError: a write: the variables are read-only.
+
+Example:
+    ::
+
+        import sys
+        from callsite import native
+
+        regs = {"acc": 41}
+        exe = native.Executable("kernel", locations=[native.Location("prog.dsl", 2)],
+                                visible=True, locals=lambda pc: dict(regs, pc=pc))
+
+        @exe.frame(state=0)
+        def callback():
+            frame = sys._getframe(1)          # the kernel frame (3.12+, visible frames)
+            return dict(frame.f_locals)       # the reifier runs now, not at the push
+
+        if native.visible_frames_available():
+            print(callback())                 # {'acc': 41, 'pc': 0}
+)doc")},
     {Py_mp_subscript, reinterpret_cast<void *>(fl_subscript)},
     {Py_mp_ass_subscript, reinterpret_cast<void *>(fl_ass_subscript)},
     {Py_mp_length, reinterpret_cast<void *>(fl_length)},

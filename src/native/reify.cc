@@ -390,7 +390,21 @@ PyObject *new_reification_warning(PyObject *base) {
   PyObject *category = PyErr_NewExceptionWithDoc(
       "callsite.native.ReificationWarning",
       "A native frame's reifier raised or returned something that is not a location; the "
-      "frame is shown as a placeholder. Reported once per executable.",
+      "frame is shown as a placeholder. Reported once per executable.\n\n"
+      R"doc(Example:
+    ::
+
+        import warnings
+        import callsite
+        from callsite import native
+
+        broken = native.Executable("broken", lambda pc: 1 / 0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with native.frame(broken):
+                print(callsite.capture()[0].filename)        # a placeholder
+        print(caught[0].category.__name__)                   # ReificationWarning
+)doc",
       bases, nullptr);
   Py_DECREF(bases);
   return category;

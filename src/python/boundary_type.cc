@@ -71,7 +71,29 @@ PyType_Slot boundary_slots[] = {
          "code a DSL compiled from kernel's source: same file, name and lines), keeps that\n"
          "frame whatever a filter's rules say, and walks nothing below it. Per thread and\n"
          "asyncio task; nestable. kernel: a function, method, code object, or a decorator's\n"
-         "result wrapping one through __wrapped__ (TypeError otherwise).")},
+         "result wrapping one through __wrapped__ (TypeError otherwise).\n\n"
+         R"doc(Raises:
+    TypeError: ``kernel`` is not a function, method or code object (nor wraps one), as
+        in ``callsite.boundary(3)``.
+    RuntimeError: the same boundary object is entered twice at once.
+
+Example:
+    ::
+
+        import callsite
+
+        def kernel():
+            def tile():
+                return callsite.capture()
+            return tile()
+
+        def framework(depth):                 # stands for the DSL's decorator, tracer, launcher
+            return kernel() if depth == 0 else framework(depth - 1)
+
+        with callsite.boundary(kernel):
+            tb = framework(100)
+        print([f.name for f in tb])           # ['tile', 'kernel']: nothing below the kernel
+)doc")},
     {Py_tp_new, reinterpret_cast<void *>(boundary_new)},
     {Py_tp_dealloc, reinterpret_cast<void *>(boundary_dealloc)},
     {Py_tp_repr, reinterpret_cast<void *>(boundary_repr)},

@@ -269,7 +269,28 @@ PyType_Slot exe_slots[] = {
                     "visible frame, a traceback's frame, callsite.Frame.locals). "
                     "source: the text of the guest file the locations name, held in memory: "
                     "tracebacks, linecache and debuggers show its lines without a file on "
-                    "disk.")},
+                    "disk.\n\n"
+                    R"doc(Raises:
+    TypeError: ``name`` or ``kind`` is not a str, as in ``native.Executable(3)``.
+    TypeError: neither a callable ``reifier`` nor ``locations`` is given, as in
+        ``native.Executable("k")``.
+    ValueError: ``states`` is out of range, as in ``native.Executable("k", lambda s:
+        None, states=-1)``.
+    OverflowError: ``reify`` given a negative state, as in ``exe.reify(-1)``.
+    TypeError: ``locals`` is not callable, as in ``native.Executable("k", lambda s:
+        None, locals=3)``.
+    TypeError: ``source`` is not a str, as in ``native.Executable("k", lambda s: None,
+        source=b"x")``.
+
+Example:
+    ::
+
+        from callsite import native
+
+        lines = [3, 4, 7]
+        exe = native.Executable("prog", lambda pc: native.Location("prog.dsl", lines[pc]))
+        print(exe.reify(2).lineno)                           # 7, cached per state
+)doc")},
     {Py_tp_new, reinterpret_cast<void *>(exe_new)},
     {Py_tp_dealloc, reinterpret_cast<void *>(exe_dealloc)},
     {Py_tp_traverse, reinterpret_cast<void *>(exe_traverse)},

@@ -378,7 +378,30 @@ PyType_Slot filter_slots[] = {
                     "Which frames are the user's, with MLIR's semantics: a frame is kept when "
                     "its co_filename matches an include rule (re.search), or else matches no "
                     "exclude rule. limit counts kept frames (None: no limit). The default "
-                    "exclusions are generated *_ops_gen.py modules and callsite's own files.")},
+                    "exclusions are generated ``*_ops_gen.py`` modules and callsite's own files.\n\n"
+                    R"doc(Raises:
+    TypeError: a rule is not a str or ``re.Pattern``, as in
+        ``callsite.Filter(include=3)``.
+    ValueError: a rule is not a valid regular expression, as in
+        ``callsite.Filter(exclude="(")``.
+    ValueError: ``limit`` is negative, as in ``callsite.Filter(limit=-1)``.
+    TypeError: ``keeps`` given something it cannot name a file of, as in
+        ``callsite.Filter().keeps(3)``.
+    TypeError: ``apply`` given something else than a Traceback, as in
+        ``callsite.Filter().apply([])``.
+
+Example:
+    ::
+
+        import callsite
+
+        f = callsite.Filter(limit=3)              # default exclusions: *_ops_gen.py, callsite itself
+        f.exclude_dir("/opt/my_dsl")              # the framework is not the user
+        f.include_file("/opt/my_dsl/examples.py") # ...except its examples
+        here = callsite.capture()
+        print(f.keeps(here[0]), f.keeps("/opt/my_dsl/core.py"))   # True False
+        print(len(f.apply(here)) <= 3, f.first_user_frame().lineno)
+)doc")},
     {Py_tp_new, reinterpret_cast<void *>(filter_new)},
     {Py_tp_dealloc, reinterpret_cast<void *>(filter_dealloc)},
     {Py_tp_repr, reinterpret_cast<void *>(filter_repr)},

@@ -176,7 +176,20 @@ PyMethodDef frame_methods[] = {
     {nullptr, nullptr, 0, nullptr}};
 
 PyType_Slot frame_slots[] = {
-    {Py_tp_doc, const_cast<char *>("One symbolized frame of a callsite.Traceback.")},
+    {Py_tp_doc, const_cast<char *>("One symbolized frame of a callsite.Traceback.\n\n"
+                                   R"doc(Raises:
+    TypeError: instantiated directly (frames come from a Traceback), as in
+        ``callsite.Frame()``.
+
+Example:
+    ::
+
+        import callsite
+
+        frame = callsite.capture()[0]
+        print(frame.filename, frame.lineno, frame.colno, frame.end_colno, frame.kind)
+        print(frame.to_dict()["qualname"])       # '<module>'
+)doc")},
     {Py_tp_dealloc, reinterpret_cast<void *>(frame_dealloc)},
     {Py_tp_repr, reinterpret_cast<void *>(frame_repr)},
     {Py_tp_str, reinterpret_cast<void *>(frame_str)},

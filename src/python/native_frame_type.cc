@@ -444,7 +444,29 @@ PyType_Slot nf_slots[] = {
                     "A native frame driven from Python: `with` pushes it on this thread's "
                     "shadow stack (from a generator or coroutine it follows that frame "
                     "instead), `state` says where it is. Used as a decorator, every call of "
-                    "the function runs in a fresh frame (callsite.native.current() returns it).")},
+                    "the function runs in a fresh frame (callsite.native.current() returns it).\n\n"
+                    R"doc(Raises:
+    TypeError: ``executable`` is not an Executable, as in ``native.NativeFrame(3)``.
+    OverflowError: a state outside [0, 2**64), as in ``native.NativeFrame(exe,
+        state=-1)``.
+    RuntimeError: ``pop()`` of a frame that is not active, as in
+        ``native.NativeFrame(exe).pop()``.
+    TypeError: ``locals`` set to something that is not a mapping, a callable or None, as
+        in ``setattr(native.NativeFrame(exe), 'locals', 3)``.
+    TypeError: ``pop(exc)`` with ``exc`` neither an exception nor None, as in
+        ``native.NativeFrame(exe).pop(3)``.
+
+Example:
+    ::
+
+        import callsite
+        from callsite import native
+
+        exe = native.Executable("prog", lambda pc: native.Location("prog.dsl", pc + 1))
+        with native.NativeFrame(exe) as frame:
+            frame.state = 41
+            print(callsite.capture()[0].filename, callsite.capture()[0].lineno)   # prog.dsl 42
+)doc")},
     {Py_tp_new, reinterpret_cast<void *>(nf_new)},
     {Py_tp_dealloc, reinterpret_cast<void *>(nf_dealloc)},
     {Py_tp_traverse, reinterpret_cast<void *>(nf_traverse)},
@@ -582,7 +604,21 @@ PyGetSetDef ff_getset[] = {
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyType_Slot ff_slots[] = {
-    {Py_tp_doc, const_cast<char *>("A function whose every call runs in a fresh native frame.")},
+    {Py_tp_doc, const_cast<char *>("A function whose every call runs in a fresh native frame.\n\n"
+                                   R"doc(Example:
+    ::
+
+        from callsite import native
+
+        exe = native.Executable("kernel", lambda pc: native.Location("kernel.dsl", pc + 1))
+
+        @native.frame(exe)
+        def run():
+            native.current().state = 9
+            return native.stack()
+
+        print(type(run).__name__, run())                     # FramedFunction [('kernel', 'python', 9)]
+)doc")},
     {Py_tp_dealloc, reinterpret_cast<void *>(ff_dealloc)},
     {Py_tp_traverse, reinterpret_cast<void *>(ff_traverse)},
     {Py_tp_clear, reinterpret_cast<void *>(ff_clear)},
@@ -678,7 +714,17 @@ PyObject *current_fn(PyObject *, PyObject *) { return current_native_frame(); }
 PyMethodDef current_method = {
     "current", current_fn, METH_NOARGS,
     "current()\n--\n\nThe innermost NativeFrame pushed from Python that is active here, or "
-    "None (inside a function decorated with native.frame(exe): the frame of this call)."};
+    "None (inside a function decorated with native.frame(exe): the frame of this call).\n\n"
+    R"doc(Example:
+    ::
+
+        from callsite import native
+
+        exe = native.Executable("prog", lambda pc: native.Location("prog.dsl", pc + 1))
+        print(native.current())                              # None
+        with native.frame(exe) as f:
+            print(native.current() is f)                     # True
+)doc"};
 
 PyObject *native_stack() noexcept {
   // Copied before any object is made: an allocation may collect garbage, whose finalizers

@@ -340,7 +340,30 @@ PyType_Slot tb_slots[] = {
     {Py_tp_doc, const_cast<char *>(
                     "A captured call stack: raw (code, instruction offset) frames, innermost "
                     "first, symbolized on access. Hashable; equal when the same code objects "
-                    "and offsets.")},
+                    "and offsets.\n\n"
+                    R"doc(Raises:
+    TypeError: instantiated directly (make one with :func:`callsite.capture`,
+        :meth:`from_frame` or :meth:`from_traceback`), as in ``callsite.Traceback()``.
+    IndexError: an index past the end, as in ``callsite.capture()[10**6]``.
+    TypeError: ``from_frame`` given something else than a frame, as in
+        ``callsite.Traceback.from_frame(3)``.
+
+Example:
+    ::
+
+        import sys
+        import callsite
+
+        tb = callsite.capture()
+        assert tb == callsite.Traceback.from_frame(sys._getframe()) or True  # same stack, other line
+        print(tb.raw()[0][0].co_name)           # the code object of the innermost frame
+        print(tb.as_stack_summary()[-1].lineno) # a traceback.StackSummary, outermost first
+        print(tb.to_mlir())                     # the MLIR location text
+        try:
+            1 / 0
+        except ZeroDivisionError as e:
+            print(callsite.Traceback.from_traceback(e.__traceback__)[0].lineno)
+)doc")},
     {Py_tp_dealloc, reinterpret_cast<void *>(traceback_dealloc)},
     {Py_tp_hash, reinterpret_cast<void *>(tb_hash)},
     {Py_tp_richcompare, reinterpret_cast<void *>(tb_richcompare)},

@@ -24,7 +24,19 @@ PyStructSequence_Field call_site_fields[] = {
 
 PyStructSequence_Desc call_site_desc = {
     "callsite.tracking.CallSite",
-    "One recorded call: where it was made (code, offset, site) and what it called (callee).",
+    "One recorded call: where it was made (code, offset, site) and what it called (callee).\n\n"
+    R"doc(Example:
+    ::
+
+        import callsite.tracking as tracking
+
+        def f():
+            return tracking.window(limit=1)[0]
+
+        with tracking.enable():
+            call = f()
+        print(call.code.co_name, call.site.lineno)          # f 5: the call of window() in f
+)doc",
     call_site_fields, 4};
 
 PyObject *new_call_site(const OwnedCallSite &e) {

@@ -1,15 +1,13 @@
-"""Every ```python block of the documentation site, and every example of the API reference
-(docs/_ext/api_notes.py), runs as written (each in a fresh interpreter, outside the checkout),
-as the README's do (test_readme.py).
+"""Every ```python block of the documentation site, and every ``Example:`` of a public name's
+docstring (the API reference shows them), runs as written (each in a fresh interpreter, outside
+the checkout), as the README's do (test_readme.py).
 
 A block that cannot run on its own (a fragment of a longer program, or one that needs a GPU)
 is preceded by the line ``<!-- not run: why -->``; the reason is printed as the skip reason.
 """
-import sys
-import textwrap
-
 import pytest
 
+from api_docstrings import example, public_names
 from doc_snippets import python_blocks, run_as_written, skip_unless_importable
 from where import REPO  # noqa: E402
 
@@ -42,21 +40,8 @@ def snippets():
 
 
 def api_examples():
-    sys.path.insert(0, str(DOCS / "_ext"))
-    try:
-        import api_notes
-    finally:
-        sys.path.remove(str(DOCS / "_ext"))
-    import importlib
-
-    def exists(name):
-        module, _, attr = name.rpartition(".")
-        return hasattr(importlib.import_module(module), attr)
-
-    return [pytest.param(textwrap.dedent(note["example"]).strip() + "\n",
-                         f"{name} is not in this build yet" if name in api_notes.PENDING
-                         and not exists(name) else None, id=f"api-{name}")
-            for name, note in sorted(api_notes.NOTES.items()) if note.get("example")]
+    return [pytest.param(code, None, id=f"api-{name}")
+            for name, obj in sorted(public_names().items()) if (code := example(obj))]
 
 
 def test_the_site_has_snippets():

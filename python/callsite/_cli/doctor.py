@@ -50,7 +50,16 @@ def doctor() -> dict[str, Any]:
     (each with its distribution and version, and whether accelerated), every MLIR bindings
     installed (found by structure, never imported to find out), the other known bindings
     modules, whether callsite.torch builds torch.fx's stack traces, and the caches' sizes.
-    ``python -m callsite doctor`` prints the same."""
+    ``python -m callsite doctor`` prints the same.
+
+    Example:
+        ::
+
+            import callsite
+
+            report = callsite.doctor()
+            print(report["backend"]["in_use"], sorted(report))
+    """
     from .. import mlir, native, tracking
 
     modes: dict[str, str | None] = tracking.available_modes()

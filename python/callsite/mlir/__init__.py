@@ -1,4 +1,4 @@
-"""callsite.mlir — the user's source location on every op built through MLIR's Python bindings.
+"""callsite.mlir — the user's source location on every op built through MLIR's Python bindings::
 
     import callsite.mlir
     with ir.Context(), ir.Location.unknown(), callsite.mlir.auto_locations():
@@ -58,6 +58,7 @@ __all__ = [
     "use",
 ]
 
+#: The largest frame limit MLIR accepts; larger limits are clamped to it.
 MAX_DEPTH = _state.MAX_DEPTH
 DEFAULT_FRAME_LIMIT = _state.DEFAULT_FRAME_LIMIT
 _KNOBS = _state.KNOBS
@@ -74,7 +75,22 @@ def _opview_key(ir: ModuleType) -> int:
 
 
 def use(ir: ModuleType | str) -> MlirBindings:
-    """The bindings of an ``ir`` module (or its dotted name), registered for callsite."""
+    """The bindings of an ``ir`` module (or its dotted name), registered for callsite.
+
+    Raises:
+        TypeError: ``ir`` is not a module or a dotted name, as in ``mlir.use(3)``.
+        ModuleNotFoundError: ``ir`` names a module that does not import, as in
+            ``mlir.use("no_such_dsl.ir")``.
+
+    Example:
+        ::
+
+            import callsite.mlir
+            from iree.compiler import ir
+
+            bindings = callsite.mlir.use(ir)         # or its dotted name, imported if needed
+            print(bindings is callsite.mlir.use("iree.compiler.ir"))   # True
+    """
     if isinstance(ir, str):
         ir = importlib.import_module(ir)
     if not isinstance(ir, ModuleType):
@@ -90,7 +106,22 @@ def use(ir: ModuleType | str) -> MlirBindings:
 def bindings(ir: ModuleType | str | None = None) -> list[MlirBindings]:
     """The bindings auto_locations applies to: `ir`'s if given; else every set of MLIR bindings
     already imported (recognised by structure, never imported to find out) and every module
-    passed to use(). Raises ImportError saying what to do when there is none."""
+    passed to use().
+
+    Raises:
+        ImportError: no MLIR bindings are imported (the message says what to do).
+        ModuleNotFoundError: ``ir`` names a module that does not import, as in
+            ``mlir.bindings("no_such_dsl.ir")``.
+
+    Example:
+        ::
+
+            import callsite.mlir
+            from iree.compiler import ir
+
+            for b in callsite.mlir.bindings():
+                print(b.ir.__name__)                 # iree.compiler.ir
+    """
     if ir is not None:
         return [use(ir)]
     for module in _detect.loaded_ir_modules():
@@ -122,7 +153,7 @@ def auto_locations(
 ) -> contextlib.AbstractContextManager[MlirSettings]:
     """Ops built in this scope without ``loc=`` get the caller's stack as their location.
 
-    filter: which frames count (default Filter.default(): no generated *_ops_gen.py, no callsite);
+    filter: which frames count (default Filter.default(): no generated ``*_ops_gen.py``, no callsite);
     limit: at most this many kept frames (default: the filter's). on_explicit: "use_explicit"
     keeps an explicit loc=, "use_traceback" replaces it. current_loc: "fallback" ignores an
     enclosing ``with Location``, "nameloc_wrap" wraps the result in its NameLoc names (None:
@@ -143,6 +174,28 @@ def auto_locations(
 
     The scope starts when the result is entered (``with``); each result is one scope, entered
     once (RuntimeError otherwise: call auto_locations() again for another).
+
+    Raises:
+        TypeError: ``filter`` is not a :class:`callsite.Filter` or None, as in
+            ``mlir.auto_locations(3).__enter__()``.
+        ValueError: ``limit`` is negative or ``source`` is unknown, as in
+            ``mlir.auto_locations(source="stack").__enter__()``.
+        ImportError: no MLIR bindings are imported and ``ir`` is not given.
+        RuntimeError: ``source='window'`` while call tracking is off, as in
+            ``mlir.auto_locations(source="window").__enter__()``.
+
+    Example:
+        ::
+
+            import callsite.mlir
+            from iree.compiler import ir
+            from iree.compiler.dialects import arith
+
+            with ir.Context(), ir.Location.unknown():
+                module = ir.Module.create()
+                with ir.InsertionPoint(module.body), callsite.mlir.auto_locations():
+                    arith.constant(ir.IndexType.get(), 1)      # gets this line as its location
+                print(module.operation.get_asm(enable_debug_info=True))
     """
     return _Scope(_scope, dict(filter=filter, limit=limit, on_explicit=on_explicit,
                                current_loc=current_loc, ir=ir, source=source, boundary=boundary))
@@ -256,7 +309,27 @@ def loc_tracebacks(
     rules of Filter.default() (see register_traceback_file_inclusion/exclusion). max_depth=None
     keeps the enclosing scope's limit (outside one: set_loc_tracebacks_frame_limit's); it is
     clamped to 512 as in MLIR. Unlike MLIR's switch, the scope is the calling thread's/task's
-    only (accelerate() gives MLIR's own switch callsite's locations process-wide)."""
+    only (accelerate() gives MLIR's own switch callsite's locations process-wide).
+
+    Raises:
+        ValueError: ``max_depth`` is negative, as in
+            ``mlir.loc_tracebacks(max_depth=-1).__enter__()``.
+        TypeError: ``max_depth`` is not an int or None, as in
+            ``mlir.loc_tracebacks(max_depth="10").__enter__()``.
+
+    Example:
+        ::
+
+            import callsite.mlir
+            from iree.compiler import ir
+            from iree.compiler.dialects import arith
+
+            with ir.Context(), ir.Location.unknown():
+                module = ir.Module.create()
+                with ir.InsertionPoint(module.body), callsite.mlir.loc_tracebacks(max_depth=4):
+                    arith.constant(ir.IndexType.get(), 1)
+                print(module.operation.get_asm(enable_debug_info=True))
+    """
     explicit = _accelerate.either(on_explicit, on_explicit_actn)
     current = _accelerate.either(current_loc, current_loc_actn)
     depth = (_enclosing_limit() if max_depth is None
@@ -272,12 +345,38 @@ def loc_tracebacks(
 
 
 def register_traceback_file_inclusion(filename: str) -> None:
-    """As MLIR's ``_globals.register_traceback_file_inclusion``, on Filter.default()."""
+    """As MLIR's ``_globals.register_traceback_file_inclusion``, on Filter.default().
+
+    Raises:
+        TypeError: ``filename`` is not a str or os.PathLike, as in
+            ``mlir.register_traceback_file_inclusion(3)``.
+
+    Example:
+        ::
+
+            import callsite, callsite.mlir
+
+            callsite.mlir.register_traceback_file_inclusion("/opt/my_dsl/examples.py")
+            print(callsite.Filter.default().keeps("/opt/my_dsl/examples.py"))  # True
+    """
     Filter.default().include_file(filename)
 
 
 def register_traceback_file_exclusion(filename: str) -> None:
-    """As MLIR's ``_globals.register_traceback_file_exclusion``, on Filter.default()."""
+    """As MLIR's ``_globals.register_traceback_file_exclusion``, on Filter.default().
+
+    Raises:
+        TypeError: ``filename`` is not a str or os.PathLike, as in
+            ``mlir.register_traceback_file_exclusion(3)``.
+
+    Example:
+        ::
+
+            import callsite, callsite.mlir
+
+            callsite.mlir.register_traceback_file_exclusion("/opt/my_dsl/builder.py")
+            print(callsite.Filter.default().keeps("/opt/my_dsl/builder.py"))   # False
+    """
     Filter.default().exclude_file(filename)
 
 
@@ -294,6 +393,22 @@ def accelerate(ir: ModuleType | str | None = None) -> list[MlirBindings]:
     this also works on the stable-ABI wheels where MLIR's records nothing). ir: one set of
     bindings; default every set already imported and every set imported later. Returns the
     bindings accelerated so far. ``CALLSITE_MLIR=1`` in the environment does this at start-up.
+
+    Raises:
+        TypeError: ``ir`` is not a module or a dotted name, as in ``mlir.accelerate(3)``.
+        ModuleNotFoundError: ``ir`` names a module that does not import, as in
+            ``mlir.accelerate("no_such_dsl.ir")``.
+
+    Example:
+        ::
+
+            import callsite.mlir
+            from iree.compiler import ir
+
+            callsite.mlir.accelerate(ir)             # ir.loc_tracebacks() now builds callsite's locations
+            with ir.Context(), ir.Location.unknown(), ir.loc_tracebacks():
+                module = ir.Module.create()
+            callsite.mlir.decelerate(ir)
     """
     if ir is not None:
         b = use(ir)
@@ -312,7 +427,21 @@ def _start_up_accelerate(_module: ModuleType | None) -> None:
 
 def decelerate(ir: ModuleType | str | None = None) -> None:
     """Undoes accelerate(): MLIR's own switches and walk again (for `ir`'s bindings, default
-    all of them; bindings imported later are no longer accelerated)."""
+    all of them; bindings imported later are no longer accelerated).
+
+    Raises:
+        TypeError: ``ir`` is not a module or a dotted name, as in ``mlir.decelerate(3)``.
+
+    Example:
+        ::
+
+            import callsite.mlir
+            from iree.compiler import ir
+
+            callsite.mlir.accelerate(ir)
+            callsite.mlir.decelerate(ir)             # MLIR's own walk again
+            print(callsite.mlir.loc_tracebacks_enabled())
+    """
     if ir is not None:
         _KNOBS.decelerate(use(ir))
         return
@@ -325,51 +454,168 @@ def decelerate(ir: ModuleType | str | None = None) -> None:
 def set_loc_tracebacks_frame_limit(limit: int) -> None:
     """Process-wide frame limit (MLIR's knob: default 10, clamped to 512, counts kept frames)
     for loc_tracebacks(max_depth=None) outside a scope and for every accelerated bindings. A
-    scope's own limit wins inside it."""
+    scope's own limit wins inside it.
+
+    Raises:
+        ValueError: ``limit`` is negative, as in
+            ``mlir.set_loc_tracebacks_frame_limit(-1)``.
+        TypeError: ``limit`` is not an int, as in
+            ``mlir.set_loc_tracebacks_frame_limit("3")``.
+
+    Example:
+        ::
+
+            import callsite.mlir
+
+            callsite.mlir.set_loc_tracebacks_frame_limit(4)
+            print(callsite.mlir.loc_tracebacks_frame_limit())
+            callsite.mlir.set_loc_tracebacks_frame_limit(10)
+    """
     _KNOBS.set_limit(limit, "set_loc_tracebacks_frame_limit(): limit")
 
 
 def loc_tracebacks_frame_limit() -> int:
+    """The process-wide frame limit set_loc_tracebacks_frame_limit() set (MLIR's default: 10).
+
+    Example:
+        ::
+
+            import callsite.mlir
+
+            print(callsite.mlir.loc_tracebacks_frame_limit())   # 10, MLIR's default
+    """
     return _KNOBS.limit
 
 
 def set_traceback_action_on_explicit_loc(action: Any) -> None:
     """Process-wide: "use_explicit" (default) keeps an explicit loc=, "use_traceback" replaces
-    it. Applies to scopes that do not pass on_explicit= and to every accelerated bindings."""
+    it. Applies to scopes that do not pass on_explicit= and to every accelerated bindings.
+
+    Raises:
+        ValueError: ``action`` is not one of the two names, 0/1 or MLIR's enum, as in
+            ``mlir.set_traceback_action_on_explicit_loc("replace")``.
+
+    Example:
+        ::
+
+            import callsite.mlir
+
+            callsite.mlir.set_traceback_action_on_explicit_loc("use_traceback")
+            print(callsite.mlir.traceback_action_on_explicit_loc())
+            callsite.mlir.set_traceback_action_on_explicit_loc("use_explicit")
+    """
     _KNOBS.set_action("explicit", action)
 
 
 def traceback_action_on_explicit_loc() -> str:
+    """The process-wide action on an explicit loc=: "use_explicit" or "use_traceback".
+
+    Example:
+        ::
+
+            import callsite.mlir
+
+            print(callsite.mlir.traceback_action_on_explicit_loc())  # 'use_explicit'
+    """
     return _KNOBS.action_name("explicit")
 
 
 def set_traceback_action_on_current_loc(action: Any) -> None:
-    """Process-wide: "fallback" (default) or "nameloc_wrap"; as the explicit-loc action."""
+    """Process-wide: "fallback" (default) or "nameloc_wrap"; as the explicit-loc action.
+
+    Raises:
+        ValueError: ``action`` is not one of the two names, 0/1 or MLIR's enum, as in
+            ``mlir.set_traceback_action_on_current_loc("wrap")``.
+
+    Example:
+        ::
+
+            import callsite.mlir
+
+            callsite.mlir.set_traceback_action_on_current_loc("nameloc_wrap")
+            print(callsite.mlir.traceback_action_on_current_loc())
+            callsite.mlir.set_traceback_action_on_current_loc("fallback")
+    """
     _KNOBS.set_action("current", action)
 
 
 def traceback_action_on_current_loc() -> str:
+    """The process-wide action on the current location: "fallback" or "nameloc_wrap".
+
+    Example:
+        ::
+
+            import callsite.mlir
+
+            print(callsite.mlir.traceback_action_on_current_loc())   # 'fallback'
+    """
     return _KNOBS.action_name("current")
 
 
 def set_loc_tracebacks_enabled(enabled: bool) -> None:
-    """MLIR's process-wide switch, on every accelerated bindings (see accelerate())."""
+    """MLIR's process-wide switch, on every accelerated bindings (see accelerate()).
+
+    Raises:
+        TypeError: ``enabled`` is not a bool, as in
+            ``mlir.set_loc_tracebacks_enabled("yes")``.
+
+    Example:
+        ::
+
+            import callsite.mlir
+
+            from iree.compiler import ir
+
+            callsite.mlir.accelerate(ir)             # the switch is MLIR's, served by callsite
+            callsite.mlir.set_loc_tracebacks_enabled(True)
+            print(callsite.mlir.loc_tracebacks_enabled())
+            callsite.mlir.set_loc_tracebacks_enabled(False)
+    """
     _KNOBS.set_enabled(enabled)
 
 
 def loc_tracebacks_enabled() -> bool:
-    """True if MLIR's process-wide switch is on for any accelerated bindings."""
+    """True if MLIR's process-wide switch is on for any accelerated bindings.
+
+    Example:
+        ::
+
+            import callsite.mlir
+
+            print(callsite.mlir.loc_tracebacks_enabled())       # False until switched on
+    """
     return _KNOBS.enabled()
 
 
 def cache_info(context: Any) -> dict[str, int] | None:
-    """Sizes and hit counts of `context`'s location cache (None: it has none)."""
+    """Sizes and hit counts of `context`'s location cache (None: it has none).
+
+    Example:
+        ::
+
+            import callsite.mlir
+            from iree.compiler import ir
+
+            with ir.Context() as ctx, ir.Location.unknown():
+                loc = callsite.mlir.location()
+                print(callsite.mlir.cache_info(ctx))
+    """
     return _m.cache_info(context)
 
 
 def clear_caches() -> None:
-    """Drops every cached location (of every context)."""
+    """Drops every cached location (of every context).
+
+    Example:
+        ::
+
+            import callsite.mlir
+
+            callsite.mlir.clear_caches()             # e.g. between compilations of a long-lived process
+    """
     _m.clear_caches()
 
 
+#: Dotted names of the ``ir`` modules of the bindings callsite knows by name (others are
+#: recognised by structure).
 KNOWN_IR_MODULES = _detect.KNOWN_IR_MODULES

@@ -18,7 +18,15 @@ def status() -> dict[str, Any]:
     (each with its distribution and version, whether accelerated or wrapped now, and how its
     locations are built: MLIR's C API, or the bindings' Python API and why), every MLIR bindings
     installed (found by structure, never imported to find out), the other known bindings
-    modules, and a hint when there are none."""
+    modules, and a hint when there are none.
+
+    Example:
+        ::
+
+            import callsite.mlir
+
+            print(callsite.mlir.status()["status"])   # what `python -m callsite doctor` shows for MLIR
+    """
     found = _bindings_found()
     installed = _installed()
     not_imported = {name: _module_status(name) for name in KNOWN_IR_MODULES

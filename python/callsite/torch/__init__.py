@@ -43,10 +43,12 @@ from .._callsite import boundary as _Boundary
 from .._switches import BY_INTEGRATION, read_at_start_up
 from .._warnings import CallsiteWarning
 from . import _detect
-from ._detect import CHECKED_VERSIONS
 
 _SWITCH = BY_INTEGRATION["torch"]
 VARIABLE = _SWITCH.variable
+#: torch versions whose internals were read and matched against the shapes callsite
+#: reproduces; other versions are served where their code has those shapes.
+CHECKED_VERSIONS = _detect.CHECKED_VERSIONS
 
 # torch's modules are imported by name (importlib), never by an import statement: a type
 # checker in a user's environment without torch would report them missing in callsite's code.
@@ -56,7 +58,16 @@ __all__ = ["CHECKED_VERSIONS", "TorchWarning", "accelerate", "clear_caches", "de
 
 
 class TorchWarning(CallsiteWarning, RuntimeWarning):
-    """torch's stack-trace code is not what callsite reproduces: torch's own path stays."""
+    """torch's stack-trace code is not what callsite reproduces: torch's own path stays.
+
+    Example:
+        ::
+
+            import warnings
+            import callsite.torch
+
+            warnings.simplefilter("error", callsite.torch.TorchWarning)  # an unrecognised torch is fatal
+    """
 
 
 #: The node.meta key of a node's capture (a _Recorded). torch.fx.proxy._COPY_META_FIELDS lists
@@ -193,8 +204,33 @@ def frames(filter: Filter | None = None, boundary: object = None) -> Iterator[Fi
     innermost frame every stack stops, as inside ``with callsite.boundary(kernel)``: its line is
     kept whatever the filter says. The scope is the calling thread's (and asyncio task's) only;
     scopes nest, the innermost one wins. A tracer whose class overrides
-    ``_filter_traceback_frames`` keeps its own filter. Accelerates torch.fx (as accelerate());
-    RuntimeError where torch's code is not recognised. Yields the Filter in force."""
+    ``_filter_traceback_frames`` keeps its own filter. Accelerates torch.fx (as accelerate()).
+    Yields the Filter in force.
+
+    Raises:
+        TypeError: ``filter`` is not a ``callsite.Filter`` (or ``boundary`` not a kernel),
+            as in ``callsite.torch.frames('user').__enter__()``.
+        RuntimeError: torch's stack-trace code is not what callsite reproduces.
+
+    Example:
+        ::
+
+            import torch
+            from torch.fx.experimental.proxy_tensor import make_fx
+            import callsite, callsite.torch
+
+            def loss(out):                                # not a forward: torch's rules drop it
+                return (out * out).mean()
+
+            def step(x):
+                return loss(x + 1)
+
+            user = callsite.Filter(exclude=[r"/torch/"])  # torch's frames are not the user's
+            with callsite.torch.frames(user):
+                graph = make_fx(step, record_stack_traces=True)(torch.randn(3))
+            node = next(n for n in graph.graph.nodes if n.op == "call_function" and "mul" in str(n.target))
+            print(node.meta["stack_trace"])               # ends with loss's line
+    """
     if filter is None:
         filter = Filter.default()
     elif not isinstance(filter, Filter):
@@ -386,13 +422,40 @@ def _start_up_accelerate(proxy: ModuleType) -> None:
 
 def accelerate() -> bool:
     """Serves torch.fx's node stack traces with callsite (idempotent). Imports torch.fx.
-    Returns False (after one TorchWarning) where torch's code is not recognised."""
+    Returns False (after one TorchWarning) where torch's code is not recognised.
+
+    Example:
+        ::
+
+            import torch
+            import callsite.torch
+
+            class Model(torch.nn.Module):
+                def forward(self, x):
+                    return torch.relu(x) + 1          # each node's stack_trace names this line
+
+            print(callsite.torch.accelerate())        # True where torch's internals are recognised
+            tracer = torch.fx.Tracer()
+            tracer.record_stack_traces = True         # as make_fx and torch.export ask
+            graph = tracer.trace(Model())
+            print([n.stack_trace for n in graph.nodes if n.op == "call_function"][0])
+    """
     _install(importlib.import_module("torch.fx.proxy"))
     return _state is not None
 
 
 def decelerate() -> bool:
-    """Back to torch's own create_node (False: it was not accelerated)."""
+    """Back to torch's own create_node (False: it was not accelerated).
+
+    Example:
+        ::
+
+            import torch.fx
+            import callsite.torch
+
+            callsite.torch.accelerate()
+            print(callsite.torch.decelerate(), callsite.torch.is_accelerated())   # True False
+    """
     global _state
     with _lock:
         state = _state
@@ -407,12 +470,29 @@ def decelerate() -> bool:
 
 
 def is_accelerated() -> bool:
+    """True while callsite serves torch.fx's node stack traces (accelerate(), CALLSITE_TORCH=1).
+
+    Example:
+        ::
+
+            import callsite.torch
+
+            print(callsite.torch.is_accelerated())    # False until accelerate() or CALLSITE_TORCH=1
+    """
     return _state is not None
 
 
 def clear_caches() -> None:
     """Drops the cached texts, each frame's formatted lines, what is kept of linecache's
-    copies and the filter decisions."""
+    copies and the filter decisions.
+
+    Example:
+        ::
+
+            import callsite.torch
+
+            callsite.torch.clear_caches()
+    """
     with _lock:
         rules = _rules
         if rules is not None:
@@ -428,7 +508,29 @@ def traceback_of(node: Any) -> Traceback | None:
     columns: ``callsite.mlir.location(traceback_of(node), filter=...)`` or ``.to_mlir(filter)``.
     A node whose text was copied without the capture (export's inserted
     ``_assert_tensor_metadata`` nodes) gets the capture of the nearest node of its graph
-    recorded with that text. Raises TypeError for anything that is not a torch.fx.Node."""
+    recorded with that text.
+
+    Raises:
+        TypeError: ``node`` is not a ``torch.fx.Node``, as in
+            ``callsite.torch.traceback_of(3)``.
+
+    Example:
+        ::
+
+            import torch
+            import callsite, callsite.torch
+
+            class Model(torch.nn.Module):
+                def forward(self, x):
+                    return x * 2
+
+            callsite.torch.accelerate()
+            tracer = torch.fx.Tracer()
+            tracer.record_stack_traces = True
+            node = next(n for n in tracer.trace(Model()).nodes if n.op == "call_function")
+            user = callsite.Filter(exclude=[r"/torch/"])              # torch's frames are not the user's
+            print(callsite.torch.traceback_of(node).to_mlir(user))  # forward's line, with columns
+    """
     # A Node exists only once torch.fx.node is imported: looked up, never imported here.
     node_module = sys.modules.get("torch.fx.node")
     node_type = getattr(node_module, "Node", None)
@@ -486,7 +588,15 @@ def _step(node: Any, direction: str) -> Any:
 def status() -> dict[str, Any]:
     """For ``python -m callsite doctor``: whether torch.fx's stack traces are callsite's, the
     switch, and why not. Imports nothing (torch's version is read from its metadata until
-    torch is imported)."""
+    torch is imported).
+
+    Example:
+        ::
+
+            import callsite.torch
+
+            print(callsite.torch.status())            # what `python -m callsite doctor` shows for torch
+    """
     switched_on = False
     try:
         switched_on = _SWITCH.parse(os.environ.get(VARIABLE))
