@@ -61,7 +61,12 @@ callsite_find_python() {
   done
   if [ -z "$best" ]; then
     on_path="$(command -v "python$minor" 2>/dev/null || true)"
-    if [ -n "$on_path" ] && callsite_usable_python "$on_path"; then best="$on_path"; fi
+    if [ -n "$on_path" ] && callsite_usable_python "$on_path"; then
+      # A venv's python (tox puts its environment's first on PATH) stands for the interpreter it
+      # was made from: the cached venvs are keyed by the interpreter, the same from every checkout.
+      best="$("$on_path" -c 'import os, sys; b = os.path.join(sys.base_prefix, "bin", "python%d.%d" % sys.version_info[:2])
+print(b if sys.prefix != sys.base_prefix and os.access(b, os.X_OK) else sys.executable)')"
+    fi
   fi
   if [ -z "$best" ]; then
     if [ -n "${on_path:-}" ]; then

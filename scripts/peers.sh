@@ -4,6 +4,7 @@
 #
 # Usage: scripts/peers.sh [NAME ...]   (default: every requirements/peers/*.txt)
 #   CALLSITE_SETUP_RETRY=1   retry peers whose install failed before
+#   CALLSITE_PEERS=0         do nothing (the peer tests then skip)
 # The peer's dependencies live in a venv under $CALLSITE_CACHE/venv/, keyed by a hash of the peer's
 # file, requirements/test.txt and the interpreter's version, so every checkout on the machine (a CI
 # clone too) shares them; .venv/peer-NAME is a thin venv of this checkout that adds the cached
@@ -11,6 +12,7 @@
 # written to .venv/peer-NAME.failed (tests/support/peers.py skips with it). Exits 0 unless the arguments are bad.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+[ "${CALLSITE_PEERS:-1}" != 0 ] || { log "CALLSITE_PEERS=0: no peer venvs"; exit 0; }
 
 LOGDIR="$CALLSITE_ROOT/build/logs"
 mkdir -p "$LOGDIR" "$CALLSITE_ROOT/.venv"

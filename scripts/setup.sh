@@ -146,6 +146,8 @@ setup_one() {
      (cd / && "$venv/bin/python" -c 'import callsite') >>"$logf" 2>&1; then
     log "  callsite built and installed for Python $minor in $((SECONDS - t0)) s"
   else
+    # No older build stays installed for the suite to pass on.
+    "$venv/bin/python" -m pip uninstall -y -q callsite >/dev/null 2>&1
     log "  FAILED: callsite build/import for Python $minor; last lines of $logf:"
     tail -n 40 "$logf" >&2
     return 1

@@ -9,7 +9,7 @@
 #   CALLSITE_SANITIZED_TESTS  test files (paths under tests/) to run; default: the hardening tests
 #                             (findings, hostile states, stress, fuzz) and the core suites
 #                             below; "all" runs the whole suite (several times longer)
-#   writes build/test-results/pytest-asan-pyX.{xml,log,rc,secs}
+#   writes build/test-results/pytest-asan-pyX.{xml,log,rc,secs} (CALLSITE_RESULTS: another folder)
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$CALLSITE_ROOT"
@@ -18,7 +18,7 @@ MINOR="${1:-$CALLSITE_DEFAULT_MINOR}"
 PY="$(callsite_venv "$MINOR")/bin/python"
 [ -x "$PY" ] || die "no venv for Python $MINOR: run scripts/setup.sh $MINOR first"
 BUILD="$CALLSITE_ROOT/build/asan-module-py$MINOR"
-RESULTS="$CALLSITE_ROOT/build/test-results"
+RESULTS="${CALLSITE_RESULTS:-$CALLSITE_ROOT/build/test-results}"
 mkdir -p "$RESULTS"
 OUT="$RESULTS/pytest-asan-py$MINOR"
 t0=$SECONDS

@@ -1,7 +1,7 @@
 """The built documentation site, shared by tests/test_docs_*.py.
 
-``built_site()`` returns ``build/docs/html``: the one named by ``CALLSITE_DOCS_HTML`` (scripts/
-test.sh sets it right after running scripts/docs.sh), else the one in the checkout when it is
+``built_site()`` returns ``build/docs/html``: the one named by ``CALLSITE_DOCS_HTML`` (tox.ini
+sets it in the docs environment, after scripts/docs.sh), else the one in the checkout when it is
 newer than every file it is built from, else it runs scripts/docs.sh (which installs its own
 requirements) under a lock, so that concurrent test runs build it once.
 """
@@ -60,7 +60,7 @@ def built_site() -> pathlib.Path:
                 import pytest
 
                 pytest.skip(f"no built site here and scripts/docs.sh cannot run: {why} "
-                            "(scripts/test.sh's docs row builds the site and runs these tests)")
+                            "(scripts/test.sh's docs environment builds the site and runs these tests)")
             env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
             run = subprocess.run(["nice", "-n", "10", str(REPO / "scripts" / "docs.sh")], cwd=REPO,
                                  env=env, capture_output=True, text=True, timeout=3000)

@@ -3,8 +3,8 @@
 callsite built in), and how a test runs code there (no tests here).
 
 Peers are tested in one suite per run, not once per Python version the suite runs on: the
-peer's interpreter is its own venv's whichever Python runs pytest. scripts/test.sh names that
-suite with CALLSITE_PEER_SUITES=0 in the others, which then skip the peer tests saying so."""
+peer's interpreter is its own venv's whichever Python runs pytest. tox.ini runs them in 3.11's
+suite and sets CALLSITE_PEER_SUITES=0 in the others, which then skip the peer tests saying so."""
 from __future__ import annotations
 
 import os
