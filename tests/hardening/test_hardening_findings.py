@@ -218,7 +218,8 @@ _DAEMON_GC_FINALIZER = """
 _DAEMON_TORCH_TEXTS = """
     import copy, linecache, threading, time, callsite.torch as ct
     from callsite._callsite import _TorchTexts
-    texts = _TorchTexts(frozenset(), frozenset(), ct._Recorded)
+    from callsite.torch._recording import _Recorded
+    texts = _TorchTexts(frozenset(), frozenset(), _Recorded)
     class Node:
         def __deepcopy__(self, memo):   # below copy.py's deepcopy: a file read natively
             texts.record({}, False)

@@ -16,11 +16,12 @@ import pytest
 
 import callsite
 import callsite.torch as ct
+from callsite.torch import _recording
 from callsite._callsite import _TorchTexts
 
 
 def new_texts(uninteresting=frozenset(), anchors=frozenset()):
-    return _TorchTexts(uninteresting, anchors, ct._Recorded)
+    return _TorchTexts(uninteresting, anchors, _recording._Recorded)
 
 
 #: The standard library's own, for the reference texts of a test that replaces it.
@@ -124,7 +125,7 @@ def test_texts_are_the_traceback_modules(tmp_path, forward_only, newline, bom):
     assert len(rec.results) == 16
     for ours, theirs, recorded, meta in rec.results:
         assert ours == theirs
-        assert type(recorded) is ct._Recorded and recorded[1] == theirs
+        assert type(recorded) is _recording._Recorded and recorded[1] == theirs
         assert meta["_callsite_traceback"] is recorded
         assert recorded[0][0].name in ("helper", "other")  # the caller of the recording
     texts = [ours for ours, *_ in rec.results]
@@ -250,7 +251,7 @@ def test_formatting_that_clears_everything(tmp_path, monkeypatch):
 
 def test_bad_arguments():
     with pytest.raises(TypeError, match="uninteresting"):
-        _TorchTexts([], frozenset(), ct._Recorded)
+        _TorchTexts([], frozenset(), _recording._Recorded)
     with pytest.raises(TypeError, match="recorded must be a subclass of tuple"):
         _TorchTexts(frozenset(), frozenset(), dict)
     with pytest.raises(TypeError, match=r"text\(\): frames must be a list, not tuple"):
@@ -335,7 +336,7 @@ def test_the_meta_entry_is_the_recorded_type_made_as_tuple_makes_it():
     call when the type constructs as tuple does; a type with a __new__ of its own is called."""
     meta = {}
     recorded = new_texts().record(meta, False)
-    assert type(recorded) is ct._Recorded and meta["_callsite_traceback"] is recorded
+    assert type(recorded) is _recording._Recorded and meta["_callsite_traceback"] is recorded
     assert len(recorded) == 2 and isinstance(recorded[0], callsite.Traceback)
     assert recorded[1] == meta.get("stack_trace") and recorded == tuple(recorded)
     assert gc.is_tracked(recorded) and hash(recorded) == hash(tuple(recorded))
