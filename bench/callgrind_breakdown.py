@@ -48,8 +48,8 @@ STAGES = {
         r"^callsite::StackWalk::StackWalk\(",
     "  … filter decisions (keep_frames; scan_kept on a prefix walk)":
         r"^callsite::detail::(keep_frames|scan_kept)\(",
-    "  … of which: first decision per code object (keeps_code_slow)":
-        r"^callsite::detail::keeps_code_slow\(",
+    "  … of which: first decision per code object (keeps_uncached)":
+        r"^callsite::detail::keeps_uncached\([^)]*PyCodeObject",
     "  … the kept frames' location, the builder's tables (kept_location)":
         r"^callsite::mlir::\(anonymous namespace\)::(PythonApiBuilder|CapiBuilder)::kept_location\(",
     "  …   … one frame's location (frame_location): symbolize + MLIR's Location API":

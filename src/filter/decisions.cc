@@ -26,7 +26,7 @@ constexpr Py_ssize_t kMaxCachedFilenames = 4096;
 // finalizers; a str subclass's __hash__/__eq__): it may edit the rules, drop the last reference
 // to the Filter or to the code object. So the Filter and the names are held across, and a
 // decision is cached only under the generation it was made for.
-int keeps_filename(FilterObject *f, PyObject *filename) {
+int keeps(FilterObject *f, PyObject *filename) {
   if (f->rules->empty()) return 1;
   PyObject *self = reinterpret_cast<PyObject *>(f);
   Py_INCREF(self);
@@ -51,12 +51,12 @@ int keeps_filename(FilterObject *f, PyObject *filename) {
   return keep;
 }
 
-int keeps_code_slow(FilterObject *f, PyCodeObject *code, CodeInfo *info) {
+int keeps_uncached(FilterObject *f, PyCodeObject *code, CodeInfo *info) {
   // The decision is recorded for the generation it was made under (the rules may change while
   // they run); the code object, which owns `info`, is held across.
   const std::uint64_t generation = f->generation;
   Py_INCREF(code);
-  const int keep = keeps_filename(f, code->co_filename);
+  const int keep = keeps(f, code->co_filename);
   if (keep >= 0 && info) {
     if (!info->extension) info->extension.reset(new (std::nothrow) FilterDecisions());
     if (info->extension) {
@@ -70,10 +70,10 @@ int keeps_code_slow(FilterObject *f, PyCodeObject *code, CodeInfo *info) {
   return keep;
 }
 
-int keeps_native(FilterObject *f, const RawFrame &frame) {
+int keeps_uncached(FilterObject *f, const RawFrame &frame) {
   FrameInfo info;
   if (!symbolize(frame, &info)) return -1;
-  return info.filename && PyUnicode_Check(info.filename) ? keeps_filename(f, info.filename) : 1;
+  return info.filename && PyUnicode_Check(info.filename) ? keeps(f, info.filename) : 1;
 }
 
 std::size_t keep_frames(PyObject *filter, const RawFrame *frames, std::size_t n, RawFrame *out,
@@ -88,7 +88,7 @@ std::size_t keep_frames(PyObject *filter, const RawFrame *frames, std::size_t n,
   const bool keep_last = end == WalkEnd::at_boundary && n > 0 && limit > 0;
   const std::size_t kept = keep_first(
       n - std::size_t(keep_last), limit - std::size_t(keep_last),
-      [&](std::size_t i) { return keeps_raw(f, frames[i]); },
+      [&](std::size_t i) { return keeps(f, frames[i]); },
       [&](std::size_t i) {
         out[written++] = frames[i];
         return true;
@@ -118,7 +118,7 @@ bool is_filter(PyObject *obj) noexcept { return detail::is_filter_object(obj); }
 int filter_keeps(PyObject *filter, PyCodeObject *code) {
   detail::FilterObject *f = detail::checked(filter);
   if (!f) return -1;
-  return detail::keeps_code(f, code, detail::code_info(code));
+  return detail::keeps(f, code, detail::code_info(code));
 }
 
 std::size_t filter_frames(PyObject *filter, const RawFrame *frames, std::size_t n,

@@ -50,34 +50,38 @@ struct FilterDecisions final : CodeInfoExtension {
   unsigned next = 0;
 };
 
-/// Decides from the filename (per-filter dict, then the rules). 1/0/-1.
-int keeps_filename(FilterObject *f, PyObject *filename);
+// One name for the decision, `keeps`, overloaded by what it is asked of (a filename, a code
+// object, a raw frame); `keeps_uncached` is its out-of-line path where a cached one is inline.
 
-/// The uncached path of keeps_code: decides and records the decision on `info` (if any).
-int keeps_code_slow(FilterObject *f, PyCodeObject *code, CodeInfo *info);
+/// Whether `f` keeps frames of `filename` (per-filter dict, then the rules). 1/0/-1.
+int keeps(FilterObject *f, PyObject *filename);
+
+/// The uncached path of keeps(f, code, info): decides and records the decision on `info` (if
+/// any).
+int keeps_uncached(FilterObject *f, PyCodeObject *code, CodeInfo *info);
 
 /// Whether `f` keeps frames of `code`, `info` being code's CodeInfo (or nullptr): a scan of
 /// four slots when the decision is cached. 1/0/-1. Hot: runs per frame per captured location.
-inline int keeps_code(FilterObject *f, PyCodeObject *code, CodeInfo *info) {
+inline int keeps(FilterObject *f, PyCodeObject *code, CodeInfo *info) {
   if (info && info->extension) {
     const auto *d = static_cast<const FilterDecisions *>(info->extension.get());
     for (const auto &slot : d->slots)
       if (slot.generation == f->generation) return slot.keep;
   }
-  return keeps_code_slow(f, code, info);
+  return keeps_uncached(f, code, info);
 }
 
-/// keeps_raw() for a native frame: by the filename it reifies to. 1/0/-1.
-int keeps_native(FilterObject *f, const RawFrame &frame);
+/// keeps(f, frame) for a native frame: by the filename it reifies to. 1/0/-1.
+int keeps_uncached(FilterObject *f, const RawFrame &frame);
 
 /// Whether `f` keeps the raw frame (Python frames by code object, native ones by the
-/// filename they reify to). 1/0/-1. Hot: inline, as keeps_code.
-inline int keeps_raw(FilterObject *f, const RawFrame &frame) {
+/// filename they reify to). 1/0/-1. Hot: inline, as keeps(f, code, info).
+inline int keeps(FilterObject *f, const RawFrame &frame) {
   if (frame.is_python()) {
     auto *code = static_cast<PyCodeObject *>(frame.code());
-    return keeps_code(f, code, code_info(code));
+    return keeps(f, code, code_info(code));
   }
-  return keeps_native(f, frame);
+  return keeps_uncached(f, frame);
 }
 
 /// As callsite::filter_frames(), but `limit` alone bounds the result (the caller resolved it

@@ -21,7 +21,7 @@ std::size_t scan_kept(StackWalk &stack, FilterObject *f, std::size_t wanted, std
     const std::size_t size = stack.size();
     const std::size_t boundary = stack.end() == WalkEnd::at_boundary ? size - 1 : SIZE_MAX;
     for (; i < size; ++i) {
-      const int keep = i == boundary || !f ? 1 : keeps_raw(f, frames[i]);
+      const int keep = i == boundary || !f ? 1 : keeps(f, frames[i]);
       if (keep < 0) return SIZE_MAX;
       if (!keep) continue;
       if (out) out[found] = frames[i];

@@ -245,22 +245,22 @@ PyObject *keeps_py(PyObject *self, PyObject *x) {
   FilterObject *f = as_filter(self);
   int r;
   if (PyCode_Check(x)) {
-    r = keeps_code(f, reinterpret_cast<PyCodeObject *>(x),
+    r = keeps(f, reinterpret_cast<PyCodeObject *>(x),
                    code_info(reinterpret_cast<PyCodeObject *>(x)));
   } else if (PyUnicode_Check(x)) {
-    r = keeps_filename(f, x);
+    r = keeps(f, x);
   } else if (PyFunction_Check(x)) {
-    // Borrowed: keeps_code holds the code object across the decision, which may run code
+    // Borrowed: keeps holds the code object across the decision, which may run code
     // (a collection's finalizers) that assigns x.__code__.
     PyObject *code = PyFunction_GetCode(x);
-    r = keeps_code(f, reinterpret_cast<PyCodeObject *>(code),
+    r = keeps(f, reinterpret_cast<PyCodeObject *>(code),
                    code_info(reinterpret_cast<PyCodeObject *>(code)));
   } else if (PyFrame_Check(x)) {
     PyCodeObject *code = PyFrame_GetCode(reinterpret_cast<PyFrameObject *>(x));
-    r = keeps_code(f, code, code_info(code));
+    r = keeps(f, code, code_info(code));
     Py_DECREF(code);
   } else if (PyObject_TypeCheck(x, frame_type)) {
-    r = keeps_raw(f, frame_raw(x));
+    r = keeps(f, frame_raw(x));
   } else {
     PyErr_Format(PyExc_TypeError,
                  "Filter.keeps() expects a code object, function, frame, callsite.Frame or "
