@@ -1,8 +1,8 @@
 """What callsite.torch installs in torch.fx and the recording it serves there: the state of
 accelerate(), torch's filter rules and the native recorder made for them, the frames() scope,
 and the recording block of TracerBase.create_node (the native path, and the Python path for
-what it does not describe). The package's facade (callsite.torch) reads this state; nothing
-else writes it.
+what it does not describe). callsite.torch, the API, reads this state and sets ``_chosen``
+for a frames() scope; everything else here is written by this module alone.
 
 No finalizer of this module runs Python code: a weak-reference callback or ``__del__`` runs
 wherever a collection happens (inside a lock this module holds, or with a KeyboardInterrupt
