@@ -132,7 +132,10 @@ def dsl_row(run: dict) -> str:
 
 
 def boundary_row(runs: list[dict]) -> str:
-    ratios, used = [], []
+    """Each side's added time per op, then their ratio: callsite's part is the difference of two
+    op timings of a few microseconds, so the ratio moves with the machine's noise; the added
+    times say what it bounds."""
+    ratios, walks, ours_added, used = [], [], [], []
     for run in runs:
         for m in run["bindings"].values():
             b = m.get("boundary_ns", {})
@@ -140,10 +143,15 @@ def boundary_row(runs: list[dict]) -> str:
             none, ours = b.get("ops, Location.unknown()"), b.get("ops, callsite boundary")
             if walk and none and ours and ours > none:
                 ratios.append((walk - none) / (ours - none))
+                walks.append((walk - none) / 1000)
+                ours_added.append((ours - none) / 1000)
                 used.append(run)
+    micro = lambda v: f"{v:.1f}" if v < 10 else f"{v:.0f}"  # noqa: E731
     return (f"| an op's location in a kernel run under a 200-frame program | warm; wall time; "
-            f"{versions(used)} | MLIR's walk limited to 40 frames: the time it adds per op | "
-            f"{span(ratios)}× less |")
+            f"{versions(used)} | MLIR's walk limited to 40 frames: {span(walks, micro)} µs added "
+            f"per op | {span(ours_added, micro)} µs added per op, {span(ratios)}× less (callsite's "
+            f"part is the difference of two op timings: the ratio moves with the machine's "
+            f"noise) |")
 
 
 # --- cold rows: torch's first trace and its second, a new MLIR Context ------------------------
