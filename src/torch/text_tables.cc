@@ -330,7 +330,7 @@ PyObject *make_stack_text(PyObject *cache, const FrameKey *kept, std::size_t n,
       entries.push_back(entry);
       files.emplace_back(Py_NewRef(kept[i].file), version);
     }
-    if (detail::repeats_cut_short(kept, n)) return done(stripped(detail::format_named(kept, n)));
+    if (detail::repeats_cut_short(kept, n)) return done(cpython_text(kept, n));
     PyObject *parts = PyList_New(Py_ssize_t(n));
     if (!parts) return done(nullptr);
     for (std::size_t i = 0; i < n; ++i) {
@@ -374,6 +374,10 @@ bool copies_unchanged(PyObject *cache, const FileVersions &files, bool *same) no
 }
 
 void release_versions(FileVersions &files) noexcept { release_files(files); }
+
+PyObject *cpython_text(const FrameKey *frames, std::size_t n) {
+  return stripped(detail::format_named(frames, n));
+}
 
 PyObject *stack_text(PyObject *cache, const FrameKey *kept, std::size_t n,
                      FileVersions *versions) {

@@ -55,6 +55,12 @@ using FileVersions = std::vector<std::pair<PyObject *, std::uint64_t>>;
 PyObject *stack_text(PyObject *cache, const FrameKey *kept, std::size_t n,
                      FileVersions *versions = nullptr);
 
+/// torch's text of frames[0..n) written by CPython alone, without the tables:
+/// "".join(StackSummary.format()).strip() (render/stack_summary.h's format_named), for a run
+/// the tables leave to CPython and for the Python path. May run any code (linecache's
+/// readers). A new reference or nullptr with an error.
+PyObject *cpython_text(const FrameKey *frames, std::size_t n);
+
 /// Whether linecache still holds the copies `files` were taken from (`*same`); false with a
 /// Python error. May call into Python (a file read again).
 bool copies_unchanged(PyObject *cache, const FileVersions &files, bool *same) noexcept;

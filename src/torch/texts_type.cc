@@ -383,77 +383,13 @@ PyObject *texts_record_kept(PyObject *self_obj, PyObject *const *args, Py_ssize_
   return result;
 }
 
-/// The (file, name) of a frame tuple (file, line, name) of exact strs; false with a TypeError.
-bool frame_names(PyObject *item, PyObject **file, PyObject **name) {
-  if (PyTuple_CheckExact(item) && PyTuple_GET_SIZE(item) == 3 &&
-      PyUnicode_CheckExact(PyTuple_GET_ITEM(item, 0)) &&
-      PyUnicode_CheckExact(PyTuple_GET_ITEM(item, 2))) {
-    *file = PyTuple_GET_ITEM(item, 0);
-    *name = PyTuple_GET_ITEM(item, 2);
-    return true;
-  }
-  PyErr_Format(PyExc_TypeError,
-               "kept(): frames must hold (file, line, name) tuples whose file and name are "
-               "str, not %R",
-               item);
-  return false;
-}
-
-// kept(frames, forward_only, /): see the docstring below.
-PyObject *texts_kept(PyObject *self_obj, PyObject *const *args, Py_ssize_t nargs) {
-  if (!two_arguments("kept", "frames, forward_only", nargs)) return nullptr;
-  PyObject *frames = args[0];
-  if (!PyList_CheckExact(frames)) {
-    PyErr_Format(PyExc_TypeError, "kept(): frames must be a list, not %.200s",
-                 Py_TYPE(frames)->tp_name);
-    return nullptr;
-  }
-  const int forward_only = PyObject_IsTrue(args[1]);
-  if (forward_only < 0) return nullptr;
-  TextsObject *self = as_texts(self_obj);
-  if (!self->decisions) {
-    PyErr_SetString(PyExc_RuntimeError, "_TorchTexts: cleared");
-    return nullptr;
-  }
-  // A copy of the list, holding its frames: a decision may run a set member's __eq__, which
-  // may change the caller's list.
-  PyObject *held = PyList_GetSlice(frames, 0, PY_SSIZE_T_MAX);
-  if (!held) return nullptr;
-  Py_INCREF(self_obj);
-  PyObject *result = nullptr;
-  try {
-    const std::size_t n = std::size_t(PyList_GET_SIZE(held));
-    std::vector<std::uint8_t> bits(n);
-    std::size_t i = 0;
-    for (; i < n; ++i) {
-      PyObject *file, *name;
-      if (!frame_names(PyList_GET_ITEM(held, Py_ssize_t(i)), &file, &name)) break;
-      const int b = decision(self, file, name, false);
-      if (b < 0) break;
-      bits[i] = std::uint8_t(b);
-    }
-    if (i == n && (result = PyList_New(0))) {
-      select_kept(bits.data(), n, forward_only != 0, [&](std::size_t k) {
-        if (result && PyList_Append(result, PyList_GET_ITEM(held, Py_ssize_t(k))) < 0)
-          Py_CLEAR(result);
-      });
-    }
-  } catch (const std::bad_alloc &) {
-    Py_CLEAR(result);
-    PyErr_NoMemory();
-  }
-  Py_DECREF(held);
-  Py_DECREF(self_obj);
-  return result;
-}
-
-/// `frames` (a list of (file, line, name) tuples, line an int or None) as frames borrowed from
-/// `*held`, a tuple copy of the list (a new reference the caller releases): formatting runs
-/// linecache's code, which may change the caller's list. false with a TypeError naming
-/// `method`.
-bool named_frames(const char *method, PyObject *frames, PyObject **held,
+/// `frames` (a list of (file, line, name) tuples, line an int or None; with `exact_names`,
+/// file and name exact strs) as frames borrowed from `*held`, a tuple copy of the list (a new
+/// reference or nullptr, which the caller releases either way): a decision or the formatting
+/// may run code that changes the caller's list. false with a TypeError naming `method`.
+bool named_frames(const char *method, PyObject *frames, bool exact_names, PyObject **held,
                   std::vector<detail::NamedFrame> &out) {
-  if (!PyList_Check(frames)) {
+  if (!PyList_CheckExact(frames)) {
     PyErr_Format(PyExc_TypeError, "%s(): frames must be a list, not %.200s", method,
                  Py_TYPE(frames)->tp_name);
     return false;
@@ -463,19 +399,22 @@ bool named_frames(const char *method, PyObject *frames, PyObject **held,
   out.reserve(std::size_t(n));
   for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject *item = PyTuple_GET_ITEM(*held, i);
-    PyObject *line = PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 3
-                         ? PyTuple_GET_ITEM(item, 1) : nullptr;
-    long value = -1;
-    if (line && line != Py_None) {
+    bool ok = PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 3;
+    long value = -1;  // line None
+    if (ok && PyTuple_GET_ITEM(item, 1) != Py_None) {
+      PyObject *line = PyTuple_GET_ITEM(item, 1);
       value = PyLong_Check(line) ? PyLong_AsLong(line) : -2;
       if (value == -1 && PyErr_Occurred()) PyErr_Clear();
-      if (value < 0 || value > INT_MAX) line = nullptr;
+      ok = value >= 0 && value <= INT_MAX;
     }
-    if (!line) {
+    if (ok && exact_names)
+      ok = PyUnicode_CheckExact(PyTuple_GET_ITEM(item, 0)) &&
+           PyUnicode_CheckExact(PyTuple_GET_ITEM(item, 2));
+    if (!ok) {
       PyErr_Format(PyExc_TypeError,
                    "%s(): frames must hold (file, line, name) tuples, line an int from 0 to "
-                   "%d or None, not %R",
-                   method, INT_MAX, item);
+                   "%d or None%s, not %R",
+                   method, INT_MAX, exact_names ? ", file and name str" : "", item);
       return false;
     }
     out.push_back({PyTuple_GET_ITEM(item, 0), PyTuple_GET_ITEM(item, 2), int(value)});
@@ -483,22 +422,58 @@ bool named_frames(const char *method, PyObject *frames, PyObject **held,
   return true;
 }
 
-// summary(frames, /) and text(frames, /): see the docstrings below.
-template <PyObject *(*Make)(const detail::NamedFrame *, std::size_t), bool kStrip>
-PyObject *texts_formatted(PyObject *, PyObject *frames) {
+// kept(frames, forward_only, /): see the docstring below.
+PyObject *texts_kept(PyObject *self_obj, PyObject *const *args, Py_ssize_t nargs) {
+  if (!two_arguments("kept", "frames, forward_only", nargs)) return nullptr;
+  const int forward_only = PyObject_IsTrue(args[1]);
+  if (forward_only < 0) return nullptr;
+  TextsObject *self = as_texts(self_obj);
+  if (!self->decisions) {
+    PyErr_SetString(PyExc_RuntimeError, "_TorchTexts: cleared");
+    return nullptr;
+  }
+  Py_INCREF(self_obj);
   PyObject *held = nullptr, *result = nullptr;
   try {
     std::vector<detail::NamedFrame> named;
-    if (named_frames(kStrip ? "text" : "summary", frames, &held, named))
+    if (named_frames("kept", args[0], true, &held, named)) {
+      const std::size_t n = named.size();
+      std::vector<std::uint8_t> bits(n);
+      std::size_t i = 0;
+      for (; i < n; ++i) {
+        const int b = decision(self, named[i].file, named[i].name, false);
+        if (b < 0) break;
+        bits[i] = std::uint8_t(b);
+      }
+      if (i == n && (result = PyList_New(0))) {
+        select_kept(bits.data(), n, forward_only != 0, [&](std::size_t k) {
+          if (result && PyList_Append(result, PyTuple_GET_ITEM(held, Py_ssize_t(k))) < 0)
+            Py_CLEAR(result);
+        });
+      }
+    }
+  } catch (const std::bad_alloc &) {
+    Py_CLEAR(result);
+    PyErr_NoMemory();
+  }
+  Py_XDECREF(held);
+  Py_DECREF(self_obj);
+  return result;
+}
+
+// summary(frames, /) and text(frames, /): see the docstrings below.
+template <PyObject *(*Make)(const detail::NamedFrame *, std::size_t)>
+PyObject *texts_formatted(PyObject *, PyObject *frames) {
+  const char *method = Make == cpython_text ? "text" : "summary";
+  PyObject *held = nullptr, *result = nullptr;
+  try {
+    std::vector<detail::NamedFrame> named;
+    if (named_frames(method, frames, false, &held, named))
       result = Make(named.data(), named.size());
   } catch (const std::bad_alloc &) {
     PyErr_NoMemory();
   }
   Py_XDECREF(held);
-  if (kStrip && result) {
-    PyObject *text = PyObject_CallMethod(result, "strip", nullptr);
-    Py_SETREF(result, text);
-  }
   return result;
 }
 
@@ -655,12 +630,12 @@ PyMethodDef texts_methods[] = {
      "stripped). Returns recorded((traceback, text)), text None when the traceback is empty,\n"
      "written to meta as record() writes it; the traceback alone (writing nothing) when it\n"
      "has a frame this path does not describe, for the caller's Python path."},
-    {"summary", texts_formatted<detail::named_summary, false>, METH_O | METH_STATIC,
+    {"summary", texts_formatted<detail::named_summary>, METH_O | METH_STATIC,
      "summary(frames, /)\n--\n\n"
      "A traceback.StackSummary of FrameSummary(file, line, name, lookup_line=False) for\n"
      "frames, a list of (file, line, name) tuples (outermost first, line an int or None): the\n"
      "summary torch's walk gives a tracer's own _filter_traceback_frames."},
-    {"text", texts_formatted<detail::format_named, true>, METH_O | METH_STATIC,
+    {"text", texts_formatted<cpython_text>, METH_O | METH_STATIC,
      "text(frames, /)\n--\n\n"
      "torch's text of frames (a list of (file, line, name) tuples, outermost first):\n"
      "''.join(summary(frames).format()).strip(), as StackSummary.format writes it (lines\n"

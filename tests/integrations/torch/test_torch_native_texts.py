@@ -260,6 +260,8 @@ def test_bad_arguments():
         _TorchTexts.summary([("f.py", -1, "g")])
     with pytest.raises(TypeError, match="line an int"):
         _TorchTexts.text([("f.py", "1", "g")])
+    with pytest.raises(TypeError, match=r"kept\(\): .*file and name str"):
+        new_texts().kept([(b"f.py", 1, "g")], False)
     with pytest.raises(TypeError, match="2 arguments"):
         new_texts().record({})
 
