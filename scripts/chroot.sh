@@ -30,7 +30,6 @@ IN_ROOT=/opt/callsite          # inside the chroot: the caches, and src-*/ (repo
 # tree would mix objects, since the copy keeps each checkout's modification times and an older
 # source file does not make ninja rebuild a newer object built from another checkout.
 SRC_IN="$IN_ROOT/src-$(cd "$CALLSITE_ROOT" && pwd -P | sha256sum | cut -c1-12)"
-LOGDIR="$CALLSITE_ROOT/build/logs"
 
 # The host's main Debian archive (not its security archive), whatever the sources' format.
 host_mirror() {
@@ -51,8 +50,8 @@ cmd_check() {
   [ -f "$CHROOT_DIR/.callsite-ready" ] && return 0
   host_mirror >/dev/null || { echo "no Debian mirror in the host's apt configuration"; return 1; }
   command -v mmdebstrap >/dev/null 2>&1 && return 0
-  mkdir -p "$LOGDIR"
-  callsite_install_packages mmdebstrap >"$LOGDIR/apt-mmdebstrap.log" 2>&1 ||
+  mkdir -p "$CALLSITE_LOGS"
+  callsite_install_packages mmdebstrap >"$CALLSITE_LOGS/apt-mmdebstrap.log" 2>&1 ||
     { echo "mmdebstrap is not installed and apt-get could not install it (build/logs/apt-mmdebstrap.log)"; return 1; }
 }
 
@@ -60,13 +59,13 @@ cmd_ensure() {
   local why; why="$(cmd_check)" || die "chroot unavailable: $why"
   if [ -f "$CHROOT_DIR/.callsite-ready" ]; then log "chroot: reusing $CHROOT_DIR"; return 0; fi
   local mirror t0=$SECONDS tmp="$CHROOT_DIR.partial"; mirror="$(host_mirror)"
-  mkdir -p "$LOGDIR"; rm -rf "$tmp"
+  mkdir -p "$CALLSITE_LOGS"; rm -rf "$tmp"
   log "chroot: building Debian sid in $CHROOT_DIR from $mirror (log: build/logs/chroot.log)"
   # The mirror may serve sid with an expired Release date: don't reject it for that.
   if ! mmdebstrap --variant=apt --aptopt='Acquire::Check-Valid-Until "false"' \
        --include="$(IFS=,; echo "${CHROOT_PACKAGES[*]}")" sid "$tmp" "deb $mirror sid main" \
-       >"$LOGDIR/chroot.log" 2>&1; then
-    tail -n 20 "$LOGDIR/chroot.log" >&2; rm -rf "$tmp"
+       >"$CALLSITE_LOGS/chroot.log" 2>&1; then
+    tail -n 20 "$CALLSITE_LOGS/chroot.log" >&2; rm -rf "$tmp"
     die "mmdebstrap failed"
   fi
   touch "$tmp/.callsite-ready"
@@ -100,14 +99,14 @@ bind() { # bind SRC DST [ro]
 # pip configuration in. Unmounted by the EXIT trap.
 enter() {
   local src="$CHROOT_DIR$SRC_IN" d
-  mkdir -p "$src" "$LOGDIR"
+  mkdir -p "$src" "$CALLSITE_LOGS"
   # tar keeps modification times, so the incremental builds (build/) and the venvs (.venv/),
   # which stay, see only what changed.
   find "$src" -mindepth 1 -maxdepth 1 ! -name build ! -name .venv -exec rm -rf {} +
   (cd "$CALLSITE_ROOT" && tar -c --exclude=./.venv --exclude=./build --exclude=./.git .) | tar -x -C "$src"
   trap unmount_all EXIT
   trap 'exit 130' INT TERM # the EXIT trap then unmounts
-  bind /proc "$CHROOT_DIR/proc" && bind /dev "$CHROOT_DIR/dev" && bind "$LOGDIR" "$src/build/logs" ||
+  bind /proc "$CHROOT_DIR/proc" && bind /dev "$CHROOT_DIR/dev" && bind "$CALLSITE_LOGS" "$src/build/logs" ||
     die "cannot bind-mount /proc, /dev, build/logs"
   while read -r d; do [ -n "$d" ] && bind "$d" "$CHROOT_DIR$d" ro; done < <(pip_local_dirs)
   cp -L /etc/resolv.conf "$CHROOT_DIR/etc/resolv.conf" 2>/dev/null || true
@@ -189,5 +188,5 @@ case "${1:-}" in
   setup) shift; cmd_setup "${@:-${CALLSITE_CHROOT_MINORS[@]}}" ;;
   test) shift; cmd_test "$@" ;;
   run) shift; cmd_run "$@" ;;
-  *) sed -n '2,18p' "$0"; exit 2 ;;
+  *) callsite_usage; exit 2 ;;
 esac

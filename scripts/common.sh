@@ -1,4 +1,5 @@
-# scripts/common.sh — shared helpers for setup.sh / test.sh / demo.sh (sourced, not run).
+# scripts/common.sh — what the scripts share: the Python versions, finding their interpreters,
+# the cached venvs (sourced, not run).
 
 CALLSITE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # The one list of Python versions: the host's (pyenv) and the chroot's (Debian sid builds that
@@ -8,6 +9,7 @@ CALLSITE_CHROOT_MINORS=(3.14 3.15)
 CALLSITE_SUPPORTED_MINORS=("${CALLSITE_HOST_MINORS[@]}")
 CALLSITE_DEFAULT_MINOR=3.11
 CALLSITE_REQUIREMENTS="$CALLSITE_ROOT/requirements"
+CALLSITE_LOGS="$CALLSITE_ROOT/build/logs"
 # Caches shared by every checkout on the machine (CI's fresh clone included): chroots, peer venvs.
 CALLSITE_CACHE="${CALLSITE_CACHE:-${CALLSITE_CHROOT_CACHE:-/var/cache/callsite}}"
 PYENV_ROOT="${PYENV_ROOT:-$HOME/.pyenv}"
@@ -36,6 +38,8 @@ callsite_install_packages() {
 
 log() { printf '[callsite] %s\n' "$*" >&2; }
 die() { printf '[callsite] error: %s\n' "$*" >&2; exit 1; }
+# The calling script's header comment: its usage.
+callsite_usage() { sed -n '2,/^[^#]/{/^#/p}' "$0"; }
 
 # Prints every full version (3.X.Y) pyenv knows, one a line; falls back to $PYENV_ROOT/versions.
 callsite_pyenv_versions() {
@@ -112,4 +116,98 @@ callsite_peer_minor() {
 }
 
 callsite_venv() { echo "$CALLSITE_ROOT/.venv/py$1"; }
+
+# callsite_first_python MINOR... : prints the first MINOR that has a usable interpreter; fails,
+# with each one's reason on stderr, when none has.
+callsite_first_python() {
+  local m why whys=()
+  for m; do
+    why="$(callsite_skip_reason "$m")" || { echo "$m"; return 0; }
+    whys+=("Python $m: $why")
+  done
+  printf '[callsite] %s\n' "${whys[@]}" >&2
+  return 1
+}
+
+# callsite_pip_install VENV FILE... : installs the requirements of FILEs into VENV.
+callsite_pip_install() {
+  local f reqs=()
+  for f in "${@:2}"; do reqs+=(-r "$f"); done
+  "$1/bin/python" -m pip install --disable-pip-version-check -q "${reqs[@]}"
+}
+
+# callsite_pip_error < LOG : the first error pip wrote, the reason a failure is recorded with.
+callsite_pip_error() {
+  local r; r="$(grep -m 1 -E '^ERROR' | cut -c1-200)"
+  echo "${r:-pip exited non-zero}"
+}
+
+# callsite_cached_venv NAME PYTHON INSTALL FILE... : prints $CALLSITE_CACHE/venv/NAME-KEY, a venv
+# of PYTHON's into which `INSTALL VENV FILE...` installed, shared by every checkout on the
+# machine (a CI clone too). KEY hashes all that makes it: the interpreter, FILEs' text and the
+# code of INSTALL, of its helpers (functions named INSTALL*) and of this function, so changing
+# any of them makes a new venv. One creator at a time per key (flock); a half-made venv is never
+# marked ready. INSTALL's output goes to build/logs/pip-NAME.log, whose end is shown when it
+# fails. CALLSITE_SETUP_RETRY=1 runs INSTALL again on a ready venv, for what it tolerated failing.
+callsite_cached_venv() {
+  local name="$1" base="$2" install="$3" f key dir; shift 3
+  local cache="$CALLSITE_CACHE/venv" logf="$CALLSITE_LOGS/pip-$name.log"
+  key="$( { "$base" -c 'import sys; print(sys.executable, sys.version)' && cat "$@" &&
+            for f in callsite_cached_venv $(compgen -A function "$install"); do declare -f "$f"; done
+          } | sha256sum | cut -c1-12)" || return 1
+  dir="$cache/$name-$key"
+  mkdir -p "$cache" "$CALLSITE_LOGS" || return 1
+  (
+    flock 8
+    if [ -f "$dir/.callsite-ready" ]; then
+      [ "${CALLSITE_SETUP_RETRY:-0}" = 1 ] || exit 0
+      log "$name: retrying its install in $dir (log: ${logf#"$CALLSITE_ROOT"/})"
+      "$install" "$dir" "$@" >>"$logf" 2>&1 </dev/null
+      exit 0
+    fi
+    local t0=$SECONDS
+    log "$name: installing ${*##*/} into $dir (log: ${logf#"$CALLSITE_ROOT"/})"
+    rm -rf "$dir"
+    if ! { "$base" -m venv "$dir" && "$install" "$dir" "$@"; } >"$logf" 2>&1 </dev/null; then
+      tail -n 20 "$logf" >&2; rm -rf "$dir"; exit 1
+    fi
+    touch "$dir/.callsite-ready"
+    log "$name: installed in $((SECONDS - t0)) s"
+  ) 8>"$cache/.lock-$name-$key" || return 1
+  # Keys nobody has used for a week belong to what the venv was made of before.
+  find "$cache" -mindepth 1 -maxdepth 1 -name "$name-????????????" ! -name "$name-$key" \
+    -mtime +7 -exec rm -rf {} + 2>/dev/null || true
+  touch "$dir"
+  echo "$dir"
+}
+
+# callsite_linked_venv SRC DST : makes DST a copy of venv SRC whose files are hard links into
+# SRC, unless it already is one that runs (CALLSITE_SETUP_RETRY=1 copies again: a retry may have
+# added to SRC). The scripts naming SRC's path (bin/ shebangs, activate, pyvenv.cfg) are
+# rewritten by sed -i, which writes a new file, so SRC's own copies stay as they are; pip and
+# Python's bytecode writes also replace files rather than write into them.
+callsite_linked_venv() {
+  local src="$1" dst="$2"
+  if [ "$(cat "$dst/.callsite-deps" 2>/dev/null)" = "$src" ] && "$dst/bin/python" -c '' 2>/dev/null &&
+     [ "${CALLSITE_SETUP_RETRY:-0}" != 1 ]; then return 0; fi
+  log "$dst from $src"
+  rm -rf "$dst" "$dst.partial"; mkdir -p "$(dirname "$dst")"
+  cp -al "$src" "$dst.partial" 2>/dev/null || cp -a "$src" "$dst.partial" || return 1
+  grep -lIF --null "$src" "$dst.partial"/bin/* "$dst.partial/pyvenv.cfg" 2>/dev/null |
+    xargs -0 -r sed -i "s|$src|$dst|g"
+  rm -f "$dst.partial/.callsite-ready"
+  echo "$src" >"$dst.partial/.callsite-deps"
+  mv "$dst.partial" "$dst"
+}
+
+# callsite_install_checkout VENV BUILD_DIR LOG : builds this checkout's callsite in BUILD_DIR
+# (incremental; a path under the checkout) and installs it into VENV, appending to LOG.
+callsite_install_checkout() {
+  log "building callsite into $1 (log: ${3#"$CALLSITE_ROOT"/})"
+  if ! (cd "$CALLSITE_ROOT" && CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
+        "$1/bin/python" -m pip install --disable-pip-version-check --no-build-isolation --no-deps \
+        --force-reinstall -C "build-dir=$2" .) >>"$3" 2>&1 </dev/null; then
+    tail -n 40 "$3" >&2; return 1
+  fi
+}
 

@@ -2,8 +2,9 @@
 # scripts/docs.sh — builds the documentation site into build/docs/html, warnings as errors.
 #
 # Usage: scripts/docs.sh            (CALLSITE_DOCS_PYTHON=3.X picks the interpreter; default 3.12)
-# Creates its own venv (.venv/docs) with requirements/docs.txt, builds and installs callsite
-# into it (the API reference documents the installed package), runs Doxygen on the installed
+# Its own venv, .venv/docs: a hard-linked copy of a cached one (common.sh's callsite_cached_venv)
+# with requirements/docs.txt and test.txt (the build tools); callsite is built and installed into
+# it (the API reference documents the installed package). Then Doxygen runs on the installed
 # headers (apt-get installs doxygen, and chromium for the browser test, when missing and we are
 # root), then sphinx-build -W. Doxygen warnings (an undocumented declaration) fail the build too.
 set -euo pipefail
@@ -15,22 +16,12 @@ BASE="$(callsite_find_python "$MINOR")" || die "scripts/docs.sh needs Python $MI
 VENV="$CALLSITE_ROOT/.venv/docs"
 PY="$VENV/bin/python"
 OUT="$CALLSITE_ROOT/build/docs"
-mkdir -p "$OUT" "$CALLSITE_ROOT/build/logs"
-LOGF="$CALLSITE_ROOT/build/logs/docs.log"
+LOGF="$CALLSITE_LOGS/docs.log"
+DEPS="$(callsite_cached_venv docs "$BASE" callsite_pip_install "$CALLSITE_REQUIREMENTS/test.txt" \
+  "$CALLSITE_REQUIREMENTS/docs.txt")" || die "pip failed (see build/logs/pip-docs.log)"
+callsite_linked_venv "$DEPS" "$VENV"
+mkdir -p "$OUT"
 : >"$LOGF"
-
-base_id="$("$BASE" -c 'import sys; print(sys.executable, sys.version.split()[0])')"
-if [ ! -x "$PY" ] || [ "$(cat "$VENV/.callsite-base" 2>/dev/null)" != "$base_id" ]; then
-  log "docs: creating $VENV from $BASE"
-  rm -rf "$VENV"; "$BASE" -m venv "$VENV"; echo "$base_id" >"$VENV/.callsite-base"
-fi
-want="$(cat requirements/docs.txt) nanobind scikit-build-core cmake ninja"
-if [ "$(cat "$VENV/.callsite-docs-reqs" 2>/dev/null)" != "$want" ]; then
-  log "docs: pip install -r requirements/docs.txt"
-  "$PY" -m pip install --disable-pip-version-check -q -r requirements/docs.txt \
-    nanobind scikit-build-core cmake ninja >>"$LOGF" 2>&1 || { tail -n 20 "$LOGF"; die "pip failed (see $LOGF)"; }
-  echo "$want" >"$VENV/.callsite-docs-reqs"
-fi
 
 if ! command -v doxygen >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
@@ -49,10 +40,7 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     || log "docs: apt-get install chromium failed: the browser test will fail (see $LOGF)"
 fi
 
-log "docs: building callsite into $VENV"
-CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
-  "$PY" -m pip install --disable-pip-version-check --no-build-isolation --no-deps -q \
-  --config-settings=build-dir=build/docs/ext . >>"$LOGF" 2>&1 || { tail -n 30 "$LOGF"; die "callsite build failed (see $LOGF)"; }
+callsite_install_checkout "$VENV" build/docs/ext "$LOGF" || die "callsite build failed (see $LOGF)"
 
 log "docs: doxygen include/callsite"
 rm -rf "$OUT/doxygen"; mkdir -p "$OUT/doxygen"
@@ -64,7 +52,7 @@ if grep -q "warning:" "$OUT/doxygen/warnings.log"; then
   die "doxygen warned: every declaration in include/callsite/*.h needs a /// comment"
 fi
 
-log "docs: sphinx-build -W into ${OUT#$CALLSITE_ROOT/}/html"
+log "docs: sphinx-build -W into ${OUT#"$CALLSITE_ROOT"/}/html"
 rm -rf "$OUT/html" "$OUT/doctrees"
 (cd / && env -u PYTHONPATH "$PY" -m sphinx -W --keep-going -q -b html -d "$OUT/doctrees" \
   "$CALLSITE_ROOT/docs" "$OUT/html") 2>&1 | tee -a "$LOGF"

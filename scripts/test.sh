@@ -19,20 +19,11 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$CALLSITE_ROOT"
 
-# tox itself, pinned by requirements/tox.txt, in a venv cached per interpreter and pin.
+# tox itself, pinned by requirements/tox.txt, in a cached venv.
 BASE="$(command -v python3)" || die "no python3 on PATH"
-key="$( { "$BASE" -c 'import sys; print(sys.executable, sys.version)'; cat requirements/tox.txt; } | sha256sum | cut -c1-12)"
-TOOL="$CALLSITE_CACHE/venv/tox-$key"
-mkdir -p "$CALLSITE_CACHE/venv" build/tox
-(
-  flock 8
-  [ -f "$TOOL/.callsite-ready" ] && exit 0
-  log "installing tox into $TOOL"
-  rm -rf "$TOOL" && "$BASE" -m venv "$TOOL" &&
-    "$TOOL/bin/python" -m pip install --disable-pip-version-check -q -r requirements/tox.txt \
-      >build/tox/pip.log 2>&1 &&
-    touch "$TOOL/.callsite-ready"
-) 8>"$CALLSITE_CACHE/venv/.lock-tox-$key" || die "could not install tox (build/tox/pip.log)"
+TOOL="$(callsite_cached_venv tox "$BASE" callsite_pip_install "$CALLSITE_REQUIREMENTS/tox.txt")" ||
+  die "could not install tox (build/logs/pip-tox.log)"
+mkdir -p build/tox
 ln -sfn "$TOOL" build/tox/tool
 
 RESULTS="$CALLSITE_ROOT/build/test-results"
