@@ -9,11 +9,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
-#: When the script started (its first import of this module), and the load average then: the
-#: run's start in its result file.
-STARTED = (time.time(), os.getloadavg() if hasattr(os, "getloadavg") else None)
+try:  # the results module takes the run's start (the time, the load average) when first imported
+    from callsite._cli import results as _results  # noqa: F401
+except ImportError:  # the scripts that read callgrind files run without a build
+    pass
 
 #: The checkout these scripts are part of: the commit a result file names.
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -33,13 +33,10 @@ def count(text: str) -> int:
 def counts(text: str) -> list[int]:
     """argparse type of a comma-separated list of counts ("5,20,50")."""
     try:
-        values = [int(part) for part in text.split(",")]
-    except ValueError:
-        values = []
-    if not values or min(values) < 1:
+        return [count(part) for part in text.split(",")]
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(
-            f"expected integers >= 1 separated by commas, got {text!r}")
-    return values
+            f"expected integers >= 1 separated by commas, got {text!r}") from None
 
 
 def names(known: tuple[str, ...]):
@@ -97,7 +94,7 @@ def write_results(path: str, bench: str, data: dict) -> None:
     commit among them."""
     from callsite._cli import results
 
-    results.write_results(path, bench, data, checkout=REPO, started=STARTED)
+    results.write_results(path, bench, data, checkout=REPO)
     if path != "-":
         print(f"wrote {path}", file=sys.stderr)
 
