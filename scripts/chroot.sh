@@ -6,10 +6,8 @@
 # Usage:
 #   scripts/chroot.sh wanted [3.X ...]      which requested versions (default: all) are the chroot's
 #                                           to test: the chroot's minors pyenv does not have
-#   scripts/chroot.sh check                 prints why the chroot cannot be used (exit 1), or nothing
-#   scripts/chroot.sh ensure                builds the chroot unless a cached one matches
-#   scripts/chroot.sh setup 3.14 ...        ensure + scripts/setup.sh inside for each version
-#   scripts/chroot.sh test RESULTS [3.X ...] setup + scripts/pytest.sh: RESULTS/pytest-py3.X.*
+#   scripts/chroot.sh test RESULTS [3.X ...] builds the chroot unless a cached one matches, then
+#                                           scripts/setup.sh + pytest.sh: RESULTS/pytest-py3.X.*
 #                                           (default: the wanted ones); no chroot: a skip, in CI a failure
 #   scripts/chroot.sh run 3.14 CMD ...      runs CMD in the chroot's copy of the repo, in that
 #                                           version's venv
@@ -126,15 +124,8 @@ in_chroot() {
 # setup_in MINOR : setup.sh in the chroot. The DSLs publish no wheels for these versions, and
 # the chroot carries its own system packages.
 setup_in() {
-  in_chroot CALLSITE_SYSTEM_PACKAGES=0 CALLSITE_DSLS=0 CALLSITE_BENCH=0 \
+  in_chroot CALLSITE_SYSTEM_PACKAGES=0 CALLSITE_DSLS=0 \
     ${CALLSITE_SETUP_RETRY:+CALLSITE_SETUP_RETRY="$CALLSITE_SETUP_RETRY"} bash "$SRC_IN/scripts/setup.sh" "$1"
-}
-
-cmd_setup() {
-  cmd_ensure; enter
-  local m rc=0
-  for m in "$@"; do setup_in "$m" || rc=1; done
-  return $rc
 }
 
 cmd_test() {
@@ -179,14 +170,8 @@ lock_chroot() {
 }
 
 case "${1:-}" in
-  ensure | setup | test | run) lock_chroot ;;
-esac
-case "${1:-}" in
   wanted) shift; cmd_wanted "$@" ;;
-  check) shift; cmd_check ;;
-  ensure) shift; cmd_ensure ;;
-  setup) shift; cmd_setup "${@:-${CALLSITE_CHROOT_MINORS[@]}}" ;;
-  test) shift; cmd_test "$@" ;;
-  run) shift; cmd_run "$@" ;;
+  test) shift; lock_chroot; cmd_test "$@" ;;
+  run) shift; lock_chroot; cmd_run "$@" ;;
   *) callsite_usage; exit 2 ;;
 esac

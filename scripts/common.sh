@@ -6,7 +6,6 @@ CALLSITE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # need a newer glibc than the host's; scripts/chroot.sh). A chroot version pyenv has runs on the host.
 CALLSITE_HOST_MINORS=(3.10 3.11 3.12 3.13)
 CALLSITE_CHROOT_MINORS=(3.14 3.15)
-CALLSITE_SUPPORTED_MINORS=("${CALLSITE_HOST_MINORS[@]}")
 CALLSITE_DEFAULT_MINOR=3.11
 CALLSITE_REQUIREMENTS="$CALLSITE_ROOT/requirements"
 CALLSITE_LOGS="$CALLSITE_ROOT/build/logs"
@@ -99,7 +98,7 @@ callsite_skip_reason() {
 # interpreter; prints "skipping Python X: reason" on stderr for every one that has none.
 callsite_available_minors() {
   local want=("$@") m why
-  [ ${#want[@]} -gt 0 ] || want=("${CALLSITE_SUPPORTED_MINORS[@]}")
+  [ ${#want[@]} -gt 0 ] || want=("${CALLSITE_HOST_MINORS[@]}")
   for m in "${want[@]}"; do
     if why="$(callsite_skip_reason "$m")"; then log "skipping Python $m: $why"; else echo "$m"; fi
   done

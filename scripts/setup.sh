@@ -4,19 +4,19 @@
 #
 # Usage: scripts/setup.sh [--bench] [--dsls] [3.10 3.11 ...]   (default: every host Python)
 #   requirements/test.txt (required) and test-optional.txt (each line tolerated: its tests skip)
-#   --bench / CALLSITE_BENCH=1   also requirements/bench.txt (each line tolerated)
+#   --bench                      also requirements/bench.txt (each line tolerated)
 #   --dsls / CALLSITE_DSLS=1     also requirements/dsls.txt (each line tolerated)
 #   CALLSITE_SETUP_RETRY=1       retry the tolerated lines that failed before
 #   CALLSITE_SYSTEM_PACKAGES=0   do not check/install the Debian packages (the chroot has them)
 # The dependencies are installed into a cached venv (common.sh's callsite_cached_venv);
-# .venv/py3.X is a hard-linked copy of it, so every checkout (a CI clone too) gets its venv in seconds. callsite itself is rebuilt on every run
-# (incremental: scikit-build-core keeps build/{wheel_tag}-<environment>, one folder per venv,
-# backend/callsite_build_backend.py). Exits non-zero if a required step
-# failed for any requested, available Python.
+# .venv/py3.X is a hard-linked copy of it, so every checkout (a CI clone too) gets its venv in
+# seconds. callsite itself is rebuilt on every run (incremental: scikit-build-core keeps
+# build/{wheel_tag}-<environment>, backend/callsite_build_backend.py). Exits non-zero if a
+# required step failed for any requested, available Python.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-BENCH="${CALLSITE_BENCH:-0}"
+BENCH=0
 DSLS="${CALLSITE_DSLS:-0}"
 MINORS=()
 for arg in "$@"; do
@@ -105,7 +105,7 @@ setup_one() {
 }
 
 mapfile -t AVAIL < <(callsite_available_minors "${MINORS[@]}")
-[ ${#AVAIL[@]} -gt 0 ] || die "no usable Python interpreter among: ${MINORS[*]:-${CALLSITE_SUPPORTED_MINORS[*]}}"
+[ ${#AVAIL[@]} -gt 0 ] || die "no usable Python interpreter among: ${MINORS[*]:-${CALLSITE_HOST_MINORS[*]}}"
 
 failed=()
 for m in "${AVAIL[@]}"; do
