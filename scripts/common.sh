@@ -40,48 +40,39 @@ die() { printf '[callsite] error: %s\n' "$*" >&2; exit 1; }
 # The calling script's header comment: its usage.
 callsite_usage() { sed -n '2,/^[^#]/{/^#/p}' "$0"; }
 
-# Prints every full version (3.X.Y) pyenv knows, one a line; falls back to $PYENV_ROOT/versions.
+# callsite_pyenv_versions MINOR : the full versions (3.X.Y) of MINOR that pyenv has, oldest first.
 callsite_pyenv_versions() {
-  {
-    if command -v pyenv >/dev/null 2>&1; then pyenv versions --bare 2>/dev/null || true; fi
-    if [ -d "$PYENV_ROOT/versions" ]; then ls -1 "$PYENV_ROOT/versions" 2>/dev/null || true; fi
-  } | sed 's/^[* ]*//; s/ .*//' | grep -E '^3\.[0-9]+\.[0-9]+$' | sort -u -V
+  ls -1 "$PYENV_ROOT/versions" 2>/dev/null | grep -E "^${1//./\\.}\.[0-9]+$" | sort -V
 }
 
-# usable_python EXE: true when EXE runs and can create a venv with pip in it.
-callsite_usable_python() {
-  [ -x "$1" ] && "$1" -c 'import venv, ensurepip' >/dev/null 2>&1
-}
+# callsite_usable_python EXE : true when EXE runs and can create a venv with pip in it.
+callsite_usable_python() { [ -x "$1" ] && "$1" -c 'import venv, ensurepip' >/dev/null 2>&1; }
 
 # Prints the interpreter path for minor version $1 (e.g. 3.11): the newest pyenv 3.11.* that
 # runs, else `python3.11` on PATH. Returns 1 and prints the reason on stdout when there is none.
 callsite_find_python() {
   local minor="$1" full exe best="" on_path
-  for full in $(callsite_pyenv_versions | grep -E "^${minor//./\\.}\.[0-9]+$"); do
+  for full in $(callsite_pyenv_versions "$minor"); do
     exe="$PYENV_ROOT/versions/$full/bin/python$minor"
     [ -x "$exe" ] || exe="$PYENV_ROOT/versions/$full/bin/python3"
     if callsite_usable_python "$exe"; then best="$exe"; fi
   done
-  if [ -z "$best" ]; then
-    on_path="$(command -v "python$minor" 2>/dev/null || true)"
-    if [ -n "$on_path" ] && callsite_usable_python "$on_path"; then
-      # A venv's python (tox puts its environment's first on PATH) stands for the interpreter it
-      # was made from: the cached venvs are keyed by the interpreter, the same from every checkout.
-      best="$("$on_path" -c 'import os, sys; b = os.path.join(sys.base_prefix, "bin", "python%d.%d" % sys.version_info[:2])
+  on_path="$(command -v "python$minor" 2>/dev/null || true)"
+  if [ -z "$best" ] && [ -n "$on_path" ] && callsite_usable_python "$on_path"; then
+    # A venv's python (tox puts its environment's first on PATH) stands for the interpreter it
+    # was made from: the cached venvs are keyed by the interpreter, the same from every checkout.
+    best="$("$on_path" -c 'import os, sys; b = os.path.join(sys.base_prefix, "bin", "python%d.%d" % sys.version_info[:2])
 print(b if sys.prefix != sys.base_prefix and os.access(b, os.X_OK) else sys.executable)')"
-    fi
   fi
-  if [ -z "$best" ]; then
-    if [ -n "${on_path:-}" ]; then
-      echo "python$minor on PATH ($on_path) lacks venv/ensurepip (Debian: apt-get install python$minor-venv)"
-    elif callsite_pyenv_versions | grep -qE "^${minor//./\\.}\."; then
-      echo "pyenv has $minor but its interpreter does not run or lacks venv/ensurepip"
-    else
-      echo "no python$minor on PATH and none under pyenv ($PYENV_ROOT/versions)"
-    fi
-    return 1
+  [ -z "$best" ] || { echo "$best"; return 0; }
+  if [ -n "$on_path" ]; then
+    echo "python$minor on PATH ($on_path) lacks venv/ensurepip (Debian: apt-get install python$minor-venv)"
+  elif [ -n "$(callsite_pyenv_versions "$minor")" ]; then
+    echo "pyenv has $minor but its interpreter does not run or lacks venv/ensurepip"
+  else
+    echo "no python$minor on PATH and none under pyenv ($PYENV_ROOT/versions)"
   fi
-  echo "$best"
+  return 1
 }
 
 # Prints why minor version $1 cannot be used (nothing, status 1, when it can).
@@ -105,9 +96,7 @@ callsite_available_minors() {
 }
 
 # callsite_requirements FILE... : the requirement lines of FILEs (comments and blanks dropped).
-callsite_requirements() {
-  sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d' "$@"
-}
+callsite_requirements() { sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d' "$@"; }
 
 # callsite_peer_minor NAME : the Python minor named by requirements/peers/NAME.txt's first line.
 callsite_peer_minor() {
