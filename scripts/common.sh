@@ -42,7 +42,7 @@ callsite_usage() { sed -n '2,/^[^#]/{/^#/p}' "$0"; }
 
 # callsite_pyenv_versions MINOR : the full versions (3.X.Y) of MINOR that pyenv has, oldest first.
 callsite_pyenv_versions() {
-  ls -1 "$PYENV_ROOT/versions" 2>/dev/null | grep -E "^${1//./\\.}\.[0-9]+$" | sort -V
+  printf '%s\n' "$PYENV_ROOT/versions/$1".* | sed 's|.*/||' | grep -E "^${1//./\\.}\.[0-9]+$" | sort -V
 }
 
 # callsite_usable_python EXE : true when EXE runs and can create a venv with pip in it.
