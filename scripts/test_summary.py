@@ -37,9 +37,8 @@ def rows(results):
         envs = json.loads((results / "tox.json").read_text())["testenvs"]
     except (OSError, ValueError, KeyError):
         envs = {}
-    folders = [results / name for name in envs if (results / name).is_dir()]
-    folders += sorted(d for d in results.iterdir() if d.is_dir() and d.name not in envs)
-    for name in dict.fromkeys(list(envs) + [d.name for d in folders]):
+    # tox's environments in its order, then any other folder of results.
+    for name in [*envs, *sorted(d.name for d in results.iterdir() if d.is_dir() and d.name not in envs)]:
         folder, result = results / name, envs.get(name, {}).get("result", {})
         code = result.get("exit_code")
         where = f"{result.get('duration', 0):.0f} s, build/test-results/{name}/"
