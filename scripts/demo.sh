@@ -16,7 +16,7 @@ cd "$CALLSITE_ROOT"
 CANDIDATES=(3.12 3.13 3.11 3.10)
 [ -z "${CALLSITE_DEMO_PYTHON:-}" ] || CANDIDATES=("$CALLSITE_DEMO_PYTHON")
 MINOR="$(callsite_first_python "${CANDIDATES[@]}")" ||
-  die "the demo needs Python ${CANDIDATES[*]} (one of them), on PATH or under pyenv"
+  die "no usable Python among ${CANDIDATES[*]} for the demo (one on PATH or under pyenv)"
 NAME="demo-py$MINOR"
 VENV="$CALLSITE_ROOT/.venv/$NAME"
 t0=$SECONDS
