@@ -73,34 +73,18 @@ def probe_jax():
         import jaxlib
     except ImportError as e:
         raise Skip(f"jaxlib is not installed ({e})")
-    # The Traceback class moved: jaxlib._jax (0.6+), jaxlib.xla_extension before.
-    tb_type, where = None, None
-    for mod in ("jaxlib._jax", "jaxlib.xla_extension"):
-        try:
-            m = __import__(mod, fromlist=["Traceback"])
-        except ImportError:
-            continue
-        if hasattr(m, "Traceback"):
-            tb_type, where, module = m.Traceback, mod, m
-            break
-    if tb_type is None:
-        raise Skip(f"jaxlib {jaxlib.__version__} has no Traceback in _jax or xla_extension")
-    # Capture is switchable: older jaxlibs have the class property Traceback.enabled (default
-    # off); newer ones tracebacks_enabled()/set_tracebacks_enabled() (default on).
-    if hasattr(module, "tracebacks_enabled"):
-        default = module.tracebacks_enabled()
-        if not default:
-            module.set_tracebacks_enabled(True)
-        JAX_NOTES.append(f"jaxlib {jaxlib.__version__}: {where}.Traceback; tracebacks "
-                         f"{'enabled' if default else 'DISABLED (enabled for the bench)'} by default")
-    elif hasattr(tb_type, "enabled"):
-        default = bool(tb_type.enabled)
-        tb_type.enabled = True
-        JAX_NOTES.append(f"jaxlib {jaxlib.__version__}: {where}.Traceback; Traceback.enabled "
-                         f"was {default} by default (set True for the bench)")
-    if tb_type.get_traceback() is None:
+    try:
+        from jaxlib import _jax
+    except ImportError:
+        raise Skip(f"jaxlib {jaxlib.__version__} has no jaxlib._jax (0.6+ has)") from None
+    # Capture can be switched off: the run says whether it was on by default.
+    default = _jax.tracebacks_enabled()
+    _jax.set_tracebacks_enabled(True)
+    JAX_NOTES.append(f"jaxlib {jaxlib.__version__}: jaxlib._jax.Traceback; tracebacks "
+                     f"{'enabled' if default else 'DISABLED (enabled for the bench)'} by default")
+    if _jax.Traceback.get_traceback() is None:
         raise Skip("jaxlib Traceback.get_traceback() returned None even when enabled")
-    return {"get_traceback": tb_type.get_traceback}
+    return {"get_traceback": _jax.Traceback.get_traceback}
 
 
 def probe_torch():
