@@ -105,21 +105,22 @@ JAX = Peer("jaxlib Traceback", probe_jax)
 TORCH = Peer("torch CapturedTraceback", probe_torch)
 PEERS = (CALLSITE, STDLIB, JAX, TORCH)
 
-GETFRAME_CODES = """
+# A sys._getframe loop collecting {item} per frame: the strongest pure-Python form, inlined.
+GETFRAME_LOOP = """
 f = _getframe()
 _r = []
 while f is not None:
-    _r.append((f.f_code, f.f_lasti))
+    _r.append({item})
     f = f.f_back
 """
-GETFRAME_SYMBOLS = """
-f = _getframe()
-_r = []
-while f is not None:
-    _r.append((f.f_code.co_filename, f.f_lineno, f.f_code.co_name))
-    f = f.f_back
-"""
-SUMMARY_EXTRACT = "_r = StackSummary.extract(walk_stack(None), lookup_lines=False)"
+
+def stdlib_methods() -> list[Method]:
+    """The standard library's captures, which symbolize as they capture: the same rows in every
+    table."""
+    return [Method("traceback.extract_stack()", STDLIB, "_r = extract_stack()"),
+            Method("StackSummary.extract(walk_stack(None), lookup_lines=False)", STDLIB,
+                   "_r = StackSummary.extract(walk_stack(None), lookup_lines=False)"),
+            Method("inspect.stack(0)", STDLIB, "_r = stack(0)")]
 
 
 # The three innermost frames are new on every capture, as when a DSL builds an op: the loop
@@ -148,11 +149,9 @@ def capture_methods() -> list[Method]:
     return [
         Method("callsite (internal)", CALLSITE, "_r = capture()", backend="internal"),
         Method("callsite (public)", CALLSITE, "_r = capture()", backend="public"),
-        Method("sys._getframe loop (f_code, f_lasti)", STDLIB, GETFRAME_CODES),
-        Method("traceback.extract_stack()", STDLIB, "_r = extract_stack()"),
-        Method("StackSummary.extract(walk_stack(None), lookup_lines=False)", STDLIB,
-               SUMMARY_EXTRACT),
-        Method("inspect.stack(0)", STDLIB, "_r = stack(0)"),
+        Method("sys._getframe loop (f_code, f_lasti)", STDLIB,
+               GETFRAME_LOOP.format(item="(f.f_code, f.f_lasti)")),
+        *stdlib_methods(),
         Method("jaxlib Traceback.get_traceback()", JAX, "_r = get_traceback()",
                count=lambda r: len(r.frames)),
         Method("torch CapturedTraceback.extract()", TORCH, "_r = extract()",
@@ -168,11 +167,9 @@ def symbolize_methods(cold: bool) -> list[Method]:
         Method("callsite (public) .frames", CALLSITE, "_r = capture().frames", backend="public"),
         Method("callsite (internal) .as_stack_summary()", CALLSITE,
                "_r = capture().as_stack_summary()", backend="internal"),
-        Method("sys._getframe loop (file, f_lineno, name)", STDLIB, GETFRAME_SYMBOLS),
-        Method("traceback.extract_stack()", STDLIB, "_r = extract_stack()"),
-        Method("StackSummary.extract(walk_stack(None), lookup_lines=False)", STDLIB,
-               SUMMARY_EXTRACT),
-        Method("inspect.stack(0)", STDLIB, "_r = stack(0)"),
+        Method("sys._getframe loop (file, f_lineno, name)", STDLIB, GETFRAME_LOOP.format(
+            item="(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)")),
+        *stdlib_methods(),
         Method("jaxlib get_traceback().frames", JAX, "_r = get_traceback().frames"),
         Method("torch extract().summary()", TORCH, "_r = extract().summary()"),
     ]

@@ -11,12 +11,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-#: Dotted paths of what the page reads from every file (results.py's run_metadata() writes
-#: "meta"), then per bench, from its data; a parent comes before its fields.
-EVERY_FILE = ("bench", "meta", *(f"meta.{f}" for f in ("date", "machine", "python", "callsite",
-                                                      "command")),
-              *(f"meta.machine.{f}" for f in ("cpu", "cores", "memory_gib",
-                                              "load_average_at_start")))
+#: Per bench: dotted paths of the data its figures and tables read, a parent before its fields.
+#: (Every file's "meta" is callsite/_cli/results.py's, which writes all of its fields.)
 PER_BENCH = {
     "capture": ("tables", "tables.capture"),
     "mlir": ("bindings", "depth", "ops"),
@@ -37,7 +33,7 @@ def check_result(result: Any, path: Path) -> None:
     """Raises ResultFileError unless `result` has the metadata and the data its bench's
     figure needs."""
     bench = result.get("bench") if isinstance(result, dict) else None
-    for field in (*EVERY_FILE, *PER_BENCH.get(bench, ())):
+    for field in ("bench", "meta", *PER_BENCH.get(bench, ())):
         *parents, name = field.split(".")
         where = result
         for parent in parents:

@@ -58,30 +58,22 @@ CAPTURE_LABELS = {
 def capture_table(results: dict[str, list[dict]]) -> Table:
     """Depth 20: ns per capture and, in brackets, times the internal callsite capture."""
     runs = results["capture"]
-    methods = ordered_union(run["tables"]["capture"].get(CAPTURE_DEPTH, {}) for run in runs)
-    rows = []
-    for method in methods:
-        cells = [CAPTURE_LABELS.get(method, method)]
-        for run in runs:
-            row = run["tables"]["capture"].get(CAPTURE_DEPTH, {})
-            value = row.get(method, {}).get("ns")
-            base = row.get(CAPTURE_BASELINE, {}).get("ns")
-            cells.append("—" if value is None else
-                         f"{ns(value)} ({ratio(value / base)})" if base else ns(value))
-        rows.append(cells)
-    for kind, label in (("warm", "callsite + `.frames`, warm"),
-                        ("cold", "callsite + `.frames`, cold")):
-        cells = [label]
-        for run in runs:
-            cell = run["tables"].get(kind, {}).get(CAPTURE_DEPTH, {}).get(
-                "callsite (internal) .frames", {})
-            cells.append(ns(cell.get("ns")))
-        rows.append(cells)
-    fits = ["callsite (internal), ns per extra frame"]
-    for run in runs:
-        fit = run.get("per_frame", {}).get(CAPTURE_BASELINE, {}).get("fit")
-        fits.append("—" if fit is None else f"{fit:.2f}")
-    rows.append(fits)
+
+    def at_depth(run: dict, table: str = "capture") -> dict:
+        return run["tables"].get(table, {}).get(CAPTURE_DEPTH, {})
+
+    def against_baseline(run: dict, method: str) -> str:
+        value, base = (at_depth(run).get(m, {}).get("ns") for m in (method, CAPTURE_BASELINE))
+        return "—" if value is None else f"{ns(value)} ({ratio(value / base)})" if base else ns(value)
+
+    rows = [[CAPTURE_LABELS.get(m, m), *(against_baseline(run, m) for run in runs)]
+            for m in ordered_union(at_depth(run) for run in runs)]
+    rows += [[f"callsite + `.frames`, {table}",
+              *(ns(at_depth(run, table).get("callsite (internal) .frames", {}).get("ns"))
+                for run in runs)] for table in ("warm", "cold")]
+    fits = (run.get("per_frame", {}).get(CAPTURE_BASELINE, {}).get("fit") for run in runs)
+    rows.append(["callsite (internal), ns per extra frame",
+                 *("—" if fit is None else f"{fit:.2f}" for fit in fits)])
     return ["method \\ Python", *(minor(run) for run in runs)], rows
 
 
