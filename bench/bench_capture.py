@@ -182,6 +182,22 @@ def symbolize_methods(cold: bool) -> list[Method]:
     return rows
 
 
+SYMBOLIZED = "callsite (internal) .frames"
+#: Room for the three new frames; a cold stack's outermost frame is the only one not fresh.
+MIN_DEPTH = {"new-frames": 10, "cold": 2}
+#: Each table (--tables) in the order it runs and is written: its title, its rows, and the row
+#: its ratios are against.
+TABLE_RUNS = {
+    "new-frames": ("capture with the three innermost frames new on every capture",
+                   new_frames_methods, BASELINE),
+    "capture": ("capture only (ns per capture, result deallocated)", capture_methods, BASELINE),
+    "warm": ("capture + symbolize, warm cache (same code objects every time)",
+             lambda: symbolize_methods(cold=False), SYMBOLIZED),
+    "cold": ("capture + symbolize, cold cache (fresh code objects for every sample; only the "
+             "outermost frame is reused)", lambda: symbolize_methods(cold=True), SYMBOLIZED),
+}
+
+
 # --- running --------------------------------------------------------------------------------
 
 def backend_setter(backend):
@@ -213,22 +229,24 @@ def compiled(methods: list[Method]) -> dict[str, dict]:
 def run_table(kind: str, methods: list[Method], depths, args) -> dict:
     """{depth: {method: {"ns", "spread", "frames"} or {"skipped": reason}}}."""
     fns = compiled(methods)
+    # New-frames rows capture three calls below the loop: it runs 3 frames above the depth.
+    below = 3 if kind == "new-frames" else 0
     table = {}
-    for depth in depths:
+    for depth in (d for d in depths if d >= MIN_DEPTH.get(kind, 1)):
         before = {m.name: backend_setter(m.backend) for m in methods if m.name in fns}
         if kind == "cold":
             timings = time_cold({n: f["once"] for n, f in fns.items()}, depth,
                                 repeats=args.repeats, samples=args.cold_samples, before=before)
         else:
-            timings = time_at_depth({n: f["loop"] for n, f in fns.items()}, depth,
+            timings = time_at_depth({n: f["loop"] for n, f in fns.items()}, depth - below,
                                     repeats=args.repeats, target_ns=args.target_ms * 1e6,
                                     before=before)
         # The frames in each result: the check that the stack has the stated depth.
         table[depth] = {m.name: {"skipped": m.peer.reason} if m.name not in fns else {
             "ns": timings[m.name].best, "spread": timings[m.name].noise,
             "frames": None if m.count is None else m.count(at_depth_in_fresh_thread(
-                depth, fns[m.name]["probe"], before=before[m.name]))} for m in methods}
-        print(f"  [{kind}] depth {depth} done", file=sys.stderr, flush=True)
+                depth - below, fns[m.name]["probe"], before=before[m.name]))} for m in methods}
+        print(f"  [{kind}] depth {depth - below} done", file=sys.stderr, flush=True)
     _restore_backend()
     return table
 
@@ -383,44 +401,24 @@ def main(argv=None) -> int:
         args.target_ms, args.cold_samples = 5.0, 30
     if args.repeats < 5:
         print("note: fewer than 5 repeats — numbers are indicative only", file=sys.stderr)
-    depths, tables = args.depths, args.tables
 
     header()
     if CALLSITE.available() and CALLSITE.ns["callsite"].internal_backend_refusal() is not None:
         print(f"\ncallsite internal backend unavailable: "
               f"{CALLSITE.ns['callsite'].internal_backend_refusal()}; internal rows are skipped")
     results = {"python": sys.version.split()[0], "jax_notes": JAX_NOTES, "tables": {}}
-    nf = None
-    if "new-frames" in tables:
-        ms = new_frames_methods()
-        # The loop runs 3 frames above the stated depth: the captures see exactly that depth.
-        t = run_table("new-frames", ms, [d - 3 for d in depths if d >= 10], args)
-        nf = {d + 3: row for d, row in t.items()}
-        print_table("capture with the three innermost frames new on every capture", nf, ms,
-                    BASELINE)
-        results["tables"]["new-frames"] = nf
-    if "capture" in tables:
-        ms = capture_methods()
-        t = run_table("capture", ms, depths, args)
-        print_table("capture only (ns per capture, result deallocated)", t, ms, BASELINE)
-        pf = print_per_frame(t, ms)
+    for kind, (title, rows, baseline) in TABLE_RUNS.items():
+        if kind in args.tables:
+            ms = rows()
+            results["tables"][kind] = table = run_table(kind, ms, args.depths, args)
+            print_table(title, table, ms, baseline)
+            if kind == "capture":
+                results["per_frame"] = print_per_frame(table, ms)
+    if "capture" in results["tables"]:
         print()
-        for line in check_targets(t, pf, new_frames=nf):
+        for line in check_targets(results["tables"]["capture"], results["per_frame"],
+                                  new_frames=results["tables"].get("new-frames")):
             print(line)
-        results["tables"]["capture"] = t
-        results["per_frame"] = pf
-    if "warm" in tables:
-        ms = symbolize_methods(cold=False)
-        t = run_table("warm", ms, depths, args)
-        print_table("capture + symbolize, warm cache (same code objects every time)", t, ms,
-                    "callsite (internal) .frames")
-        results["tables"]["warm"] = t
-    if "cold" in tables:
-        ms = symbolize_methods(cold=True)
-        t = run_table("cold", ms, [d for d in depths if d >= 2], args)
-        print_table("capture + symbolize, cold cache (fresh code objects for every sample; "
-                    "only the outermost frame is reused)", t, ms, "callsite (internal) .frames")
-        results["tables"]["cold"] = t
     if args.json:
         _common.write_results(args.json, "capture", results)
     return 0

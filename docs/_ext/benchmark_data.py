@@ -15,7 +15,7 @@ from typing import Any, Iterable
 #: (Every file's "meta" is callsite/_cli/results.py's, which writes all of its fields.)
 PER_BENCH = {
     "capture": ("tables", "tables.capture"),
-    "mlir": ("bindings", "depth", "ops"),
+    "mlir": ("bindings",),
     "dsls": ("dsls", "measure"),
     "tracking": ("tax", "query"),
 }
