@@ -305,10 +305,12 @@ def time_cold(onces: dict, depth: int, *, repeats: int, samples: int, before: di
 def print_table(title: str, table: dict, methods: list[Method], baseline: str) -> None:
     print(f"\n### {title}\n")
     measured = [m for m in methods if "skipped" not in next(iter(table.values()))[m.name]]
-    rows = [(depth, m.name, "—" if r["frames"] is None else r["frames"], fmt_ns(r["ns"]),
-             fmt_ratio(r["ns"] / base if (base := row.get(baseline, {}).get("ns")) else None),
-             fmt_noise(r["spread"])) for depth, row in table.items()
-            for m, r in ((m, row[m.name]) for m in measured)]
+    rows = []
+    for depth, row in table.items():
+        base = row.get(baseline, {}).get("ns")
+        rows += [(depth, m.name, "—" if r["frames"] is None else r["frames"], fmt_ns(r["ns"]),
+                  fmt_ratio(r["ns"] / base if base else None), fmt_noise(r["spread"]))
+                 for m, r in ((m, row[m.name]) for m in measured)]
     print(markdown_table(("depth", "method", "frames", "ns/capture", f"× {baseline}",
                             "noise"), rows, align="rlrrrr"))
     for m in methods:
