@@ -375,8 +375,10 @@ def header() -> None:
     print(f"## callsite capture benchmark — {_common.environment_line()}\n")
     if CALLSITE.available():
         import callsite
+        refusal = callsite.internal_backend_refusal()
         print(f"callsite {callsite.__version__} from {os.path.dirname(callsite.__file__)}; layout "
-              f"{callsite.layout_name}; internal backend refusal: {callsite.internal_backend_refusal()}")
+              f"{callsite.layout_name}; internal backend: "
+              f"{'available' if refusal is None else f'unavailable ({refusal}), its rows skipped'}")
     report_peers(PEERS)
     # The timed statements live in real module files, like user code: inspect.getmodule()
     # finds them in its cache instead of rescanning sys.modules per frame.
@@ -405,9 +407,6 @@ def main(argv=None) -> int:
         print("note: fewer than 5 repeats — numbers are indicative only", file=sys.stderr)
 
     header()
-    if CALLSITE.available() and CALLSITE.ns["callsite"].internal_backend_refusal() is not None:
-        print(f"\ncallsite internal backend unavailable: "
-              f"{CALLSITE.ns['callsite'].internal_backend_refusal()}; internal rows are skipped")
     results = {"python": sys.version.split()[0], "jax_notes": JAX_NOTES, "tables": {}}
     for kind, (title, rows, baseline) in TABLE_RUNS.items():
         if kind in args.tables:
