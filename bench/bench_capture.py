@@ -2,7 +2,7 @@
 """Times stack capture at several depths, and capture+symbolize with cold and warm caches.
 
 Run:  PYTHONPATH=build/<dir>/pkg python bench/bench_capture.py [--json out.json]
-      python bench/bench_capture.py --summarize out310.json out311.json ...   (README table)
+(the docs page's table and figure across versions are drawn from such files: docs/_ext/)
 
 Every measurement runs in a fresh `_thread` thread on a stack built by real recursion to
 exactly the stated depth (the frames counted by each method are printed as a check). Each
@@ -13,18 +13,18 @@ timer pair (its own row). Per-frame costs are slopes between depths.
 """
 from __future__ import annotations
 
-import json
 import os
+import statistics
 import sys
 import textwrap
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from callsite._cli.peers import Peer, Skip, report_peers
 from callsite._cli.stacks import at_depth_in_fresh_thread, run_in_fresh_thread
 from callsite._cli.tables import fmt_noise, fmt_ns, fmt_ratio, markdown_table
-from callsite._cli.timing import (Timing, clock, collector_off, compile_statement,
-                                  exec_as_module, time_at_depth)
+from callsite._cli.timing import (clock, compile_statement, exec_as_module, round_robin,
+                                  time_at_depth)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common  # noqa: E402
@@ -73,34 +73,18 @@ def probe_jax():
         import jaxlib
     except ImportError as e:
         raise Skip(f"jaxlib is not installed ({e})")
-    # The Traceback class moved: jaxlib._jax (0.6+), jaxlib.xla_extension before.
-    tb_type, where = None, None
-    for mod in ("jaxlib._jax", "jaxlib.xla_extension"):
-        try:
-            m = __import__(mod, fromlist=["Traceback"])
-        except ImportError:
-            continue
-        if hasattr(m, "Traceback"):
-            tb_type, where, module = m.Traceback, mod, m
-            break
-    if tb_type is None:
-        raise Skip(f"jaxlib {jaxlib.__version__} has no Traceback in _jax or xla_extension")
-    # Capture is switchable: older jaxlibs have the class property Traceback.enabled (default
-    # off); newer ones tracebacks_enabled()/set_tracebacks_enabled() (default on).
-    if hasattr(module, "tracebacks_enabled"):
-        default = module.tracebacks_enabled()
-        if not default:
-            module.set_tracebacks_enabled(True)
-        JAX_NOTES.append(f"jaxlib {jaxlib.__version__}: {where}.Traceback; tracebacks "
-                         f"{'enabled' if default else 'DISABLED (enabled for the bench)'} by default")
-    elif hasattr(tb_type, "enabled"):
-        default = bool(tb_type.enabled)
-        tb_type.enabled = True
-        JAX_NOTES.append(f"jaxlib {jaxlib.__version__}: {where}.Traceback; Traceback.enabled "
-                         f"was {default} by default (set True for the bench)")
-    if tb_type.get_traceback() is None:
+    try:
+        from jaxlib import _jax
+    except ImportError:
+        raise Skip(f"jaxlib {jaxlib.__version__} has no jaxlib._jax (0.6+ has)") from None
+    # Capture can be switched off: the run says whether it was on by default.
+    default = _jax.tracebacks_enabled()
+    _jax.set_tracebacks_enabled(True)
+    JAX_NOTES.append(f"jaxlib {jaxlib.__version__}: jaxlib._jax.Traceback; tracebacks "
+                     f"{'enabled' if default else 'DISABLED (enabled for the bench)'} by default")
+    if _jax.Traceback.get_traceback() is None:
         raise Skip("jaxlib Traceback.get_traceback() returned None even when enabled")
-    return {"get_traceback": tb_type.get_traceback}
+    return {"get_traceback": _jax.Traceback.get_traceback}
 
 
 def probe_torch():
@@ -121,21 +105,22 @@ JAX = Peer("jaxlib Traceback", probe_jax)
 TORCH = Peer("torch CapturedTraceback", probe_torch)
 PEERS = (CALLSITE, STDLIB, JAX, TORCH)
 
-GETFRAME_CODES = """
+# A sys._getframe loop collecting {item} per frame: the strongest pure-Python form, inlined.
+GETFRAME_LOOP = """
 f = _getframe()
 _r = []
 while f is not None:
-    _r.append((f.f_code, f.f_lasti))
+    _r.append({item})
     f = f.f_back
 """
-GETFRAME_SYMBOLS = """
-f = _getframe()
-_r = []
-while f is not None:
-    _r.append((f.f_code.co_filename, f.f_lineno, f.f_code.co_name))
-    f = f.f_back
-"""
-SUMMARY_EXTRACT = "_r = StackSummary.extract(walk_stack(None), lookup_lines=False)"
+
+def stdlib_methods() -> list[Method]:
+    """The standard library's captures, which symbolize as they capture: the same rows in every
+    table."""
+    return [Method("traceback.extract_stack()", STDLIB, "_r = extract_stack()"),
+            Method("StackSummary.extract(walk_stack(None), lookup_lines=False)", STDLIB,
+                   "_r = StackSummary.extract(walk_stack(None), lookup_lines=False)"),
+            Method("inspect.stack(0)", STDLIB, "_r = stack(0)")]
 
 
 # The three innermost frames are new on every capture, as when a DSL builds an op: the loop
@@ -157,19 +142,16 @@ NEW_FRAMES_ROWS = ("callsite (internal)", "callsite (public)",
 
 
 def new_frames_methods() -> list[Method]:
-    return [Method(m.name, m.peer, m.stmt, m.count, m.backend, m.note, new_frames=True)
-            for m in capture_methods() if m.name in NEW_FRAMES_ROWS]
+    return [replace(m, new_frames=True) for m in capture_methods() if m.name in NEW_FRAMES_ROWS]
 
 
 def capture_methods() -> list[Method]:
     return [
         Method("callsite (internal)", CALLSITE, "_r = capture()", backend="internal"),
         Method("callsite (public)", CALLSITE, "_r = capture()", backend="public"),
-        Method("sys._getframe loop (f_code, f_lasti)", STDLIB, GETFRAME_CODES),
-        Method("traceback.extract_stack()", STDLIB, "_r = extract_stack()"),
-        Method("StackSummary.extract(walk_stack(None), lookup_lines=False)", STDLIB,
-               SUMMARY_EXTRACT),
-        Method("inspect.stack(0)", STDLIB, "_r = stack(0)"),
+        Method("sys._getframe loop (f_code, f_lasti)", STDLIB,
+               GETFRAME_LOOP.format(item="(f.f_code, f.f_lasti)")),
+        *stdlib_methods(),
         Method("jaxlib Traceback.get_traceback()", JAX, "_r = get_traceback()",
                count=lambda r: len(r.frames)),
         Method("torch CapturedTraceback.extract()", TORCH, "_r = extract()",
@@ -185,11 +167,9 @@ def symbolize_methods(cold: bool) -> list[Method]:
         Method("callsite (public) .frames", CALLSITE, "_r = capture().frames", backend="public"),
         Method("callsite (internal) .as_stack_summary()", CALLSITE,
                "_r = capture().as_stack_summary()", backend="internal"),
-        Method("sys._getframe loop (file, f_lineno, name)", STDLIB, GETFRAME_SYMBOLS),
-        Method("traceback.extract_stack()", STDLIB, "_r = extract_stack()"),
-        Method("StackSummary.extract(walk_stack(None), lookup_lines=False)", STDLIB,
-               SUMMARY_EXTRACT),
-        Method("inspect.stack(0)", STDLIB, "_r = stack(0)"),
+        Method("sys._getframe loop (file, f_lineno, name)", STDLIB, GETFRAME_LOOP.format(
+            item="(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)")),
+        *stdlib_methods(),
         Method("jaxlib get_traceback().frames", JAX, "_r = get_traceback().frames"),
         Method("torch extract().summary()", TORCH, "_r = extract().summary()"),
     ]
@@ -200,6 +180,22 @@ def symbolize_methods(cold: bool) -> list[Method]:
         rows.append(Method("loop overhead: sys.is_finalizing()", STDLIB, "_r = is_finalizing()",
                            count=None))
     return rows
+
+
+SYMBOLIZED = "callsite (internal) .frames"
+#: Room for the three new frames; a cold stack's outermost frame is the only one not fresh.
+MIN_DEPTH = {"new-frames": 10, "cold": 2}
+#: Each table (--tables) in the order it runs and is written: its title, its rows, and the row
+#: its ratios are against.
+TABLE_RUNS = {
+    "new-frames": ("capture with the three innermost frames new on every capture",
+                   new_frames_methods, BASELINE),
+    "capture": ("capture only (ns per capture, result deallocated)", capture_methods, BASELINE),
+    "warm": ("capture + symbolize, warm cache (same code objects every time)",
+             lambda: symbolize_methods(cold=False), SYMBOLIZED),
+    "cold": ("capture + symbolize, cold cache (fresh code objects for every sample; only the "
+             "outermost frame is reused)", lambda: symbolize_methods(cold=True), SYMBOLIZED),
+}
 
 
 # --- running --------------------------------------------------------------------------------
@@ -230,36 +226,27 @@ def compiled(methods: list[Method]) -> dict[str, dict]:
     return out
 
 
-def frames_seen(m: Method, fns: dict, depth: int):
-    if m.count is None:
-        return None
-    result = at_depth_in_fresh_thread(depth, fns["probe"], before=backend_setter(m.backend))
-    return m.count(result)
-
-
 def run_table(kind: str, methods: list[Method], depths, args) -> dict:
     """{depth: {method: {"ns", "spread", "frames"} or {"skipped": reason}}}."""
     fns = compiled(methods)
+    # New-frames rows capture three calls below the loop: it runs 3 frames above the depth.
+    below = 3 if kind == "new-frames" else 0
     table = {}
-    for depth in depths:
+    for depth in (d for d in depths if d >= MIN_DEPTH.get(kind, 1)):
         before = {m.name: backend_setter(m.backend) for m in methods if m.name in fns}
         if kind == "cold":
             timings = time_cold({n: f["once"] for n, f in fns.items()}, depth,
                                 repeats=args.repeats, samples=args.cold_samples, before=before)
         else:
-            timings = time_at_depth({n: f["loop"] for n, f in fns.items()}, depth,
+            timings = time_at_depth({n: f["loop"] for n, f in fns.items()}, depth - below,
                                     repeats=args.repeats, target_ns=args.target_ms * 1e6,
                                     before=before)
-        row = {}
-        for m in methods:
-            if m.name not in fns:
-                row[m.name] = {"skipped": m.peer.reason}
-                continue
-            t = timings[m.name]
-            row[m.name] = {"ns": t.best, "spread": t.noise,
-                           "frames": frames_seen(m, fns[m.name], depth)}
-        table[depth] = row
-        print(f"  [{kind}] depth {depth} done", file=sys.stderr, flush=True)
+        # The frames in each result: the check that the stack has the stated depth.
+        table[depth] = {m.name: {"skipped": m.peer.reason} if m.name not in fns else {
+            "ns": timings[m.name].best, "spread": timings[m.name].noise,
+            "frames": None if m.count is None else m.count(at_depth_in_fresh_thread(
+                depth - below, fns[m.name]["probe"], before=before[m.name]))} for m in methods}
+        print(f"  [{kind}] depth {depth - below} done", file=sys.stderr, flush=True)
     _restore_backend()
     return table
 
@@ -305,110 +292,82 @@ def _cold_entry(result, depth, once, samples, before):
 
 def time_cold(onces: dict, depth: int, *, repeats: int, samples: int, before: dict) -> dict:
     """ns per single timed operation on a stack of `depth` frames whose code objects (all but
-    the outermost) are new for every sample, so every per-code cache starts cold; round-robin,
-    min of the repeats. The timer pair's own cost is included (a row of its own: a `once`
-    doing nothing)."""
+    the outermost) are new for every sample, so every per-code cache starts cold. The timer
+    pair's own cost is included (a row of its own: a `once` doing nothing)."""
     if depth < 2:
         raise ValueError("a cold stack needs at least 2 frames")
-    out = {name: Timing() for name in onces}
-    with collector_off():
-        for _ in range(repeats):
-            for name, once in onces.items():
-                out[name].samples.append(run_in_fresh_thread(
-                    _cold_entry, depth, once, samples, before.get(name)))
-    return out
+    return round_robin(lambda name, _n: run_in_fresh_thread(
+        _cold_entry, depth, onces[name], samples, before.get(name)), onces, repeats=repeats)
 
 
 # --- reporting ------------------------------------------------------------------------------
 
 def print_table(title: str, table: dict, methods: list[Method], baseline: str) -> None:
     print(f"\n### {title}\n")
+    measured = [m for m in methods if "skipped" not in next(iter(table.values()))[m.name]]
     rows = []
     for depth, row in table.items():
         base = row.get(baseline, {}).get("ns")
-        for m in methods:
-            r = row[m.name]
-            if "skipped" in r:
-                continue
-            ratio = r["ns"] / base if base else None
-            rows.append((depth, m.name, "—" if r["frames"] is None else r["frames"],
-                         fmt_ns(r["ns"]), fmt_ratio(ratio), fmt_noise(r["spread"])))
+        rows += [(depth, m.name, "—" if r["frames"] is None else r["frames"], fmt_ns(r["ns"]),
+                  fmt_ratio(r["ns"] / base if base else None), fmt_noise(r["spread"]))
+                 for m, r in ((m, row[m.name]) for m in measured)]
     print(markdown_table(("depth", "method", "frames", "ns/capture", f"× {baseline}",
                             "noise"), rows, align="rlrrrr"))
-    skipped = [m for m in methods if "skipped" in next(iter(table.values()))[m.name]]
-    for m in skipped:
-        print(f"\nskipped {m.name}: {m.peer.reason}")
-    notes = [m for m in methods if m.note and m.peer.available()]
-    for m in notes:
-        print(f"\n{m.name}: {m.note}")
-
-
-def slope(xs, ys) -> float:
-    """Least-squares slope of ys over xs."""
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    for m in methods:
+        if m not in measured:
+            print(f"\nskipped {m.name}: {m.peer.reason}")
+        elif m.note:
+            print(f"\n{m.name}: {m.note}")
 
 
 def per_frame(table: dict, name: str) -> dict:
+    """ns per extra frame: the slope between each two depths, and the least-squares "fit"."""
     depths = [d for d in table if "ns" in table[d][name]]
-    ys = [table[d][name]["ns"] for d in depths]
-    out = {}
-    for a, b in zip(depths, depths[1:]):
-        out[f"{a}→{b}"] = (table[b][name]["ns"] - table[a][name]["ns"]) / (b - a)
+    ns = [table[d][name]["ns"] for d in depths]
+    out = {f"{a}→{b}": (y - x) / (b - a) for a, b, x, y in zip(depths, depths[1:], ns, ns[1:])}
     if len(depths) >= 2:
-        out["fit"] = slope(depths, ys)
+        out["fit"] = statistics.linear_regression(depths, ns).slope
     return out
 
 
 def print_per_frame(table: dict, methods: list[Method]) -> dict:
     print("\n### ns per extra frame (slope between depths; 'fit' = least squares over all)\n")
-    rows, result = [], {}
-    for m in methods:
-        if m.count is None or "skipped" in next(iter(table.values()))[m.name]:
-            continue
-        pf = per_frame(table, m.name)
-        result[m.name] = pf
-        rows.append((m.name, *(f"{v:.1f}" for v in pf.values())))
-    some = next(iter(result.values()), {})
-    print(markdown_table(("method", *some.keys()), rows))
+    result = {m.name: per_frame(table, m.name) for m in methods
+              if m.count is not None and "skipped" not in next(iter(table.values()))[m.name]}
+    print(markdown_table(("method", *next(iter(result.values()), {})),
+                         [(name, *(f"{v:.1f}" for v in pf.values())) for name, pf in result.items()]))
     return result
+
+
+JAX_ROW = "jaxlib Traceback.get_traceback()"
 
 
 def check_targets(table: dict, pf: dict, depth: int = 20, new_frames: dict | None = None
                   ) -> list[str]:
+    """The design's targets at `depth`: each PASS, FAIL, or not measured and why."""
     lines = []
-    row = table.get(depth)
-    if not row or "ns" not in row.get(BASELINE, {}):
-        return [f"targets: no '{BASELINE}' measurement at depth {depth}"]
-    base = row[BASELINE]["ns"]
 
-    def ratio_target(name, want):
-        r = row.get(name, {})
-        if "ns" not in r:
-            lines.append(f"target ≥{want}× vs {name}: not measured ({r.get('skipped')})")
+    def faster(row: dict, name: str, want: float, what: str) -> None:
+        r, base = row.get(name, {}), row.get(BASELINE, {})
+        if "ns" not in r or "ns" not in base:
+            lines.append(f"target ≥{want}× vs {what}: not measured "
+                         f"({r.get('skipped') or base.get('skipped')})")
             return
-        got = r["ns"] / base
-        lines.append(f"target ≥{want}× faster than {name} at depth {depth}: {got:.2f}× "
+        got = r["ns"] / base["ns"]
+        lines.append(f"target ≥{want}× faster than {what} at depth {depth}: {got:.2f}× "
                      f"{'PASS' if got >= want else 'FAIL'}")
 
-    ratio_target("sys._getframe loop (f_code, f_lasti)", 20)
-    ratio_target("jaxlib Traceback.get_traceback()", 5)
-    fit = pf.get(BASELINE, {}).get("fit")
-    if fit is not None:
+    faster(table.get(depth, {}), "sys._getframe loop (f_code, f_lasti)", 20,
+           "sys._getframe loop (f_code, f_lasti)")
+    faster(table.get(depth, {}), JAX_ROW, 5, JAX_ROW)
+    segments = pf.get(BASELINE, {})
+    if "fit" in segments:
         lines.append(f"target ≤3 ns per extra frame (least-squares fit, callsite internal): "
-                     f"{fit:.2f} ns {'PASS' if fit <= 3 else 'FAIL'}")
-        seg = pf[BASELINE]
-        lines.append("  segments: " + ", ".join(f"{k} {v:.2f}" for k, v in seg.items()
+                     f"{segments['fit']:.2f} ns {'PASS' if segments['fit'] <= 3 else 'FAIL'}")
+        lines.append("  segments: " + ", ".join(f"{k} {v:.2f}" for k, v in segments.items()
                                                 if k != "fit"))
-    nrow = (new_frames or {}).get(depth, {})
-    jax, base = nrow.get("jaxlib Traceback.get_traceback()", {}), nrow.get(BASELINE, {})
-    if "ns" in jax and "ns" in base:
-        got = jax["ns"] / base["ns"]
-        lines.append(f"target ≥5× faster than jaxlib with three new innermost frames at depth "
-                     f"{depth}: {got:.2f}× {'PASS' if got >= 5 else 'FAIL'}")
-    elif new_frames is not None:
-        lines.append(f"target ≥5× vs jaxlib, new frames: not measured "
-                     f"({jax.get('skipped') or base.get('skipped')})")
+    if new_frames is not None:
+        faster(new_frames.get(depth, {}), JAX_ROW, 5, "jaxlib with three new innermost frames")
     return lines
 
 
@@ -416,8 +375,10 @@ def header() -> None:
     print(f"## callsite capture benchmark — {_common.environment_line()}\n")
     if CALLSITE.available():
         import callsite
+        refusal = callsite.internal_backend_refusal()
         print(f"callsite {callsite.__version__} from {os.path.dirname(callsite.__file__)}; layout "
-              f"{callsite.layout_name}; internal backend refusal: {callsite.internal_backend_refusal()}")
+              f"{callsite.layout_name}; internal backend: "
+              f"{'available' if refusal is None else f'unavailable ({refusal}), its rows skipped'}")
     report_peers(PEERS)
     # The timed statements live in real module files, like user code: inspect.getmodule()
     # finds them in its cache instead of rescanning sys.modules per frame.
@@ -439,106 +400,28 @@ def main(argv=None) -> int:
     ap.add_argument("--cold-samples", type=_common.count, default=100,
                     help="fresh stacks per cold repeat")
     ap.add_argument("--tables", type=_common.names(TABLES), default=list(TABLES))
-    ap.add_argument("--summarize", nargs="+", metavar="JSON",
-                    help="print the README table from several --json files and exit")
     args = ap.parse_args(argv)
-    if args.summarize:
-        return summarize(args.summarize)
     if args.quick:
         args.target_ms, args.cold_samples = 5.0, 30
     if args.repeats < 5:
         print("note: fewer than 5 repeats — numbers are indicative only", file=sys.stderr)
-    depths, tables = args.depths, args.tables
 
     header()
-    if CALLSITE.available() and CALLSITE.ns["callsite"].internal_backend_refusal() is not None:
-        print(f"\ncallsite internal backend unavailable: "
-              f"{CALLSITE.ns['callsite'].internal_backend_refusal()}; internal rows are skipped")
     results = {"python": sys.version.split()[0], "jax_notes": JAX_NOTES, "tables": {}}
-    nf = None
-    if "new-frames" in tables:
-        ms = new_frames_methods()
-        # The loop runs 3 frames above the stated depth: the captures see exactly that depth.
-        t = run_table("new-frames", ms, [d - 3 for d in depths if d >= 10], args)
-        nf = {d + 3: row for d, row in t.items()}
-        print_table("capture with the three innermost frames new on every capture", nf, ms,
-                    BASELINE)
-        results["tables"]["new-frames"] = nf
-    if "capture" in tables:
-        ms = capture_methods()
-        t = run_table("capture", ms, depths, args)
-        print_table("capture only (ns per capture, result deallocated)", t, ms, BASELINE)
-        pf = print_per_frame(t, ms)
+    for kind, (title, rows, baseline) in TABLE_RUNS.items():
+        if kind in args.tables:
+            ms = rows()
+            results["tables"][kind] = table = run_table(kind, ms, args.depths, args)
+            print_table(title, table, ms, baseline)
+            if kind == "capture":
+                results["per_frame"] = print_per_frame(table, ms)
+    if "capture" in results["tables"]:
         print()
-        for line in check_targets(t, pf, new_frames=nf):
+        for line in check_targets(results["tables"]["capture"], results["per_frame"],
+                                  new_frames=results["tables"].get("new-frames")):
             print(line)
-        results["tables"]["capture"] = t
-        results["per_frame"] = pf
-    if "warm" in tables:
-        ms = symbolize_methods(cold=False)
-        t = run_table("warm", ms, depths, args)
-        print_table("capture + symbolize, warm cache (same code objects every time)", t, ms,
-                    "callsite (internal) .frames")
-        results["tables"]["warm"] = t
-    if "cold" in tables:
-        ms = symbolize_methods(cold=True)
-        t = run_table("cold", ms, [d for d in depths if d >= 2], args)
-        print_table("capture + symbolize, cold cache (fresh code objects for every sample; "
-                    "only the outermost frame is reused)", t, ms, "callsite (internal) .frames")
-        results["tables"]["cold"] = t
     if args.json:
         _common.write_results(args.json, "capture", results)
-    return 0
-
-
-# --- README summary across versions -----------------------------------------------------------
-
-SUMMARY_ROWS = (
-    ("capture", "callsite (internal)"), ("capture", "callsite (public)"),
-    ("capture", "sys._getframe loop (f_code, f_lasti)"),
-    ("capture", "jaxlib Traceback.get_traceback()"),
-    ("capture", "torch CapturedTraceback.extract()"),
-    ("capture", "StackSummary.extract(walk_stack(None), lookup_lines=False)"),
-    ("capture", "traceback.extract_stack()"), ("capture", "inspect.stack(0)"),
-    ("new-frames", "callsite (internal)"), ("new-frames", "sys._getframe loop (f_code, f_lasti)"),
-    ("new-frames", "jaxlib Traceback.get_traceback()"),
-    ("warm", "callsite (internal) .frames"), ("cold", "callsite (internal) .frames"),
-    ("warm", "jaxlib get_traceback().frames"), ("warm", "torch extract().summary()"),
-)
-
-
-def summarize(paths) -> int:
-    runs = []
-    for p in paths:
-        with open(p) as f:
-            runs.append(json.load(f))
-    vers = [".".join(r["python"].split(".")[:2]) for r in runs]
-    print("Depth 20, ns per call (× = times slower than `callsite.capture()` with the internal "
-          "backend, same run):\n")
-    rows = []
-    for kind, name in SUMMARY_ROWS:
-        cells = []
-        for r in runs:
-            t = r["tables"].get(kind, {}).get("20", {})
-            # New-frames rows compare with callsite on the same new frames, the rest with the
-            # plain capture.
-            base_kind = "new-frames" if kind == "new-frames" else "capture"
-            base = r["tables"].get(base_kind, {}).get("20", {}).get(BASELINE, {}).get("ns")
-            cell = t.get(name, {})
-            if "ns" not in cell:
-                cells.append("—")
-                continue
-            cells.append(f"{fmt_ns(cell['ns'])} ({fmt_ratio(cell['ns'] / base)})"
-                         if base else fmt_ns(cell["ns"]))
-        label = {"capture": name, "new-frames": f"{name} [3 new innermost frames]"}.get(
-            kind, f"{name} [{kind} symbolize]")
-        rows.append((label, *cells))
-    pf_row = ["callsite (internal): ns per extra frame (fit)"]
-    for r in runs:
-        fit = r.get("per_frame", {}).get(BASELINE, {}).get("fit")
-        pf_row.append("—" if fit is None else f"{fit:.2f}")
-    rows.append(tuple(pf_row))
-    print(markdown_table(("method", *(f"Python {v}" for v in vers)), rows))
     return 0
 
 

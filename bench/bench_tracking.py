@@ -18,10 +18,10 @@ Timing: min of several repeats, round-robin over the configurations; gc disabled
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import sys
-import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import python_trackers  # noqa: E402
@@ -29,12 +29,11 @@ import python_trackers  # noqa: E402
 import callsite  # noqa: E402
 import callsite.tracking as tracking  # noqa: E402
 import _common  # noqa: E402
-from callsite._cli.stacks import run_in_fresh_thread  # noqa: E402
+from callsite._cli.stacks import run_in_fresh_thread, stack_depth  # noqa: E402
 from callsite._cli.tables import fmt_ns, fmt_ratio, markdown_table  # noqa: E402
-from callsite._cli.timing import round_robin  # noqa: E402
+from callsite._cli.timing import clock, compile_statement, exec_as_module, round_robin  # noqa: E402
 
-clock = time.perf_counter_ns
-HAVE_MONITORING = tracking.available_modes()["monitoring"] is None
+MODES = ["profile"] + (["monitoring"] if tracking.available_modes()["monitoring"] is None else [])
 
 
 # --- workloads ------------------------------------------------------------------------------
@@ -86,27 +85,45 @@ WORKLOADS = {
     "interpreter loop (8 ops x 300)": lambda: VM().run(PROGRAM, 300),
 }
 
+# The library: a module file every filter here excludes (exec_as_module writes it to disk).
+# descend() builds the library frames above the user's; fib() is the workload of the filtered
+# tax; both() is every query's answer, to check that they agree.
+LIBRARY = '''\
+def descend(k, fn, arg):
+    # Library frames: the excluded part of the stack (an op builder and what it calls).
+    if k > 0:
+        return descend(k - 1, fn, arg)
+    return fn(arg)
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+def both(_):
+    return capture(source='window', limit=1), flt.first_user_frame()
+'''
 
-def time_workload(fn, repeats_inner=3):
-    best = None
-    for _ in range(repeats_inner):
-        t0 = clock()
-        fn()
-        t = clock() - t0
-        best = t if best is None or t < best else best
-    return best
+
+# --- the tax per call -----------------------------------------------------------------------
+
+def best_ns(workload, scopes: dict, repeats: int) -> dict[str, float]:
+    """ns of one run of `workload` inside each scope (a context manager's factory): the minimum
+    of three runs per round, of `repeats` rounds taken round-robin."""
+    def run(label, _n):
+        with scopes[label]():
+            return min(timed(workload) for _ in range(3))
+
+    return {label: t.best for label, t in round_robin(run, scopes, repeats=repeats).items()}
 
 
-class CallsiteTracker:
-    def __init__(self, mode, window=8):
-        self.mode, self.window = mode, window
-        self.name = f"callsite {mode} (C)"
+def timed(fn) -> int:
+    t0 = clock()
+    fn()
+    return clock() - t0
 
-    def start(self):
-        tracking.enable(mode=self.mode, window=self.window)
 
-    def stop(self):
-        tracking.disable()
+def trackers(mode: str) -> dict:
+    """The trackers of `mode` by the names the result file keeps: callsite's, then the lean and
+    the plain Python ones."""
+    return {f"callsite {mode} (C)": functools.partial(tracking.enable, mode=mode, window=8),
+            **{t.name: t for t in python_trackers.TRACKERS[mode]}}
 
 
 def count_calls(mode, fn):
@@ -118,99 +135,55 @@ def count_calls(mode, fn):
     return n
 
 
-def filtered_tax_table(repeats):
-    """The tax with a recording filter on calls made from excluded (library) code: monitoring
-    switches those sites off (DISABLE), profile mode still runs its function on each event."""
-    d = tempfile.mkdtemp(prefix="callsite_trk_fib_")
-    path = os.path.join(d, "trk_fib_lib.py")
-    src = "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n"
-    with open(path, "w") as f:
-        f.write(src)
-    ns = {"__name__": "trk_fib_lib"}
-    exec(compile(src, path, "exec"), ns)
-    lib_fib = ns["fib"]
-    flt = callsite.Filter()
-    flt.exclude_file(path)
-    modes = ["profile"] + (["monitoring"] if HAVE_MONITORING else [])
-    fn = lambda: lib_fib(18)  # noqa: E731
-    fn()
-
-    def run(key, _n):
-        if key == "off":
-            return time_workload(fn)
-        with tracking.enable(mode=key, window=8, filter=flt):
-            return time_workload(fn)
-
-    best = {k: t.best for k, t in round_robin(run, ["off", *modes], repeats=repeats).items()}
-    calls = count_calls("profile", fn)
-    workload = "fib(18) in library code, recording filter drops it"
-    rows = [(workload, mode, f"{calls:,}",
-             fmt_ns(best["off"] / calls), fmt_ns((best[mode] - best["off"]) / calls),
-             fmt_ratio(best[mode] / best["off"])) for mode in modes]
-    print(markdown_table(["workload", "mode", "calls", "off ns/call", "callsite tax",
-                          "slowdown"], rows))
-    return [{"workload": workload, "mode": mode, "calls": calls, "off_ns": best["off"] / calls,
-             "tax_ns": (best[mode] - best["off"]) / calls} for mode in modes]
-
-
 def tax_table(repeats):
-    modes = ["profile"] + (["monitoring"] if HAVE_MONITORING else [])
-    trackers = {"profile": [CallsiteTracker("profile"), python_trackers.LeanProfile(),
-                            python_trackers.PlainProfile()]}
-    if HAVE_MONITORING:
-        trackers["monitoring"] = [CallsiteTracker("monitoring"), python_trackers.LeanMonitoring(),
-                                  python_trackers.PlainMonitoring()]
-    else:
+    if "monitoring" not in MODES:
         print("  monitoring mode: SKIPPED — sys.monitoring needs Python 3.12+")
-    rows, verdicts, records = [], [], []
+    rows, records = [], []
     for wname, fn in WORKLOADS.items():
         fn()  # warm (specialisation, caches)
-        configs = {"off": None}
-        for mode in modes:
-            for t in trackers[mode]:
-                configs[f"{mode}/{t.name}"] = t
-        def run(key, _n):
-            tracker = configs[key]
-            if tracker is None:
-                return time_workload(fn)
-            tracker.start()
-            try:
-                return time_workload(fn)
-            finally:
-                tracker.stop()
-
-        best = {k: t.best for k, t in round_robin(run, configs, repeats=repeats).items()}
-        for mode in modes:
+        best = best_ns(fn, {"off": contextlib.nullcontext, **{
+            f"{mode}/{name}": t for mode in MODES for name, t in trackers(mode).items()}}, repeats)
+        for mode in MODES:
             calls = count_calls(mode, fn)
             off = best["off"] / calls
-            taxes = {t.name: best[f"{mode}/{t.name}"] / calls - off for t in trackers[mode]}
-            callsite_tax = taxes[f"callsite {mode} (C)"]
-            lean = taxes[trackers[mode][1].name]
-            plain = taxes[trackers[mode][2].name]
+            taxes = {name: best[f"{mode}/{name}"] / calls - off for name in trackers(mode)}
+            callsite_tax, lean, plain = taxes.values()
             rows.append((wname, mode, f"{calls:,}", fmt_ns(off), fmt_ns(callsite_tax), fmt_ns(lean),
                          fmt_ns(plain), fmt_ratio(callsite_tax / lean), fmt_ratio(callsite_tax / plain),
                          fmt_ratio((off + callsite_tax) / off)))
-            verdicts.append((wname, mode, callsite_tax / lean))
             records.append({"workload": wname, "mode": mode, "calls": calls, "off_ns": off,
                             "tax_ns": taxes})
     print(markdown_table(
         ["workload", "mode", "calls", "off ns/call", "callsite tax", "lean Python tax",
          "plain Python tax", "callsite/lean", "callsite/plain", "slowdown (callsite)"], rows))
-    for wname, mode, r in verdicts:
-        print(f"  target (callsite tax <= 50% of the lean Python tax), {mode}, {wname}: "
-              f"{'met' if r <= 0.5 else 'NOT met'} ({r:.0%})")
+    for r in records:
+        callsite_tax, lean, _ = r["tax_ns"].values()
+        print(f"  target (callsite tax <= 50% of the lean Python tax), {r['mode']}, "
+              f"{r['workload']}: {'met' if callsite_tax / lean <= 0.5 else 'NOT met'} "
+              f"({callsite_tax / lean:.0%})")
     return records
 
 
-# --- query cost -----------------------------------------------------------------------------
+def filtered_tax_table(repeats, lib, flt):
+    """The tax with a recording filter on calls made from excluded (library) code: monitoring
+    switches those sites off (DISABLE), profile mode still runs its function on each event."""
+    fn = lambda: lib["fib"](18)  # noqa: E731
+    fn()
+    best = best_ns(fn, {"off": contextlib.nullcontext, **{
+        mode: functools.partial(tracking.enable, mode=mode, window=8, filter=flt)
+        for mode in MODES}}, repeats)
+    calls = count_calls("profile", fn)
+    workload = "fib(18) in library code, recording filter drops it"
+    rows = [(workload, mode, f"{calls:,}",
+             fmt_ns(best["off"] / calls), fmt_ns((best[mode] - best["off"]) / calls),
+             fmt_ratio(best[mode] / best["off"])) for mode in MODES]
+    print(markdown_table(["workload", "mode", "calls", "off ns/call", "callsite tax",
+                          "slowdown"], rows))
+    return [{"workload": workload, "mode": mode, "calls": calls, "off_ns": best["off"] / calls,
+             "tax_ns": (best[mode] - best["off"]) / calls} for mode in MODES]
 
-LIB_SRC = '''\
-def descend(k, fn, arg):
-    # Library frames: the excluded part of the stack (an op builder and what it calls).
-    if k > 0:
-        return descend(k - 1, fn, arg)
-    return fn(arg)
-'''
+
+# --- query cost -----------------------------------------------------------------------------
 
 QUERIES = {
     "window: capture(source='window', limit=1)": "capture(source='window', limit=1)",
@@ -222,24 +195,16 @@ QUERIES = {
 }
 
 
-def load_lib(flt):
-    """The library module, in its own (excluded) file: descend() and one timing loop per query,
-    so that every frame above the user's is a library frame, the loops included."""
-    d = tempfile.mkdtemp(prefix="callsite_trk_bench_")
-    path = os.path.join(d, "trk_bench_lib.py")
-    src = LIB_SRC
-    for i, stmt in enumerate(QUERIES.values()):
-        src += (f"def loop_{i}(n):\n    t0 = clock()\n    for _ in repeat(None, n):\n"
-                f"        {stmt}\n    return clock() - t0\n")
-    src += "def both(_):\n    return capture(source='window', limit=1), flt.first_user_frame()\n"
-    with open(path, "w") as f:
-        f.write(src)
-    flt.exclude_file(path)
-    ns = {"__name__": "trk_bench_lib", "__file__": path, "clock": clock, "flt": flt,
-          "capture": callsite.capture, "last": tracking.last, "repeat": __import__("itertools").repeat}
-    exec(compile(src, path, "exec"), ns)
-    loops = {name: ns[f"loop_{i}"] for i, name in enumerate(QUERIES)}
-    return ns, loops
+def query_loops(flt) -> dict:
+    """One timing loop per query, each in a module file `flt` excludes: every frame above the
+    user's is a library frame, the loop's included."""
+    ns = {"flt": flt, "capture": callsite.capture, "last": tracking.last}
+    loops = {}
+    for name, stmt in QUERIES.items():
+        module = compile_statement(stmt, ns, name)
+        flt.exclude_file(module["__file__"])
+        loops[name] = module["loop"]
+    return loops
 
 
 def user_descend(k, lib_frames, lib, fn, arg):
@@ -249,17 +214,10 @@ def user_descend(k, lib_frames, lib, fn, arg):
     return lib["descend"](lib_frames - 1, fn, arg)
 
 
-def depth_now():
-    f, n = sys._getframe(1), 0
-    while f is not None:
-        n, f = n + 1, f.f_back
-    return n
-
-
 def run_at(depth, lib_frames, lib, fn, arg):
     """fn(arg) with exactly `depth` frames on the stack, fn's included: the top `lib_frames`
     + fn are library frames, the rest below them are user frames (and the harness)."""
-    here = depth_now()  # frames up to and including run_at
+    here = stack_depth()  # frames up to and including run_at
     user = depth - here - lib_frames - 1  # user_descend frames
     if user < 1 or lib_frames < 1:
         raise ValueError(f"depth {depth} too shallow for this harness ({here} frames)")
@@ -269,27 +227,20 @@ def run_at(depth, lib_frames, lib, fn, arg):
 def _measure(result, depth, lf, lib, loop, n, window_filter, mode):
     # The first frame of a fresh thread: the stack depth is exact from here.
     try:
-        if window_filter is not None:
-            tracking.enable(mode=mode, window=8, filter=window_filter)
-        try:
+        with (tracking.enable(mode=mode, window=8, filter=window_filter)
+              if window_filter is not None else contextlib.nullcontext()):
             result.set(run_at(depth, lf, lib, loop, n))
-        finally:
-            if window_filter is not None:
-                tracking.disable()
     except BaseException as e:
         result.set(e)
 
 
-def query_table(repeats, quick):
-    flt = callsite.Filter()
-    lib, loops = load_lib(flt)
+def query_table(repeats, quick, lib, flt):
+    loops = query_loops(flt)
     mode = tracking.available_modes()["auto"]
     n = 2000 if quick else 20000
     rows, records = [], []
     for depth in (5, 20, 200):
-        for placement, lib_frames in (("user frame just below", 1),
-                                      ("user frame at the bottom", depth - 4)):
-            lf = lib_frames
+        for placement, lf in (("user frame just below", 1), ("user frame at the bottom", depth - 4)):
             def run(name, n):
                 wf = flt if name.startswith("window") else None
                 return run_in_fresh_thread(_measure, depth, lf, lib, loops[name], n, wf, mode)
@@ -302,11 +253,9 @@ def query_table(repeats, quick):
             base = best["walk: Filter.first_user_frame()"]
             records.append({"depth": depth, "placement": placement, "library_frames": lf,
                             "ns": best, "same_site": same})
-            for name, t in best.items():
-                rows.append((depth, f"{placement} ({lf} library frames)", name, fmt_ns(t),
-                             fmt_ratio(t / base),
-                             "" if name.startswith("empty") else ("same site" if same
-                                                                   else "DIFFERENT")))
+            rows += [(depth, f"{placement} ({lf} library frames)", name, fmt_ns(t),
+                      fmt_ratio(t / base), "" if name.startswith("empty") else
+                      ("same site" if same else "DIFFERENT")) for name, t in best.items()]
     print(markdown_table(["depth", "stack", "query", "ns/query", "vs first_user_frame",
                           "check"], rows, align="rllrrl"))
     print(f"  window mode: {mode}, recording filter = the query filter; the walk runs with "
@@ -320,12 +269,15 @@ def main():
     repeats = 3 if args.quick else args.repeats
     print(f"# callsite tracking benchmark — {_common.environment_line()}")
     print(f"callsite backend={callsite.get_backend()}; repeats={repeats} (min kept)\n")
+    flt = callsite.Filter()
+    lib = exec_as_module(LIBRARY, {"capture": callsite.capture, "flt": flt}, "tracking library")
+    flt.exclude_file(lib["__file__"])
     print("## Tax per call (ns; tax = ns/call with the tracker minus ns/call without)\n")
     tax = tax_table(repeats)
     print("\n## Tax per call on calls from excluded code (recording filter)\n")
-    filtered = filtered_tax_table(repeats)
+    filtered = filtered_tax_table(repeats, lib, flt)
     print("\n## Query cost (ns per query; the walk runs with tracking off)\n")
-    query = query_table(repeats, args.quick)
+    query = query_table(repeats, args.quick, lib, flt)
     if args.json:
         _common.write_results(args.json, "tracking", {
             "python": sys.version.split()[0], "repeats": repeats,

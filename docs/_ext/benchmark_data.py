@@ -9,49 +9,45 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
-#: What every result file says about its run (callsite/_cli/results.py's run_metadata()).
-META_FIELDS = ("date", "machine", "python", "callsite", "command")
-MACHINE_FIELDS = ("cpu", "cores", "memory_gib", "load_average_at_start")
-
-#: Per benchmark: the top-level fields the figures and tables read.
-DATA_FIELDS = {
-    "capture": ("tables",),
-    "mlir": ("bindings", "depth", "ops"),
+#: Per bench: dotted paths of the data its figures and tables read, a parent before its fields.
+#: (Every file's "meta" is callsite/_cli/results.py's, which writes all of its fields.)
+PER_BENCH = {
+    "capture": ("tables", "tables.capture"),
+    "mlir": ("bindings",),
     "dsls": ("dsls", "measure"),
     "tracking": ("tax", "query"),
 }
+
+#: bench_dsls.py's CPU time per build does not resolve a difference below this share of a build
+#: on the benchmark machine (docs/benchmarks.md, "Real DSLs"; bench/readme_costs.py's too).
+DSL_CLOCK_RESOLUTION = 0.05
 
 
 class ResultFileError(ValueError):
     """A result file the page cannot be drawn from."""
 
 
-def _require(mapping: Any, fields: tuple[str, ...], where: str, path: Path) -> None:
-    if not isinstance(mapping, dict):
-        raise ResultFileError(f"{path}: {where} should be an object, got {type(mapping).__name__}")
-    missing = [f for f in fields if f not in mapping]
-    if missing:
-        raise ResultFileError(f"{path}: {where} lacks {', '.join(missing)}")
-
-
 def check_result(result: Any, path: Path) -> None:
     """Raises ResultFileError unless `result` has the metadata and the data its bench's
     figure needs."""
-    _require(result, ("bench", "meta"), "the file", path)
-    _require(result["meta"], META_FIELDS, "meta", path)
-    _require(result["meta"]["machine"], MACHINE_FIELDS, "meta.machine", path)
-    bench = result["bench"]
-    if bench in DATA_FIELDS:
-        _require(result, DATA_FIELDS[bench], f"a {bench!r} result", path)
-    if bench == "capture":
-        _require(result["tables"], ("capture",), "tables", path)
+    bench = result.get("bench") if isinstance(result, dict) else None
+    for field in ("bench", "meta", *PER_BENCH.get(bench, ())):
+        *parents, name = field.split(".")
+        where = result
+        for parent in parents:
+            where = where[parent]
+        if not isinstance(where, dict):
+            raise ResultFileError(f"{path}: {'.'.join(parents) or 'the file'} should be an "
+                                  f"object, got {type(where).__name__}")
+        if name not in where:
+            raise ResultFileError(f"{path}: {'.'.join(parents) or 'the file'} lacks {name}")
 
 
 def python_key(result: dict) -> tuple[int, ...]:
     """Sorts runs by interpreter version, 3.10 after 3.9."""
-    return tuple(int(p) for p in result["meta"]["python"].split(".")[:2] if p.isdigit())
+    return tuple(int(p) for p in minor(result).split(".") if p.isdigit())
 
 
 def load_results(folder: Path) -> dict[str, list[dict]]:
@@ -72,9 +68,41 @@ def load_results(folder: Path) -> dict[str, list[dict]]:
     return by_bench
 
 
+def runs_of(kind: str, registry: dict, name: str, results: dict[str, list[dict]]) -> list[dict]:
+    """The runs a figure or table (`kind`) named `name` reads: its registry entry's first item
+    is its bench ("" for every file's)."""
+    if name not in registry:
+        raise ValueError(f"unknown benchmark {kind} {name!r}; known: {', '.join(registry)}")
+    bench = registry[name][0]
+    if bench and not results.get(bench):
+        raise ValueError(f"{kind} {name!r} has no {bench!r} result files to read")
+    return results.get(bench, [])
+
+
+def ordered_union(lists: Iterable[Iterable[str]]) -> list[str]:
+    """Every name of the lists once, in order of first appearance."""
+    return list(dict.fromkeys(name for names in lists for name in names))
+
+
 def minor(result: dict) -> str:
     """"3.11" for a run on Python 3.11.x."""
     return ".".join(result["meta"]["python"].split(".")[:2])
+
+
+def by_tracker(tax_ns: dict[str, float]) -> dict[str, float]:
+    """bench_tracking's taxes by tracker: its names are "callsite MODE (C)", "lean MODE
+    (Python)", "plain MODE (Python)"."""
+    return {name.split()[0]: value for name, value in tax_ns.items()}
+
+
+def below_clock(dsl: dict, measure: str) -> float | None:
+    """callsite's share of a DSL's build when the clock does not resolve it (CPU time only)."""
+    values = dsl.get(measure, {})
+    none, ours = values.get("none"), values.get("callsite")
+    if measure != "seconds_per_build" or not none or ours is None:
+        return None
+    share = (ours - none) / none
+    return share if share < DSL_CLOCK_RESOLUTION else None
 
 
 def describe_machine(meta: dict) -> str:

@@ -16,8 +16,7 @@ matplotlib.use("Agg")  # files only: no display on a build machine
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 
-from benchmark_data import minor  # noqa: E402
-from benchmark_tables import DSL_CLOCK_RESOLUTION  # noqa: E402
+from benchmark_data import below_clock, by_tracker, minor, ordered_union, runs_of  # noqa: E402
 
 DPI = 110
 # One colour per method or mode wherever it appears, so a reader can follow a line across panels.
@@ -28,15 +27,17 @@ def _colours(names: list[str]) -> dict[str, tuple]:
     return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(names)}
 
 
-def _ordered_union(lists) -> list[str]:
-    seen: dict[str, None] = {}
-    for names in lists:
-        for name in names:
-            seen.setdefault(name, None)
-    return list(seen)
-
-
-def _save(fig, path: Path) -> None:
+def _save(fig, path: Path, legend_from=(), ncol: int = 2) -> None:
+    """The figure laid out, with one legend entry per label of the `legend_from` panels under
+    them, where it hides no bar or line (savefig's tight box takes it in), into `path`."""
+    fig.tight_layout()
+    handles: dict[str, object] = {}
+    for ax in legend_from:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    if handles:
+        fig.legend(handles.values(), handles.keys(), loc="upper center", ncol=ncol,
+                   fontsize="small", bbox_to_anchor=(0.5, 0.0))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=DPI, bbox_inches="tight")
     plt.close(fig)
@@ -48,12 +49,6 @@ def _log_y(ax) -> None:
     plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}")
     ax.yaxis.set_major_formatter(plain)
     ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-
-
-def _legend_below(fig, ax, ncol: int) -> None:
-    """The legend under the panels, where it hides no bar (savefig's tight box takes it in)."""
-    fig.legend(*ax.get_legend_handles_labels(), loc="upper center", ncol=ncol, fontsize="small",
-               bbox_to_anchor=(0.5, 0.0))
 
 
 def _grouped_bars(ax, groups: list[str], series: dict[str, list[float | None]],
@@ -75,7 +70,7 @@ def _grouped_bars(ax, groups: list[str], series: dict[str, list[float | None]],
 def draw_capture(runs: list[dict], path: Path) -> None:
     """One panel per Python version: ns per capture against stack depth, log-log, a line per
     method (the peers a version has installed appear in its panel only)."""
-    methods = _ordered_union(
+    methods = ordered_union(
         [m for row in run["tables"]["capture"].values() for m, cell in row.items() if "ns" in cell]
         for run in runs)
     colours = _colours(methods)
@@ -102,27 +97,17 @@ def draw_capture(runs: list[dict], path: Path) -> None:
         ax.set_ylabel("ns per capture (wall time, warm)")
     for ax in list(axes.flat)[len(runs):]:
         ax.set_visible(False)
-    handles = {h.get_label(): h for ax in axes.flat for h in ax.get_lines()}
-    fig.tight_layout()
-    # Below the panels: savefig's tight bounding box grows to take it in.
-    fig.legend([handles[m] for m in methods if m in handles],
-               [m for m in methods if m in handles], loc="upper center", ncol=2,
-               fontsize="small", bbox_to_anchor=(0.5, 0.0))
-    _save(fig, path)
+    _save(fig, path, axes.flat)
 
 
 # --- MLIR: cost per op ------------------------------------------------------------------------
 
-def _mlir_groups(runs: list[dict]) -> list[tuple[str, dict]]:
-    return [(f"{minor(run)}\n{name.split('.')[0]}", measured["ops_ns"])
-            for run in runs for name, measured in run["bindings"].items() if "ops_ns" in measured]
-
-
 def draw_mlir(runs: list[dict], path: Path) -> None:
     """Per Python version and bindings: ns per op in each mode (top), and what the location
     adds over Location.unknown() (bottom, log scale)."""
-    groups = _mlir_groups(runs)
-    modes = _ordered_union(ops for _, ops in groups)
+    groups = [(f"{minor(run)}\n{name.split('.')[0]}", measured["ops_ns"])
+              for run in runs for name, measured in run["bindings"].items() if "ops_ns" in measured]
+    modes = ordered_union(ops for _, ops in groups)
     baseline = modes[0]
     colours = _colours(modes)
     fig, (left, right) = plt.subplots(2, 1, figsize=(8.5, 7.5), sharex=True)
@@ -136,9 +121,7 @@ def draw_mlir(runs: list[dict], path: Path) -> None:
     _log_y(right)
     right.set_ylabel("ns per op over " + baseline.split(" ", 1)[-1])
     right.set_title("what the location adds (log scale)")
-    fig.tight_layout()
-    _legend_below(fig, left, ncol=2)
-    _save(fig, path)
+    _save(fig, path, [left])
 
 
 # --- real DSLs ---------------------------------------------------------------------------------
@@ -147,64 +130,56 @@ DSL_MODES = {"none": "(a) no locations", "own": "(b) the DSL's own", "mlir": "(c
              "callsite": "(d) callsite"}
 
 
-def _below_resolution(d: dict, measure: str) -> str:
-    """A second label line for a DSL whose callsite part the clock does not resolve."""
-    values = d.get(measure, {})
-    none, ours = values.get("none"), values.get("callsite")
-    if measure != "seconds_per_build" or not none or ours is None:
-        return ""
-    share = (ours - none) / none
-    return f"\ncallsite +{share:.1%}:\nbelow the clock" if share < DSL_CLOCK_RESOLUTION else ""
+def _dsl_label(d: dict, measure: str, python: str) -> str:
+    """The DSL and its Python; one whose callsite part the clock does not resolve says so."""
+    share = below_clock(d, measure)
+    return f"{d['label']}\n(Python {python})" + (
+        "" if share is None else f"\ncallsite +{share:.1%}:\nbelow the clock")
 
 
 def draw_dsls(runs: list[dict], path: Path) -> None:
     """Per DSL: build time (or instructions) in each mode relative to no locations."""
-    entries = [(f"{d['label']}\n(Python {minor(run)}){_below_resolution(d, run['measure'])}", d,
-                run["measure"]) for run in runs for d in run["dsls"].values()]
+    entries = [(d, run["measure"], minor(run)) for run in runs for d in run["dsls"].values()]
     colours = _colours(list(DSL_MODES.values()))
     fig, ax = plt.subplots(figsize=(max(6.0, 2.2 * len(entries)), 4.2))
-    series: dict[str, list[float | None]] = {label: [] for label in DSL_MODES.values()}
-    for _, d, measure in entries:
+    series = {label: [] for label in DSL_MODES.values()}
+    for d, measure, _ in entries:
         values = d.get(measure, {})
         for mode, label in DSL_MODES.items():
             v, none = values.get(mode), values.get("none")
             series[label].append(v / none if v is not None and none else None)
-    _grouped_bars(ax, [label for label, _, _ in entries], series, colours)
-    for i, (_, d, _) in enumerate(entries):
+    _grouped_bars(ax, [_dsl_label(*entry) for entry in entries], series, colours)
+    for i, (d, _, _) in enumerate(entries):
         if "skipped" in d:
             ax.text(i, 1.0, "not measured:\n" + d["skipped"][:60], ha="center", va="bottom",
                     fontsize="x-small", wrap=True)
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.set_ylabel("build cost / build without locations" + (
-        "\n(CPU time, warm)" if all(m == "seconds_per_build" for _, _, m in entries) else ""))
+        "\n(CPU time, warm)" if all(m == "seconds_per_build" for _, m, _ in entries) else ""))
     low = min((v for vs in series.values() for v in vs if v is not None), default=1.0)
     ax.set_ylim(bottom=min(0.9, low * 0.95))
     ax.legend(fontsize="small", loc="upper left")
-    fig.tight_layout()
     _save(fig, path)
 
 
 # --- tracked windows: the tax per call ---------------------------------------------------------
 
-def _tracker_role(name: str) -> str:
-    # bench_tracking's trackers are named "callsite MODE (C)", "lean MODE (Python)", ...
-    return {"callsite": "callsite (C)", "lean": "lean Python tracker",
-            "plain": "plain Python tracker"}.get(name.split()[0], name)
+TRACKER_ROLES = {"callsite": "callsite (C)", "lean": "lean Python tracker",
+                 "plain": "plain Python tracker"}
 
 
 def draw_tracking(runs: list[dict], path: Path) -> None:
     """One panel per tracking mode: ns added per recorded call, per Python version and
     workload, callsite against the two pure-Python trackers."""
-    modes = _ordered_union([r["mode"] for r in run["tax"]] for run in runs)
-    roles = ["callsite (C)", "lean Python tracker", "plain Python tracker"]
-    colours = _colours(roles)
+    modes = ordered_union([r["mode"] for r in run["tax"]] for run in runs)
+    colours = _colours(list(TRACKER_ROLES.values()))
     fig, axes = plt.subplots(len(modes), 1, figsize=(8.5, 3.8 * len(modes)), squeeze=False)
     for ax, mode in zip(axes[:, 0], modes):
         records = [(run, r) for run in runs for r in run["tax"] if r["mode"] == mode]
         groups = [f"{minor(run)}\n" + textwrap.fill(r["workload"].split(" (")[0], 12)
                   for run, r in records]
-        series = {role: [next((v for k, v in r["tax_ns"].items() if _tracker_role(k) == role),
-                              None) for _, r in records] for role in roles}
+        series = {role: [by_tracker(r["tax_ns"]).get(kind) for _, r in records]
+                  for kind, role in TRACKER_ROLES.items()}
         _grouped_bars(ax, groups, series, colours)
         values = [v for vs in series.values() for v in vs if v and v > 0]
         # The plain profile tracker costs orders of magnitude more than callsite: a linear axis
@@ -216,9 +191,7 @@ def draw_tracking(runs: list[dict], path: Path) -> None:
         ax.set_title(f"{mode} mode")
         ax.set_ylabel("ns added per recorded call" + (" (log scale)" if wide else ""))
         ax.tick_params(axis="x", labelsize="small")
-    fig.tight_layout()
-    _legend_below(fig, axes[0][0], ncol=3)
-    _save(fig, path)
+    _save(fig, path, axes[:, 0], ncol=3)
 
 
 #: name -> (bench whose runs it draws, what it shows, drawing function)
@@ -236,11 +209,6 @@ FIGURES: dict[str, tuple[str, str, Callable[[list[dict], Path], None]]] = {
 
 def draw(name: str, results: dict[str, list[dict]], path: Path) -> list[dict]:
     """Draws figure `name` into `path` (PNG); returns the runs it was drawn from."""
-    if name not in FIGURES:
-        raise ValueError(f"unknown benchmark figure {name!r}; known: {', '.join(FIGURES)}")
-    bench, _, drawer = FIGURES[name]
-    runs = results.get(bench)
-    if not runs:
-        raise ValueError(f"figure {name!r} has no {bench!r} result files to draw from")
-    drawer(runs, path)
+    runs = runs_of("figure", FIGURES, name, results)
+    FIGURES[name][2](runs, path)
     return runs

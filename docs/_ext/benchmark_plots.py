@@ -23,108 +23,69 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 import benchmark_tables
-from benchmark_data import ResultFileError, describe_date, describe_machine, load_results
+from benchmark_data import describe_date, describe_machine, load_results
 
 _CODE = re.compile(r"`([^`]+)`")
 
 
-def _results(directive: SphinxDirective) -> dict[str, list[dict]]:
-    folder = Path(directive.env.srcdir) / directive.config.benchmark_results
-    try:
-        results = load_results(folder)
-    except ResultFileError as e:
-        raise directive.error(str(e)) from None
-    for path in sorted(folder.glob("*.json")):
-        directive.env.note_dependency(str(path))
-    return results
-
-
-def _inline(text: str) -> list[nodes.Node]:
-    """Text with `code` spans as literals."""
-    out: list[nodes.Node] = []
-    pos = 0
-    for m in _CODE.finditer(text):
-        if m.start() > pos:
-            out.append(nodes.Text(text[pos:m.start()]))
-        out.append(nodes.literal(m.group(1), m.group(1)))
-        pos = m.end()
-    if pos < len(text):
-        out.append(nodes.Text(text[pos:]))
-    return out
-
-
 def _table(header: list[str], rows: list[list[str]], classes: list[str]) -> nodes.table:
-    table = nodes.table(classes=classes)
-    group = nodes.tgroup(cols=len(header))
-    table += group
-    group += [nodes.colspec(colwidth=1) for _ in header]
-    head = nodes.thead()
-    head += _row(header)
-    body = nodes.tbody()
-    body += [_row(row) for row in rows]
-    group += [head, body]
-    return table
+    """A docutils table of plain-string cells; `code` spans become literals (re.split leaves
+    them at the odd indices)."""
+    def row(cells: list[str]) -> nodes.row:
+        return nodes.row("", *(nodes.entry("", nodes.paragraph("", "", *(
+            nodes.literal(part, part) if i % 2 else nodes.Text(part)
+            for i, part in enumerate(_CODE.split(cell)) if part))) for cell in cells))
+
+    group = nodes.tgroup("", *(nodes.colspec(colwidth=1) for _ in header), cols=len(header))
+    group += [nodes.thead("", row(header)), nodes.tbody("", *map(row, rows))]
+    return nodes.table("", group, classes=classes)
 
 
-def _row(cells: list[str]) -> nodes.row:
-    row = nodes.row()
-    for cell in cells:
-        entry = nodes.entry()
-        entry += nodes.paragraph("", "", *_inline(cell))
-        row += entry
-    return row
-
-
-def _runs_table(runs: list[dict]) -> nodes.table:
-    """The figure's legend: every run it was drawn from (a table: a centred list reads badly)."""
-    rows = [[meta["python"], describe_date(meta), describe_machine(meta), f"`{meta['command']}`"]
-            for meta in (run["meta"] for run in runs)]
-    return _table(["Python", "started", "machine", "command"], rows, ["benchmark-runs"])
-
-
-class BenchmarkFigure(SphinxDirective):
-    """A figure drawn from the result files: its argument names it (benchmark_figures.FIGURES)."""
+class BenchmarkDirective(SphinxDirective):
+    """A figure or table (its argument names it) drawn from the result files, which the page
+    then depends on."""
 
     required_arguments = 1
+
+    def run(self) -> list[nodes.Node]:
+        folder = Path(self.env.srcdir) / self.config.benchmark_results
+        try:
+            results = load_results(folder)
+            for path in sorted(folder.glob("*.json")):
+                self.env.note_dependency(str(path))
+            return self.draw(self.arguments[0], results)
+        except ValueError as e:  # ResultFileError too
+            raise self.error(f"{self.name} {self.arguments[0]}: {e}") from None
+
+
+class BenchmarkFigure(BenchmarkDirective):
+    """benchmark_figures.FIGURES; its legend is a table of the runs (a centred list reads badly)."""
+
     option_spec = {"alt": directives.unchanged}
 
-    def run(self) -> list[nodes.Node]:
+    def draw(self, name: str, results: dict[str, list[dict]]) -> list[nodes.Node]:
         import benchmark_figures  # matplotlib: loaded only by pages that draw
 
-        name = self.arguments[0]
-        if name not in benchmark_figures.FIGURES:
-            raise self.error(f"benchmark-figure: unknown figure {name!r}; known: "
-                             f"{', '.join(benchmark_figures.FIGURES)}")
         png = Path(self.env.doctreedir) / "benchmark_plots" / f"{name}.png"
-        try:
-            runs = benchmark_figures.draw(name, _results(self), png)
-        except ValueError as e:
-            raise self.error(f"benchmark-figure {name}: {e}") from None
+        runs = benchmark_figures.draw(name, results, png)
         # An image path relative to this page's folder: Sphinx copies it into _images/.
         page_dir = Path(self.env.srcdir) / Path(self.env.docname).parent
-        caption_text = benchmark_figures.FIGURES[name][1]
-        image = nodes.image(uri=os.path.relpath(png, page_dir),
-                            alt=self.options.get("alt", caption_text))
-        figure = nodes.figure("", image, classes=["benchmark-figure"])
-        figure += nodes.caption(caption_text, caption_text)
-        legend = nodes.legend()
-        legend += _runs_table(runs)
-        figure += legend
-        return [figure]
+        caption = benchmark_figures.FIGURES[name][1]
+        legend = _table(["Python", "started", "machine", "command"],
+                        [[meta["python"], describe_date(meta), describe_machine(meta),
+                          f"`{meta['command']}`"] for meta in (run["meta"] for run in runs)],
+                        ["benchmark-runs"])
+        return [nodes.figure("", nodes.image(uri=os.path.relpath(png, page_dir),
+                                             alt=self.options.get("alt", caption)),
+                             nodes.caption(caption, caption), nodes.legend("", legend),
+                             classes=["benchmark-figure"])]
 
 
-class BenchmarkTable(SphinxDirective):
-    """A table computed from the result files: its argument names it (benchmark_tables.TABLES)."""
+class BenchmarkTable(BenchmarkDirective):
+    """benchmark_tables.TABLES."""
 
-    required_arguments = 1
-
-    def run(self) -> list[nodes.Node]:
-        name = self.arguments[0]
-        try:
-            header, rows = benchmark_tables.table(name, _results(self))
-        except ValueError as e:
-            raise self.error(f"benchmark-table {name}: {e}") from None
-        return [_table(header, rows, ["benchmark-table"])]
+    def draw(self, name: str, results: dict[str, list[dict]]) -> list[nodes.Node]:
+        return [_table(*benchmark_tables.table(name, results), ["benchmark-table"])]
 
 
 def setup(app: Sphinx) -> dict[str, object]:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from benchmark_data import describe_date, describe_machine, minor
+from benchmark_data import (below_clock, by_tracker, describe_date, describe_machine, minor,
+                            ordered_union, runs_of)
 
 Table = tuple[list[str], list[list[str]]]
 CAPTURE_DEPTH = "20"
@@ -57,33 +58,22 @@ CAPTURE_LABELS = {
 def capture_table(results: dict[str, list[dict]]) -> Table:
     """Depth 20: ns per capture and, in brackets, times the internal callsite capture."""
     runs = results["capture"]
-    methods: dict[str, None] = {}
-    for run in runs:
-        for method in run["tables"]["capture"].get(CAPTURE_DEPTH, {}):
-            methods.setdefault(method, None)
-    rows = []
-    for method in methods:
-        cells = [CAPTURE_LABELS.get(method, method)]
-        for run in runs:
-            row = run["tables"]["capture"].get(CAPTURE_DEPTH, {})
-            value = row.get(method, {}).get("ns")
-            base = row.get(CAPTURE_BASELINE, {}).get("ns")
-            cells.append("—" if value is None else
-                         f"{ns(value)} ({ratio(value / base)})" if base else ns(value))
-        rows.append(cells)
-    for kind, label in (("warm", "callsite + `.frames`, warm"),
-                        ("cold", "callsite + `.frames`, cold")):
-        cells = [label]
-        for run in runs:
-            cell = run["tables"].get(kind, {}).get(CAPTURE_DEPTH, {}).get(
-                "callsite (internal) .frames", {})
-            cells.append(ns(cell.get("ns")))
-        rows.append(cells)
-    fits = ["callsite (internal), ns per extra frame"]
-    for run in runs:
-        fit = run.get("per_frame", {}).get(CAPTURE_BASELINE, {}).get("fit")
-        fits.append("—" if fit is None else f"{fit:.2f}")
-    rows.append(fits)
+
+    def at_depth(run: dict, table: str = "capture") -> dict:
+        return run["tables"].get(table, {}).get(CAPTURE_DEPTH, {})
+
+    def against_baseline(run: dict, method: str) -> str:
+        value, base = (at_depth(run).get(m, {}).get("ns") for m in (method, CAPTURE_BASELINE))
+        return "—" if value is None else f"{ns(value)} ({ratio(value / base)})" if base else ns(value)
+
+    rows = [[CAPTURE_LABELS.get(m, m), *(against_baseline(run, m) for run in runs)]
+            for m in ordered_union(at_depth(run) for run in runs)]
+    rows += [[f"callsite + `.frames`, {table}",
+              *(ns(at_depth(run, table).get("callsite (internal) .frames", {}).get("ns"))
+                for run in runs)] for table in ("warm", "cold")]
+    fits = (run.get("per_frame", {}).get(CAPTURE_BASELINE, {}).get("fit") for run in runs)
+    rows.append(["callsite (internal), ns per extra frame",
+                 *("—" if fit is None else f"{fit:.2f}" for fit in fits)])
     return ["method \\ Python", *(minor(run) for run in runs)], rows
 
 
@@ -97,52 +87,38 @@ MLIR_MODE_HEADERS = {
 }
 
 
-def _mlir_measured(results: dict[str, list[dict]], field: str):
-    """(row label, that field's figures by mode) for each bindings of each MLIR run that has it."""
+def _mlir_table(results: dict[str, list[dict]], field: str, modes: list[str], cell) -> list:
+    """A row per bindings of each MLIR run that measured `field`: its figure per mode ("no walk"
+    where the bindings record none), (c)/(a), callsite's build against none, and (b−a)/(c−a),
+    how many times what MLIR's walk adds is what callsite's adds."""
+    rows = []
     for run in results["mlir"]:
         for name, measured in run["bindings"].items():
             figures = measured.get(field)
-            if figures:
-                yield f"{minor(run)}, {name.split('.')[0]}", figures
-
-
-def _against_none_and_mlir(figures: dict) -> list[str]:
-    """(c)/(a), callsite's build against none, and (b−a)/(c−a), how many times what MLIR's walk
-    adds is what callsite's adds."""
-    a = figures.get("(a) Location.unknown()")
-    b = figures.get("(b) MLIR loc_tracebacks()")
-    c = figures.get("(c) callsite auto_locations")
-    return [f"{c / a:.3f}" if a and c else "—",
-            ratio((b - a) / (c - a)) if a and b and c and c > a else "—"]
+            if not figures:
+                continue
+            a, b, c = (figures.get(m) for m in list(MLIR_MODE_HEADERS)[:3])
+            rows.append([f"{minor(run)}, {name.split('.')[0]}",
+                         *("no walk" if figures.get(m) is None else cell(figures[m]) for m in modes),
+                         f"{c / a:.3f}" if a and c else "—",
+                         ratio((b - a) / (c - a)) if a and b and c and c > a else "—"])
+    return rows
 
 
 def mlir_table(results: dict[str, list[dict]]) -> Table:
     """Scenario 1 per Python version and bindings: ns per op in each mode."""
-    modes: dict[str, None] = {}
-    for _, ops in _mlir_measured(results, "ops_ns"):
-        for mode in ops:
-            modes.setdefault(mode, None)
-    rows = [[label, *(ns(ops[m]) if m in ops else "no walk" for m in modes),
-             *_against_none_and_mlir(ops)]
-            for label, ops in _mlir_measured(results, "ops_ns")]
-    return ["Python, bindings", *(MLIR_MODE_HEADERS.get(m, m) for m in modes), "(c)/(a)",
-            "(b−a)/(c−a)"], rows
+    modes = ordered_union(m.get("ops_ns") or {} for run in results["mlir"]
+                          for m in run["bindings"].values())
+    return (["Python, bindings", *(MLIR_MODE_HEADERS.get(m, m) for m in modes), "(c)/(a)",
+             "(b−a)/(c−a)"], _mlir_table(results, "ops_ns", modes, ns))
 
 
 def mlir_instructions_table(results: dict[str, list[dict]]) -> Table:
     """Scenario 1 in instructions per op (callgrind), where the run counted them."""
-    modes = ("(a) Location.unknown()", "(b) MLIR loc_tracebacks()", "(c) callsite auto_locations",
-             "(d) callsite loc=location()")
-    rows = [[label, *("no walk" if counts.get(m) is None else f"{counts[m]:,.0f}" for m in modes),
-             *_against_none_and_mlir(counts)]
-            for label, counts in _mlir_measured(results, "instructions_per_op")]
-    return ["Python, bindings", "(a) Ir/op", "(b) MLIR", "(c) callsite auto", "(d) `loc=location()`",
-            "(c)/(a)", "(b−a)/(c−a)"], rows
-
-
-#: bench_dsls.py's CPU time per build does not resolve a difference below this share of a build
-#: on the benchmark machine (docs/benchmarks.md, "Real DSLs"; bench/readme_costs.py's too).
-DSL_CLOCK_RESOLUTION = 0.05
+    modes = list(MLIR_MODE_HEADERS)[:4]
+    return (["Python, bindings", "(a) Ir/op", *(MLIR_MODE_HEADERS[m] for m in modes[1:]),
+             "(c)/(a)", "(b−a)/(c−a)"],
+            _mlir_table(results, "instructions_per_op", modes, lambda v: f"{v:,.0f}"))
 
 
 def dsls_table(results: dict[str, list[dict]]) -> Table:
@@ -158,18 +134,15 @@ def dsls_table(results: dict[str, list[dict]]) -> Table:
             t, n = d[run["measure"]], d["ops"]
             show = (lambda x: f"{x / n:,.0f}") if per_op else (lambda x: f"{x * 1e3:.2f}")
             a, c, dd, b = t["none"], t["mlir"], t["callsite"], t.get("own")
-            added = dd - a
-            if not per_op and added / a < DSL_CLOCK_RESOLUTION:
-                # A ratio of a difference the clock does not resolve would be noise.
-                below = (f"below the clock's resolution (callsite's part: {added / a:.1%} of a "
-                         f"build)")
-                rows.append([label, str(n), show(a), show(b) if b is not None else "—", show(c),
-                             show(dd), f"{dd / a:.3f}", below, "—"])
-                continue
+            added, share = dd - a, below_clock(d, run["measure"])
+            if share is not None:  # a ratio of a difference the clock does not resolve is noise
+                ratios = [f"below the clock's resolution (callsite's part: {share:.1%} of a "
+                          f"build)", "—"]
+            else:
+                ratios = [ratio((c - a) / added) if added > 0 else "callsite adds nothing measurable",
+                          ratio((b - a) / added) if b is not None and added > 0 else "—"]
             rows.append([label, str(n), show(a), show(b) if b is not None else "—", show(c),
-                         show(dd), f"{dd / a:.3f}",
-                         ratio((c - a) / added) if added > 0 else "callsite adds nothing measurable",
-                         ratio((b - a) / added) if b is not None and added > 0 else "—"])
+                         show(dd), f"{dd / a:.3f}", *ratios])
     unit = "Ir/op" if any(r["measure"] == "instructions_per_build" for r in results["dsls"]) else "ms"
     return ["DSL (Python)", "ops", f"(a) none, {unit}", "(b) DSL's own", "(c) MLIR",
             "(d) callsite", "d/a", "(c−a)/(d−a)", "(b−a)/(d−a)"], rows
@@ -180,9 +153,8 @@ def tracking_table(results: dict[str, list[dict]]) -> Table:
     rows = []
     for run in results["tracking"]:
         for r in run["tax"]:
-            # bench_tracking names its trackers "callsite MODE (C)", "lean MODE (Python)", ...
-            by_kind = {name.split()[0]: v for name, v in r["tax_ns"].items()}
-            callsite_tax, lean, plain = (by_kind.get(k) for k in ("callsite", "lean", "plain"))
+            taxes = by_tracker(r["tax_ns"])
+            callsite_tax, lean, plain = (taxes.get(k) for k in ("callsite", "lean", "plain"))
             rows.append([minor(run), r["workload"], r["mode"], f"{r['calls']:,}", ns(r["off_ns"]),
                          ns(callsite_tax), ns(lean), ns(plain),
                          ratio(callsite_tax / lean) if lean and callsite_tax is not None else "—"])
@@ -193,17 +165,10 @@ def tracking_table(results: dict[str, list[dict]]) -> Table:
 def query_table(results: dict[str, list[dict]]) -> Table:
     """The most recent user frame: ns per query from the window and by walking, one row per
     stack shape (the loop's own cost included)."""
-    queries: dict[str, None] = {}
-    for run in results["tracking"]:
-        for r in run["query"]["rows"]:
-            for query in r["ns"]:
-                if query != "empty loop":
-                    queries.setdefault(query, None)
-    rows = []
-    for run in results["tracking"]:
-        for r in run["query"]["rows"]:
-            rows.append([minor(run), str(r["depth"]), str(r["library_frames"]),
-                         *(ns(r["ns"].get(q)) for q in queries)])
+    records = [(run, r) for run in results["tracking"] for r in run["query"]["rows"]]
+    queries = [q for q in ordered_union(r["ns"] for _, r in records) if q != "empty loop"]
+    rows = [[minor(run), str(r["depth"]), str(r["library_frames"]),
+             *(ns(r["ns"].get(q)) for q in queries)] for run, r in records]
     # "window: tracking.last()" -> "`tracking.last()`" (window) : the header says which is which.
     names = [f"{q.split(': ', 1)[0]}: `{q.split(': ', 1)[-1].split(' (')[0]}`" for q in queries]
     return ["Python", "depth", "library frames above the user's", *names], rows
@@ -221,9 +186,5 @@ TABLES: dict[str, tuple[str, Callable[[dict[str, list[dict]]], Table]]] = {
 
 
 def table(name: str, results: dict[str, list[dict]]) -> Table:
-    if name not in TABLES:
-        raise ValueError(f"unknown benchmark table {name!r}; known: {', '.join(TABLES)}")
-    bench, build = TABLES[name]
-    if bench and not results.get(bench):
-        raise ValueError(f"table {name!r} has no {bench!r} result files to read")
-    return build(results)
+    runs_of("table", TABLES, name, results)
+    return TABLES[name][1](results)

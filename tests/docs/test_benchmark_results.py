@@ -88,10 +88,10 @@ def test_capture_covers_every_host_python():
 
 
 def test_the_loader_names_the_file_and_the_missing_field(tmp_path):
-    good = _load(next(p for p in FILES if _load(p)["bench"] == "tracking"))
-    del good["meta"]["machine"]["load_average_at_start"]
+    good = _load(next(p for p in FILES if _load(p)["bench"] == "capture"))
+    del good["tables"]["capture"]
     (tmp_path / "broken.json").write_text(json.dumps(good), encoding="utf-8")
-    with pytest.raises(benchmark_data.ResultFileError, match=r"broken\.json: meta\.machine lacks load_average_at_start"):
+    with pytest.raises(benchmark_data.ResultFileError, match=r"broken\.json: tables lacks capture"):
         benchmark_data.load_results(tmp_path)
 
 
