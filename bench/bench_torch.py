@@ -2,29 +2,21 @@
 """Build time of an FX graph per model without stack traces, with torch's own
 (``record_stack_traces``) and with callsite's (``callsite.torch.accelerate()``).
 
-- ``fx``, ``make_fx``, ``export`` (``torch.fx.Tracer``, ``make_fx(record_stack_traces=True)``,
-  ``torch.export.export``, whose build without stack traces sets
-  ``torch.fx.config.do_not_emit_stack_traces``): the three modes in one process, round-robin,
-  minimum of the repeats, wall time. *rebuilt* is a build right after ``linecache.clearcache()``
-  and ``callsite.torch.clear_caches()`` (every source line read, every filter decision and text
-  made again) in a process that has built the model before, so not a first trace: its modules
-  are imported, its code objects exist and torch's filter has run. *warm* is the build right
-  after it. One throw-away build per mode comes first, so that the modules torch imports on its
-  first stack trace are in no row.
-- ``first``: ``deep_models.py``'s models, as deep as a model library's, traced by the library's
-  tracer in a fresh process per repeat and mode (the modes' order rotating from repeat to
-  repeat), twice: *first* (the process's first trace: no source line read, every cache empty)
-  and *again* (the same model a second time). The modules torch's filter imports on its first
-  use (``uninteresting_files()``) are imported before the first trace in every mode and timed
-  on their own. Process CPU time (``time.process_time``: waiting for a core is not counted;
-  wall time is in the result file too), min and median of the repeats; ``--callgrind`` counts
-  each trace's instructions too, ``--callgrind-only`` only those.
+- ``fx``, ``make_fx``, ``export``: the three modes in one process, round-robin, minimum of the
+  repeats, wall time; *rebuilt* after ``linecache.clearcache()`` and
+  ``callsite.torch.clear_caches()`` (not a first trace: the process built the model before, its
+  modules are imported and torch's filter has run), *warm* the build right after it. A
+  throw-away build per mode first keeps torch's first-use imports out of every row.
+- ``first``: ``deep_models.py``'s models traced twice in a fresh process per repeat and mode
+  (the order rotating), *first* (every cache empty; the modules torch's filter imports on first
+  use are imported before it, timed apart) and *again*; process CPU time, so waiting for a core
+  is not counted; min and median. ``--callgrind`` also counts instructions, ``--callgrind-only``
+  only those.
 - ``scoped``: as ``first``, without stack traces, with callsite's default recording and under
-  ``callsite.torch.frames(filter)`` (a Filter keeping every frame outside torch's files, no
-  limit); ``--callgrind`` adds their instructions per node.
-- ``compile`` (``torch.compile(backend="eager")``): dynamo builds its stack traces from its own
-  symbolic frames, which no capture of the interpreter's stack sees, so callsite does not serve
-  it; the row is how long dynamo's stack-trace block takes, by A/B with the block skipped.
+  ``callsite.torch.frames(filter)`` keeping every frame outside torch's files.
+- ``compile``: dynamo records from its own symbolic frames, which no capture of the
+  interpreter's stack sees, so callsite does not serve it; the row is dynamo's stack-trace
+  block, by A/B with the block skipped.
 
     python bench/bench_torch.py [--repeats 7] [--paths first,fx,make_fx,export,compile] [--json PATH]
     python bench/bench_torch.py --paths first --repeats 8 --json PATH   # the cold path only
@@ -54,7 +46,7 @@ import torch.nn.functional as F
 import callsite
 import callsite.torch as ct
 from callsite._cli.tables import fmt_noise, fmt_ratio, markdown_table
-from callsite._cli.timing import noise, round_robin
+from callsite._cli.timing import collector_off, noise, round_robin
 import deep_models  # this script's folder: models with a model library's depth
 
 clock = time.perf_counter_ns
@@ -265,15 +257,10 @@ def fresh_child(name: str, mode: str) -> dict:
     model, imports_s = fresh_model(name, mode)
     out: dict = {"mode": mode, "imports_s": imports_s}
     for run in RUNS:
-        gc.collect()
-        gc.disable()
-        try:
-            with recording(mode):
-                wall, cpu = time.perf_counter(), time.process_time()
-                graph = deep_models.trace(model, mode != "none")
-                cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        finally:
-            gc.enable()
+        with collector_off(), recording(mode):
+            wall, cpu = time.perf_counter(), time.process_time()
+            graph = deep_models.trace(model, mode != "none")
+            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         out[run] = {"cpu_s": cpu, "wall_s": wall}
         found = texts(graph)
         digest = hashlib.sha256(repr(found).encode()).hexdigest()
@@ -292,15 +279,13 @@ def callgrind_child(name: str, mode: str, run: str) -> dict:
     """Under callgrind: the model traced twice in `mode`, the `run` trace inside
     sys.call_tracing, the one function collected."""
     model, _ = fresh_model(name, mode)
-    gc.collect()
-    gc.disable()
-    for which in RUNS:
-        with recording(mode):
-            if which == run:
-                sys.call_tracing(deep_models.trace, (model, mode != "none"))
-            else:
-                deep_models.trace(model, mode != "none")
-    gc.enable()
+    with collector_off():
+        for which in RUNS:
+            with recording(mode):
+                if which == run:
+                    sys.call_tracing(deep_models.trace, (model, mode != "none"))
+                else:
+                    deep_models.trace(model, mode != "none")
     return {"mode": mode, "run": run, "nodes": len(deep_models.trace(model, False).nodes)}
 
 

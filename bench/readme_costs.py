@@ -30,12 +30,6 @@ RESULTS = os.path.join(_common.REPO, "docs", "_data", "benchmarks")
 DSL_RESOLUTION = 0.05
 
 
-def versions(runs: list[dict]) -> str:
-    """The Python versions the runs span: "3.11" or "3.10–3.13"."""
-    low, high = minor(min(runs, key=python_key)), minor(max(runs, key=python_key))
-    return low if low == high else f"{low}–{high}"
-
-
 def factor(x: float) -> str:
     """A ratio far from 1: two significant digits (490, 35, 8.5)."""
     if x >= 100:
@@ -52,6 +46,11 @@ def near_one(x: float) -> str:
 def span(values: list[float], fmt=factor) -> str:
     low, high = fmt(min(values)), fmt(max(values))
     return low if low == high else f"{low}–{high}"
+
+
+def versions(runs: list[dict]) -> str:
+    """The Python versions the runs span: "3.11" or "3.10–3.13"."""
+    return span([python_key(r) for r in runs], lambda key: ".".join(map(str, key)))
 
 
 def spread(samples: list[float]) -> float:
