@@ -54,7 +54,8 @@ def versions(runs: list[dict]) -> str:
 
 
 def spread(samples: list[float]) -> float:
-    """The clock's noise in one mode: (median − min) / min over the repeats."""
+    """The clock's noise in one mode: (median − min) / min over the repeats (callsite's
+    timing.noise, which a plain python3 without a build cannot import)."""
     return (statistics.median(samples) - min(samples)) / min(samples)
 
 
