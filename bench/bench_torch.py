@@ -1,43 +1,26 @@
 # bench/bench_torch.py — the cost of torch's graph stack traces, torch's own and callsite's.
 """Build time of an FX graph per model without stack traces, with torch's own
-(``record_stack_traces``) and with callsite's (``callsite.torch.accelerate()``), all three in
-one process, interleaved round-robin, minimum of several repeats.
+(``record_stack_traces``) and with callsite's (``callsite.torch.accelerate()``).
 
-- *rebuilt*: a build right after ``linecache.clearcache()`` and ``callsite.torch.clear_caches()``
-  (every source line is read again, every filter decision and text is made again) in a
-  process that has built the model before: its modules are imported, its code objects exist
-  and torch's filter has run, so this is not a first trace (path ``first`` measures that);
-- *warm*: the build right after it, with the line cache filled.
-
-One throw-away build per mode comes first, so imports torch does on its first stack trace
-(``uninteresting_files()`` imports several torch modules) are not counted in any row.
-
-The first trace in a process (path ``first``): ``deep_models.py``'s models, as deep as a model
-library's (30–50 frames at each node: nested modules, decorated ``forward``s, a tracer subclass),
-traced by that tracer in a fresh process per repeat and mode, twice: *first* (the process's first
-trace: no source line read, every cache empty; the ten modules torch's filter imports on its
-first use, ``uninteresting_files()``, are imported before it in every mode and their time is
-reported on its own) and *again* (the
-same model traced a second time in that process). Each repeat runs the three modes in turn, each in
-its own process (the order rotates from repeat to repeat); CPU time of the process
-(``time.process_time``, so time the process waits for a core is not counted; wall time is in the
-result file too); min and median of the repeats. ``--profile`` prints cProfile's view of
-callsite's first trace instead.
-
-Paths: ``fx`` (``torch.fx.Tracer``, the three models), ``make_fx``
-(``make_fx(record_stack_traces=True)``), ``export`` (``torch.export.export``; without stack
-traces is ``torch.fx.config.do_not_emit_stack_traces``), and ``compile``
-(``torch.compile(backend="eager")``: dynamo builds its stack traces from its own symbolic
-frames, which no capture of the interpreter's stack sees; measured, not served: the row says
-how long dynamo's stack-trace block takes, by A/B with the block skipped). ``scoped``: the deep
-models' first trace and again as in ``first``, without stack traces, with callsite's default
-recording and under ``callsite.torch.frames(filter)`` (a Filter keeping every frame outside
-torch's files, no limit), with ``--callgrind`` their instructions per node.
+- ``fx``, ``make_fx``, ``export``: the three modes in one process, round-robin, minimum of the
+  repeats, wall time; *rebuilt* after ``linecache.clearcache()`` and
+  ``callsite.torch.clear_caches()`` (not a first trace: the process built the model before, its
+  modules are imported and torch's filter has run), *warm* the build right after it. A
+  throw-away build per mode first keeps torch's first-use imports out of every row.
+- ``first``: ``deep_models.py``'s models traced twice in a fresh process per repeat and mode
+  (the order rotating), *first* (every cache empty; the modules torch's filter imports on first
+  use are imported before it, timed apart) and *again*; process CPU time, so waiting for a core
+  is not counted; min and median. ``--callgrind`` also counts instructions, ``--callgrind-only``
+  only those.
+- ``scoped``: as ``first``, without stack traces, with callsite's default recording and under
+  ``callsite.torch.frames(filter)`` keeping every frame outside torch's files.
+- ``compile``: dynamo records from its own symbolic frames, which no capture of the
+  interpreter's stack sees, so callsite does not serve it; the row is dynamo's stack-trace
+  block, by A/B with the block skipped.
 
     python bench/bench_torch.py [--repeats 7] [--paths first,fx,make_fx,export,compile] [--json PATH]
     python bench/bench_torch.py --paths first --repeats 8 --json PATH   # the cold path only
     python bench/bench_torch.py --paths scoped --repeats 5 --callgrind  # frames() beside default
-    python bench/bench_torch.py --profile [--models NAME]                # where callsite's time goes
 """
 from __future__ import annotations
 
@@ -53,6 +36,7 @@ import subprocess
 import sys
 import time
 
+import _callgrind  # this script's folder: the one way to count instructions
 import _common  # this script's folder: options and the result file
 import torch
 import torch.fx as fx
@@ -61,10 +45,14 @@ import torch.nn.functional as F
 
 import callsite
 import callsite.torch as ct
-from callsite._cli.timing import noise
+from callsite._cli.tables import fmt_noise, fmt_ratio, markdown_table
+from callsite._cli.timing import collector_off, noise, round_robin
 import deep_models  # this script's folder: models with a model library's depth
 
 clock = time.perf_counter_ns
+PATHS = ("first", "scoped", "fx", "make_fx", "export", "compile")
+RUNS = ("first", "again")  # the two traces of a fresh process
+STATS = (("min", min), ("median", statistics.median))
 
 
 # --- models with the shapes real ones have --------------------------------------------------
@@ -146,6 +134,8 @@ MODELS = {
     "conv net (8 stages)": (lambda: ConvNet(8), lambda: torch.randn(2, 3, 16, 16)),
 }
 MODES = ("none", "torch", "callsite")
+SCOPED_MODES = ("none", "callsite", "scoped")
+TEMPERATURES = ("rebuilt", "warm")
 
 
 # --- builds ---------------------------------------------------------------------------------
@@ -194,206 +184,208 @@ def export_build(model, example, record: bool):
 BUILDS = {"fx": fx_build, "make_fx": make_fx_build, "export": export_build}
 
 
-def timed(build, model, example, mode: str, rebuilt: bool) -> tuple[float, list]:
-    """(seconds, [(node name, stack_trace)]) of one build in `mode`; `rebuilt`: the line cache
-    and callsite's caches emptied first."""
-    set_mode(mode)
-    if rebuilt:
-        linecache.clearcache()
-        ct.clear_caches()
-    gc.collect()
-    gc.disable()
-    try:
-        t0 = clock()
-        graph = build(model, example, mode != "none")
-        elapsed = (clock() - t0) / 1e9
-    finally:
-        gc.enable()
-    return elapsed, [(n.name, n.stack_trace) for n in graph.nodes]
+def texts(graph) -> list[tuple[str, str | None]]:
+    """(node name, stack_trace) of every node: what the modes' graphs must agree on."""
+    return [(n.name, n.stack_trace) for n in graph.nodes]
+
+
+def compared(none: float, theirs: float, ours: float) -> dict:
+    """One measure without stack traces, with torch's and with callsite's, and what each adds."""
+    return {"none_s": none, "torch_s": theirs, "callsite_s": ours,
+            "torch_added_s": theirs - none, "callsite_added_s": ours - none,
+            # added cost of torch's over callsite's (how many times less callsite adds)
+            "added_ratio": (theirs - none) / (ours - none) if ours > none else None,
+            "callsite_vs_none": ours / none, "torch_vs_none": theirs / none}
 
 
 def measure(path: str, name: str, repeats: int) -> dict:
+    """Every (mode, rebuilt or warm) build of one model in this process, round-robin."""
     make_model, make_example = MODELS[name]
     model, example = make_model(), make_example()
     build = BUILDS[path]
     traces = {}
     for mode in MODES:  # the throw-away builds: first-use imports, and the outputs compared
-        traces[mode] = timed(build, model, example, mode, rebuilt=False)[1]
+        set_mode(mode)
+        traces[mode] = texts(build(model, example, mode != "none"))
     if traces["callsite"] != traces["torch"]:
         raise SystemExit(f"{path} {name}: callsite's stack traces differ from torch's")
-    samples: dict[tuple[str, str], list[float]] = {}
-    for _ in range(repeats):
-        for mode in MODES:
-            for rebuilt in (True, False):
-                t, _ = timed(build, model, example, mode, rebuilt)
-                samples.setdefault((mode, "rebuilt" if rebuilt else "warm"), []).append(t)
+
+    def build_ns(label: str, _iterations: int) -> int:
+        mode, temperature = label.split("/")
+        set_mode(mode)
+        if temperature == "rebuilt":
+            linecache.clearcache()
+            ct.clear_caches()
+        gc.collect()  # round_robin keeps the collector off: each build starts collected
+        t0 = clock()
+        graph = build(model, example, mode != "none")
+        elapsed = clock() - t0
+        texts(graph)  # every node's text read, as in the throw-away builds
+        return elapsed
+
+    timings = round_robin(build_ns, [f"{m}/{t}" for m in MODES for t in TEMPERATURES],
+                          repeats=repeats)
     set_mode("none")
-    best = {key: min(values) for key, values in samples.items()}
     row: dict = {"path": path, "model": name, "nodes": len(traces["torch"]),
-                 "recorded": sum(1 for _, text in traces["torch"] if text),
-                 "identical": True}
-    for temperature in ("rebuilt", "warm"):
-        none, theirs, ours = (best[(m, temperature)] for m in MODES)
-        row[temperature] = {
-            "none_s": none, "torch_s": theirs, "callsite_s": ours,
-            "torch_added_s": theirs - none, "callsite_added_s": ours - none,
-            # added cost of torch's over callsite's (how many times less callsite adds)
-            "added_ratio": (theirs - none) / (ours - none) if ours > none else None,
-            "callsite_vs_none": ours / none,
-            "torch_vs_none": theirs / none,
-            "noise": {m: noise(samples[(m, temperature)]) for m in MODES},
-        }
+                 "recorded": sum(1 for _, text in traces["torch"] if text), "identical": True}
+    for temperature in TEMPERATURES:
+        timed = {m: timings[f"{m}/{temperature}"] for m in MODES}
+        row[temperature] = {**compared(*(timed[m].best / 1e9 for m in MODES)),
+                            "noise": {m: timed[m].noise for m in MODES}}
     return row
 
 
 # --- the first trace in a fresh process, and again -------------------------------------------
 
-def fresh_child(name: str, mode: str) -> dict:
-    """Runs in a fresh process: the model `name` traced twice by the library's tracer in `mode`;
-    each trace's CPU and wall time, and what the parent compares across modes."""
+def fresh_model(name: str, mode: str) -> tuple[nn.Module, float]:
+    """In a fresh process: the deep model `name`, `mode` set, and the CPU seconds of torch's
+    filter's first-use imports, done here so that the first trace's figures are the recording's
+    and not those imports' (the same in every mode)."""
     torch.manual_seed(0)
-    make_model, _ = deep_models.MODELS[name]
-    model = make_model()
+    model = deep_models.MODELS[name][0]()
     if mode != "none":
         set_mode(mode)
-    out: dict = {"mode": mode, "imports_s": _torch_imports()}
-    for run in ("first", "again"):
-        gc.collect()
-        gc.disable()
-        try:
-            with recording(mode):
-                wall, cpu = time.perf_counter(), time.process_time()
-                graph = deep_models.trace(model, mode != "none")
-                cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        finally:
-            gc.enable()
+    from torch.fx.experimental import symbolic_shapes
+    cpu = time.process_time()
+    symbolic_shapes.uninteresting_files()  # cached: imports torch's modules once
+    return model, time.process_time() - cpu
+
+
+def fresh_child(name: str, mode: str) -> dict:
+    """Runs in a fresh process: the model traced twice in `mode`; each trace's CPU and wall
+    time, and what the parent compares across modes."""
+    model, imports_s = fresh_model(name, mode)
+    out: dict = {"mode": mode, "imports_s": imports_s}
+    for run in RUNS:
+        with collector_off(), recording(mode):
+            wall, cpu = time.perf_counter(), time.process_time()
+            graph = deep_models.trace(model, mode != "none")
+            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         out[run] = {"cpu_s": cpu, "wall_s": wall}
-        texts = [(n.name, n.stack_trace) for n in graph.nodes]
+        found = texts(graph)
+        digest = hashlib.sha256(repr(found).encode()).hexdigest()
+        if run == "again" and digest != out["digest"]:
+            raise SystemExit(f"{name} {mode}: the second trace's stack traces differ")
         if run == "first":
-            out["nodes"] = len(texts)
-            out["recorded"] = sum(1 for _, text in texts if text)
-            out["digest"] = hashlib.sha256(repr(texts).encode()).hexdigest()
+            out.update(nodes=len(found), recorded=sum(1 for _, text in found if text),
+                       digest=digest)
             if mode in ("callsite", "scoped"):
                 sizes = [len(tb) for tb in map(ct.traceback_of, graph.nodes) if tb is not None]
                 out["frames"] = {"mean": statistics.mean(sizes), "max": max(sizes)}
-        elif hashlib.sha256(repr(texts).encode()).hexdigest() != out["digest"]:
-            raise SystemExit(f"{name} {mode}: the second trace's stack traces differ")
     return out
 
 
-def _torch_imports() -> float:
-    """torch's filter imports ten of torch's modules the first time it runs
-    (symbolic_shapes.uninteresting_files(), cached): done before the first trace in every mode,
-    so that the first trace's figures are the recording's and not torch's imports (the same in
-    every mode); returns the CPU seconds they took."""
-    from torch.fx.experimental import symbolic_shapes
-    cpu = time.process_time()
-    symbolic_shapes.uninteresting_files()
-    return time.process_time() - cpu
+def callgrind_child(name: str, mode: str, run: str) -> dict:
+    """Under callgrind: the model traced twice in `mode`, the `run` trace inside
+    sys.call_tracing, the one function collected."""
+    model, _ = fresh_model(name, mode)
+    with collector_off():
+        for which in RUNS:
+            with recording(mode):
+                if which == run:
+                    sys.call_tracing(deep_models.trace, (model, mode != "none"))
+                else:
+                    deep_models.trace(model, mode != "none")
+    return {"mode": mode, "run": run, "nodes": len(deep_models.trace(model, False).nodes)}
 
 
-def _child_env() -> dict:
+def child_argv(*args: str) -> list[str]:
+    return [sys.executable, os.path.abspath(__file__), *args]
+
+
+def child_env() -> dict:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     env.pop("CALLSITE_TORCH", None)  # the parent chooses each process's mode
     return env
 
 
-def run_child(name: str, mode: str) -> dict:
-    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--fresh-child", name, mode],
-                       capture_output=True, text=True, env=_child_env())
-    if r.returncode:
-        raise SystemExit(f"the fresh process for {name!r} in mode {mode} failed:\n{r.stderr}")
-    return json.loads(r.stdout.strip().splitlines()[-1])
+def last_json_line(stdout: str) -> dict:
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+def fresh_processes(path: str, name: str, modes: tuple[str, ...], repeats: int) -> dict:
+    """mode -> fresh_child's figures of each repeat: one fresh process per (repeat, mode), the
+    modes' order rotated so that none always runs first."""
+    results: dict[str, list[dict]] = {m: [] for m in modes}
+    for i in range(repeats):
+        for mode in modes[i % 3:] + modes[:i % 3]:
+            r = subprocess.run(child_argv("--fresh-child", name, mode), capture_output=True,
+                               text=True, env=child_env())
+            if r.returncode:
+                raise SystemExit(f"the fresh process for {name!r} in mode {mode} failed:\n"
+                                 f"{r.stderr}")
+            results[mode].append(last_json_line(r.stdout))
+            print(f"  {path} {name}: repeat {i + 1}/{repeats} {mode}", file=sys.stderr)
+    return results
+
+
+def samples(results: dict, run: str, clock_s: str = "cpu_s") -> dict[str, list[float]]:
+    return {m: [r[run][clock_s] for r in results[m]] for m in results}
+
+
+def per_stat(cpu: dict[str, list[float]], modes: tuple[str, ...], figures) -> dict:
+    """min and median: figures(*that statistic of each mode's samples)."""
+    return {stat: figures(*(pick(cpu[m]) for m in modes)) for stat, pick in STATS}
 
 
 def measure_first(name: str, repeats: int) -> dict:
     """first/again x none/torch/callsite, one fresh process per (repeat, mode)."""
-    results: dict[str, list[dict]] = {m: [] for m in MODES}
-    for i in range(repeats):
-        for mode in MODES[i % 3:] + MODES[:i % 3]:  # rotated: no mode always runs first
-            results[mode].append(run_child(name, mode))
-            print(f"  first {name}: repeat {i + 1}/{repeats} {mode}", file=sys.stderr)
+    results = fresh_processes("first", name, MODES, repeats)
     digests = {m: {r["digest"] for r in results[m]} for m in MODES}
     if len(digests["torch"]) != 1 or digests["torch"] != digests["callsite"]:
         raise SystemExit(f"first {name}: callsite's stack traces differ from torch's")
     some = results["callsite"][0]
-    row: dict = {"path": "first", "model": name, "nodes": some["nodes"],
+    nodes = some["nodes"]
+    row: dict = {"path": "first", "model": name, "nodes": nodes,
                  "recorded": some["recorded"], "frames": some["frames"], "identical": True,
                  "repeats": repeats, "clock": "process CPU time",
                  "torch_imports_s": statistics.median(r["imports_s"] for m in MODES
                                                       for r in results[m])}
-    for run in ("first", "again"):
-        cpu = {m: [r[run]["cpu_s"] for r in results[m]] for m in MODES}
-        wall = {m: [r[run]["wall_s"] for r in results[m]] for m in MODES}
-        entry: dict = {"samples_cpu_s": cpu, "samples_wall_s": wall}
-        for stat, pick in (("min", min), ("median", statistics.median)):
-            none, theirs, ours = (pick(cpu[m]) for m in MODES)
-            entry[stat] = {
-                "none_s": none, "torch_s": theirs, "callsite_s": ours,
-                "torch_added_s": theirs - none, "callsite_added_s": ours - none,
-                "added_ratio": (theirs - none) / (ours - none) if ours > none else None,
-                "callsite_vs_none": ours / none, "torch_vs_none": theirs / none,
-                "torch_added_us_per_node": (theirs - none) / row["nodes"] * 1e6,
-                "callsite_added_us_per_node": (ours - none) / row["nodes"] * 1e6,
-            }
-        entry["noise"] = {m: noise(cpu[m]) for m in MODES}
-        row[run] = entry
+
+    def figures(none: float, theirs: float, ours: float) -> dict:
+        return {**compared(none, theirs, ours),
+                "torch_added_us_per_node": (theirs - none) / nodes * 1e6,
+                "callsite_added_us_per_node": (ours - none) / nodes * 1e6}
+    for run in RUNS:
+        cpu = samples(results, run)
+        row[run] = {"samples_cpu_s": cpu, "samples_wall_s": samples(results, run, "wall_s"),
+                    **per_stat(cpu, MODES, figures), "noise": {m: noise(cpu[m]) for m in MODES}}
     return row
 
 
-def per_run_and_stat(rows: list[dict], path: str):
-    """(row, run, stat, figures) for each row of `path`, its first trace and again, min and
-    median: the lines of the fresh-process tables."""
-    for row in rows:
-        if row["path"] == path:
-            for run in ("first", "again"):
-                for stat in ("min", "median"):
-                    yield row, run, stat, row[run][stat]
+def measure_scoped(name: str, repeats: int, callgrind: bool, keep: str | None = None) -> dict:
+    """The first trace and again without stack traces, with callsite's default recording
+    (torch's rules) and under frames(user_filter()), as measure_first; with `callgrind`, their
+    instruction counts too."""
+    results = fresh_processes("scoped", name, SCOPED_MODES, repeats)
+    nodes = results["scoped"][0]["nodes"]
+    row: dict = {"path": "scoped", "model": name, "nodes": nodes, "repeats": repeats,
+                 "frames": {m: results[m][0].get("frames") for m in ("callsite", "scoped")},
+                 "clock": "process CPU time"}
 
-
-def first_table(rows: list[dict]) -> str:
-    header = ["model", "nodes", "frames (mean/max)", "trace", "stat", "no stack traces",
-              "torch's", "callsite's", "torch adds /node", "callsite adds /node",
-              "torch's added / callsite's", "callsite / none", "torch / none", "noise (max)"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    for row, run, stat, r in per_run_and_stat(rows, "first"):
-        lines.append("| " + " | ".join([
-            row["model"], str(row["nodes"]),
-            f"{row['frames']['mean']:.1f}/{row['frames']['max']}", run, stat,
-            ms(r["none_s"]), ms(r["torch_s"]), ms(r["callsite_s"]),
-            f"{r['torch_added_us_per_node']:.1f} µs",
-            f"{r['callsite_added_us_per_node']:.1f} µs", ratio(r["added_ratio"]),
-            ratio(r["callsite_vs_none"]), ratio(r["torch_vs_none"]),
-            f"{max(row[run]['noise'].values()):.0%}"]) + " |")
-    return "\n".join(lines)
+    def figures(none: float, default: float, scoped: float) -> dict:
+        return {"none_s": none, "callsite_s": default, "scoped_s": scoped,
+                "callsite_added_us_per_node": (default - none) / nodes * 1e6,
+                "scoped_added_us_per_node": (scoped - none) / nodes * 1e6,
+                "scoped_vs_callsite": scoped / default}
+    for run in RUNS:
+        cpu = samples(results, run)
+        row[run] = {"samples_cpu_s": cpu, "noise": {m: noise(cpu[m]) for m in cpu},
+                    **per_stat(cpu, SCOPED_MODES, figures)}
+    if callgrind and _callgrind.missing():
+        row["instructions"] = {"skipped": _callgrind.missing()}
+    elif callgrind:
+        counts, _ = count_instructions(name, keep, SCOPED_MODES, prefix="torch-scoped")
+        row["instructions"] = {run: {
+            "ir": c,
+            "callsite_added_ir_per_node": (c["callsite"] - c["none"]) / nodes,
+            "scoped_added_ir_per_node": (c["scoped"] - c["none"]) / nodes,
+            "scoped_vs_callsite_added": (c["scoped"] - c["none"]) / (c["callsite"] - c["none"])}
+            for run, c in counts.items()}
+    return row
 
 
 # --- instruction counts of the first trace and again (callgrind) ------------------------------
-
-#: callgrind collects only inside this CPython function (sysmodule.c): the measured trace runs
-#: inside sys.call_tracing, so imports, the model's construction and the other trace are not
-#: counted.
-TOGGLE = "sys_call_tracing"
-
-
-def callgrind_child(name: str, mode: str, run: str) -> dict:
-    """Under valgrind: the model traced twice in `mode`; only the `run` trace is collected."""
-    torch.manual_seed(0)
-    model = deep_models.MODELS[name][0]()
-    if mode != "none":
-        set_mode(mode)
-    _torch_imports()
-    gc.collect()
-    gc.disable()
-    for which in ("first", "again"):
-        with recording(mode):
-            if which == run:
-                sys.call_tracing(deep_models.trace, (model, mode != "none"))
-            else:
-                deep_models.trace(model, mode != "none")
-    gc.enable()
-    return {"mode": mode, "run": run, "nodes": len(deep_models.trace(model, False).nodes)}
-
 
 def count_instructions(name: str, keep: str | None, modes: tuple[str, ...],
                        prefix: str = "torch") -> tuple[dict[str, dict[str, int]], int]:
@@ -401,205 +393,31 @@ def count_instructions(name: str, keep: str | None, modes: tuple[str, ...],
     number of nodes; with `keep`, the callgrind files stay there as
     PREFIX-MODEL-MODE-RUN.out."""
     counts: dict[str, dict[str, int]] = {}
-    for run in ("first", "again"):
+    for run in RUNS:
         for mode in modes:
-            out = "/dev/null"
-            if keep:
-                tag = name.split()[0]
-                out = os.path.join(keep, f"{prefix}-{tag}-{mode}-{run}.out")
-            r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                                "--collect-atstart=no", f"--toggle-collect={TOGGLE}",
-                                sys.executable, os.path.abspath(__file__), "--callgrind-child",
-                                name, mode, run], capture_output=True, text=True,
-                               env={**_child_env(), "PYTHONHASHSEED": "0"})
-            line = [x for x in r.stderr.splitlines() if "Collected" in x]
-            if r.returncode or not line:
-                raise SystemExit(f"callgrind run failed: {r.stderr.strip().splitlines()[-3:]}")
-            counts.setdefault(run, {})[mode] = int(line[0].split()[-1].replace(",", ""))
-            nodes = json.loads(r.stdout.strip().splitlines()[-1])["nodes"]
-            print(f"  callgrind {name}: {run} {mode} {counts[run][mode]:,} Ir", file=sys.stderr)
+            out = os.path.join(keep, f"{prefix}-{name.split()[0]}-{mode}-{run}.out") \
+                if keep else "/dev/null"
+            ir, stdout = _callgrind.count(child_argv("--callgrind-child", name, mode, run),
+                                          out=out, toggle=_callgrind.TOGGLE, env=child_env())
+            counts.setdefault(run, {})[mode] = ir
+            nodes = last_json_line(stdout)["nodes"]
+            print(f"  callgrind {name}: {run} {mode} {ir:,} Ir", file=sys.stderr)
     return counts, nodes
 
 
 def measure_instructions(name: str, keep: str | None) -> dict:
     """Ir of the first trace and of the second, per mode, each in its own process."""
-    import shutil
-    if not shutil.which("valgrind"):
-        return {"skipped": "valgrind not installed"}
+    if _callgrind.missing():
+        return {"skipped": _callgrind.missing()}
     counts, nodes = count_instructions(name, keep, MODES)
-    out_rows: dict = {"nodes": nodes}
+    out: dict = {"nodes": nodes}
     for run, c in counts.items():
         added_t, added_c = c["torch"] - c["none"], c["callsite"] - c["none"]
-        out_rows[run] = {"ir": c, "torch_added_ir": added_t, "callsite_added_ir": added_c,
-                         "added_ratio": added_t / added_c if added_c > 0 else None,
-                         "callsite_vs_none": c["callsite"] / c["none"],
-                         "torch_vs_none": c["torch"] / c["none"]}
-    return out_rows
-
-
-def instructions_table(rows: list[dict]) -> str:
-    import cold_report  # the docs' tables: one format for both
-
-    return "\n".join(cold_report.torch_instruction_lines(rows))
-
-
-# --- the scoped mode (callsite.torch.frames) beside the default one ---------------------------
-
-SCOPED_MODES = ("none", "callsite", "scoped")
-
-
-def measure_scoped(name: str, repeats: int, callgrind: bool, keep: str | None = None) -> dict:
-    """The first trace in a fresh process and again, without stack traces, with callsite's
-    default recording (torch's rules) and under frames(user_filter()), one fresh process per
-    (repeat, mode), the order rotated; with `callgrind`, their instruction counts too."""
-    results: dict[str, list[dict]] = {m: [] for m in SCOPED_MODES}
-    for i in range(repeats):
-        for mode in SCOPED_MODES[i % 3:] + SCOPED_MODES[:i % 3]:
-            results[mode].append(run_child(name, mode))
-            print(f"  scoped {name}: repeat {i + 1}/{repeats} {mode}", file=sys.stderr)
-    some = results["scoped"][0]
-    nodes = some["nodes"]
-    row: dict = {"path": "scoped", "model": name, "nodes": nodes, "repeats": repeats,
-                 "frames": {m: results[m][0].get("frames") for m in ("callsite", "scoped")},
-                 "clock": "process CPU time"}
-    for run in ("first", "again"):
-        cpu = {m: [r[run]["cpu_s"] for r in results[m]] for m in SCOPED_MODES}
-        entry: dict = {"samples_cpu_s": cpu, "noise": {m: noise(cpu[m]) for m in cpu}}
-        for stat, pick in (("min", min), ("median", statistics.median)):
-            none, default, scoped = (pick(cpu[m]) for m in SCOPED_MODES)
-            entry[stat] = {"none_s": none, "callsite_s": default, "scoped_s": scoped,
-                           "callsite_added_us_per_node": (default - none) / nodes * 1e6,
-                           "scoped_added_us_per_node": (scoped - none) / nodes * 1e6,
-                           "scoped_vs_callsite": scoped / default}
-        row[run] = entry
-    if callgrind:
-        import shutil
-        if not shutil.which("valgrind"):
-            row["instructions"] = {"skipped": "valgrind not installed"}
-        else:
-            counts, _ = count_instructions(name, keep, SCOPED_MODES, prefix="torch-scoped")
-            row["instructions"] = {run: {
-                "ir": c,
-                "callsite_added_ir_per_node": (c["callsite"] - c["none"]) / nodes,
-                "scoped_added_ir_per_node": (c["scoped"] - c["none"]) / nodes,
-                "scoped_vs_callsite_added": (c["scoped"] - c["none"]) / (c["callsite"] - c["none"])}
-                for run, c in counts.items()}
-    return row
-
-
-def scoped_table(rows: list[dict]) -> str:
-    header = ["model", "nodes", "frames kept (default/scoped, mean)", "trace", "stat",
-              "no stack traces", "callsite's (torch's rules)", "scoped", "scoped / default",
-              "default adds /node", "scoped adds /node", "Ir added /node (default)",
-              "Ir added /node (scoped)", "noise (max)"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    for row, run, stat, r in per_run_and_stat(rows, "scoped"):
-        frames = row["frames"]
-        ir = row.get("instructions", {}).get(run)
-        lines.append("| " + " | ".join([
-            row["model"], str(row["nodes"]),
-            f"{frames['callsite']['mean']:.1f}/{frames['scoped']['mean']:.1f}", run, stat,
-            ms(r["none_s"]), ms(r["callsite_s"]), ms(r["scoped_s"]),
-            ratio(r["scoped_vs_callsite"]),
-            f"{r['callsite_added_us_per_node']:.1f} µs",
-            f"{r['scoped_added_us_per_node']:.1f} µs",
-            f"{ir['callsite_added_ir_per_node']:,.0f}" if ir else "—",
-            f"{ir['scoped_added_ir_per_node']:,.0f}" if ir else "—",
-            f"{max(row[run]['noise'].values()):.0%}"]) + " |")
-    return "\n".join(lines)
-
-
-# --- cProfile of callsite's first trace: where its time goes ---------------------------------
-
-#: stage -> the functions whose inclusive time is that stage (file suffix, function name); a
-#: builtin's "file" is "~" and its name ends with the given text.
-_MODULE = "callsite/torch/__init__.py"
-PROFILE_STAGES = {
-    "native recording (_TorchTexts.record: capture, decisions, text lookup, source files "
-    "read, meta write), its Python callbacks included": [
-        ("~", "<method 'record' of 'callsite._callsite._TorchTexts' objects>")],
-    "frames formatted by Python (_format_frame: unusual lines)": [
-        (_MODULE, "_format_frame")],
-    "stacks formatted by Python (_format_stack: repetition cut-off, native frames)": [
-        (_MODULE, "_format_stack")],
-    "torch's rules (_load_rules)": [(_MODULE, "_load_rules")],
-    "Python path (_record_through_override, _record_in_python)": [
-        (_MODULE, "_record_through_override"), (_MODULE, "_record_in_python")],
-    "text: StackSummary.format, source lines included": [("traceback.py", "format")],
-}
-
-
-def _matches(key: tuple[str, int, str], suffix: str, wanted: str) -> bool:
-    filename, _, function = key
-    return filename.endswith(suffix) and (
-        function == wanted or suffix == "~" and function.endswith(wanted))
-
-
-def profile_first(name: str, mode: str) -> dict:
-    """cProfile of the first trace in this (fresh) process: inclusive seconds per stage of
-    callsite's recording (cProfile's own cost per call inflates stages of many small calls)."""
-    import cProfile
-    import pstats
-
-    torch.manual_seed(0)
-    model = deep_models.MODELS[name][0]()
-    set_mode(mode)
-    _torch_imports()
-    profiler = cProfile.Profile(time.process_time)  # CPU time: waits for a core not counted
-    gc.disable()
-    profiler.enable()
-    deep_models.trace(model, mode != "none")
-    profiler.disable()
-    gc.enable()
-    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
-    total = sum(tt for (_, _, tt, _, _) in stats.values())
-
-    def inclusive(suffix: str, wanted: str) -> float:
-        return sum(v[3] for k, v in stats.items() if _matches(k, suffix, wanted))
-
-    stages = {stage: sum(inclusive(*f) for f in functions)
-              for stage, functions in PROFILE_STAGES.items()}
-    # Source lines: linecache's functions as called from traceback.py (FrameSummary.line, under
-    # StackSummary.format), not from elsewhere in the trace.
-    lines = 0.0
-    for key, (_, _, _, _, callers) in stats.items():
-        if key[0].endswith("linecache.py"):
-            lines += sum(edge[3] for caller, edge in callers.items()
-                         if caller[0].endswith("traceback.py"))
-    stages["source lines (linecache, from FrameSummary.line)"] = lines
-    stages["formatting alone (format minus source lines)"] = \
-        stages["text: StackSummary.format, source lines included"] - lines
-    record = inclusive(_MODULE, "_record_stack_trace")
-    # The native recording's own work: its time minus the Python it calls back.
-    stages["native recording alone (record minus its callbacks)"] = stages[
-        "native recording (_TorchTexts.record: capture, decisions, text lookup, source files "
-        "read, meta write), its Python callbacks included"] - sum(stages[k] for k in (
-            "frames formatted by Python (_format_frame: unusual lines)",
-            "stacks formatted by Python (_format_stack: repetition cut-off, native frames)"))
-    stages["the rest: _record_stack_trace's own checks (tracer's filter, rules), the meta "
-           "write when Node's setter is more"] = record - sum(stages[k] for k in (
-               "native recording (_TorchTexts.record: capture, decisions, text lookup, source "
-               "files read, meta write), its Python callbacks included",
-               "torch's rules (_load_rules)",
-               "Python path (_record_through_override, _record_in_python)"))
-    return {"mode": mode, "model": name, "trace_s": total, "record_stack_trace_s": record,
-            "stages_s": stages}
-
-
-def print_profile(name: str) -> None:
-    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--profile-child", name,
-                        "callsite"], capture_output=True, text=True, env=_child_env())
-    if r.returncode:
-        raise SystemExit(r.stderr)
-    p = json.loads(r.stdout.strip().splitlines()[-1])
-    record = p["record_stack_trace_s"]
-    print(f"\ncProfile, first trace of {name} with callsite (profiler overhead included): trace "
-          f"{ms(p['trace_s'])}, callsite's recording (_record_stack_trace, inclusive) {ms(record)}")
-    print("| stage | inclusive | share of the recording |\n|---|---|---|")
-    for stage, seconds in p["stages_s"].items():
-        if stage.startswith("text:"):
-            continue  # shown as its two parts
-        print(f"| {stage} | {ms(seconds)} | {seconds / record:.1%} |")
+        out[run] = {"ir": c, "torch_added_ir": added_t, "callsite_added_ir": added_c,
+                    "added_ratio": added_t / added_c if added_c > 0 else None,
+                    "callsite_vs_none": c["callsite"] / c["none"],
+                    "torch_vs_none": c["torch"] / c["none"]}
+    return out
 
 
 # --- torch.compile: dynamo's own stack traces ------------------------------------------------
@@ -633,24 +451,23 @@ def measure_compile(name: str, repeats: int) -> dict:
             elapsed = (clock() - t0) / 1e9
         finally:
             translator.is_co_filename_from_nn_modules = original
-        nodes = sum(len(g.graph.nodes) for g in graphs)
-        recorded = sum(1 for g in graphs for n in g.graph.nodes if n.stack_trace)
-        return elapsed, nodes, recorded
+        nodes = [n for g in graphs for n in g.graph.nodes]
+        return elapsed, len(nodes), sum(1 for n in nodes if n.stack_trace)
 
     set_mode("none")
     compile_once(False)  # first-use imports
-    samples: dict[str, list[float]] = {"torch": [], "skipped": []}
+    times: dict[str, list[float]] = {"torch": [], "skipped": []}
     nodes = recorded = 0
     for _ in range(repeats):
         t, nodes, recorded = compile_once(False)
-        samples["torch"].append(t)
-        samples["skipped"].append(compile_once(True)[0])
-    theirs, skipped = min(samples["torch"]), min(samples["skipped"])
+        times["torch"].append(t)
+        times["skipped"].append(compile_once(True)[0])
+    theirs, skipped = min(times["torch"]), min(times["skipped"])
     return {"path": "compile", "model": name, "nodes": nodes, "recorded": recorded,
             "warm": {"torch_s": theirs, "skipped_s": skipped,
                      "stack_trace_s": theirs - skipped,
                      "stack_trace_share": (theirs - skipped) / theirs,
-                     "noise": {k: noise(v) for k, v in samples.items()}}}
+                     "noise": {k: noise(v) for k, v in times.items()}}}
 
 
 # --- output ---------------------------------------------------------------------------------
@@ -659,57 +476,100 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1e3:,.1f} ms"
 
 
-def ratio(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}×" if value < 10 else f"{value:.1f}×"
+def us(microseconds: float) -> str:
+    return f"{microseconds:.1f} µs"
+
+
+def in_the_noise(text: str, share: float, spread: float) -> str:
+    """`text`, marked when the part it measures (`share` of the whole) is smaller than the
+    repeats' spread: the clock does not resolve it."""
+    return f"{text}, in the noise" if share < spread else text
 
 
 def table(rows: list[dict]) -> str:
     header = ["path", "model", "nodes", "run", "no stack traces", "torch's", "callsite's",
               "torch adds", "callsite adds", "torch's added / callsite's", "callsite / none",
               "noise (max)"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    for row in rows:
-        if row["path"] in ("compile", "first"):
-            continue
-        for temperature in ("rebuilt", "warm"):
+    lines = []
+    for row in (r for r in rows if r["path"] in BUILDS):
+        for temperature in TEMPERATURES:
             r = row[temperature]
-            noise = max(r["noise"].values())
-            added = ratio(r["added_ratio"])
-            if r["added_ratio"] is not None and r["callsite_added_s"] / r["none_s"] < noise:
-                added += ", in the noise"  # callsite's part is smaller than the repeats' spread
-            lines.append("| " + " | ".join([
-                row["path"], row["model"], str(row["nodes"]), temperature, ms(r["none_s"]),
-                ms(r["torch_s"]), ms(r["callsite_s"]), ms(r["torch_added_s"]),
-                ms(r["callsite_added_s"]), added, ratio(r["callsite_vs_none"]),
-                f"{noise:.0%}"]) + " |")
-    return "\n".join(lines)
+            spread = max(r["noise"].values())
+            added = fmt_ratio(r["added_ratio"])
+            if r["added_ratio"] is not None:
+                added = in_the_noise(added, r["callsite_added_s"] / r["none_s"], spread)
+            lines.append([row["path"], row["model"], row["nodes"], temperature, ms(r["none_s"]),
+                          ms(r["torch_s"]), ms(r["callsite_s"]), ms(r["torch_added_s"]),
+                          ms(r["callsite_added_s"]), added, fmt_ratio(r["callsite_vs_none"]),
+                          fmt_noise(spread)])
+    return markdown_table(header, lines, align="llrl" + "r" * 8)
+
+
+def per_run_and_stat(rows: list[dict], path: str):
+    """(row, run, stat, figures) for each row of `path`, its first trace and again, min and
+    median: the lines of the fresh-process tables."""
+    for row in (r for r in rows if r["path"] == path):
+        for run in RUNS:
+            for stat, _ in STATS:
+                yield row, run, stat, row[run][stat]
+
+
+def first_table(rows: list[dict]) -> str:
+    header = ["model", "nodes", "frames (mean/max)", "trace", "stat", "no stack traces",
+              "torch's", "callsite's", "torch adds /node", "callsite adds /node",
+              "torch's added / callsite's", "callsite / none", "torch / none", "noise (max)"]
+    return markdown_table(header, ([
+        row["model"], row["nodes"], f"{row['frames']['mean']:.1f}/{row['frames']['max']}", run,
+        stat, ms(r["none_s"]), ms(r["torch_s"]), ms(r["callsite_s"]),
+        us(r["torch_added_us_per_node"]), us(r["callsite_added_us_per_node"]),
+        fmt_ratio(r["added_ratio"]), fmt_ratio(r["callsite_vs_none"]),
+        fmt_ratio(r["torch_vs_none"]), fmt_noise(max(row[run]["noise"].values()))]
+        for row, run, stat, r in per_run_and_stat(rows, "first")), align="lrrll" + "r" * 9)
+
+
+def scoped_table(rows: list[dict]) -> str:
+    header = ["model", "nodes", "frames kept (default/scoped, mean)", "trace", "stat",
+              "no stack traces", "callsite's (torch's rules)", "scoped", "scoped / default",
+              "default adds /node", "scoped adds /node", "Ir added /node (default)",
+              "Ir added /node (scoped)", "noise (max)"]
+    lines = []
+    for row, run, stat, r in per_run_and_stat(rows, "scoped"):
+        frames = row["frames"]
+        ir = row.get("instructions", {}).get(run)
+        lines.append([
+            row["model"], row["nodes"],
+            f"{frames['callsite']['mean']:.1f}/{frames['scoped']['mean']:.1f}", run, stat,
+            ms(r["none_s"]), ms(r["callsite_s"]), ms(r["scoped_s"]),
+            fmt_ratio(r["scoped_vs_callsite"]), us(r["callsite_added_us_per_node"]),
+            us(r["scoped_added_us_per_node"]),
+            f"{ir['callsite_added_ir_per_node']:,.0f}" if ir else "—",
+            f"{ir['scoped_added_ir_per_node']:,.0f}" if ir else "—",
+            fmt_noise(max(row[run]["noise"].values()))])
+    return markdown_table(header, lines, align="lrrll" + "r" * 9)
 
 
 def compile_table(rows: list[dict]) -> str:
-    lines = ["| model | nodes | compile (eager backend) | with the stack-trace block skipped | "
-             "stack traces | share | noise (max) |", "|---|---|---|---|---|---|---|"]
-    for row in rows:
-        if row["path"] != "compile":
-            continue
-        r = row["warm"]
-        lines.append(f"| {row['model']} | {row['nodes']} | {ms(r['torch_s'])} | "
-                     f"{ms(r['skipped_s'])} | {ms(r['stack_trace_s'])} | "
-                     f"{r['stack_trace_share']:.1%}"
-                     f"{', in the noise' if r['stack_trace_share'] < max(r['noise'].values()) else ''}"
-                     f" | {max(r['noise'].values()):.0%} |")
-    return "\n".join(lines)
+    header = ["model", "nodes", "compile (eager backend)", "with the stack-trace block skipped",
+              "stack traces", "share", "noise (max)"]
+    return markdown_table(header, ([
+        row["model"], row["nodes"], ms(r["torch_s"]), ms(r["skipped_s"]),
+        ms(r["stack_trace_s"]),
+        in_the_noise(f"{r['stack_trace_share']:.1%}", r["stack_trace_share"],
+                     max(r["noise"].values())),
+        fmt_noise(max(r["noise"].values()))]
+        for row in rows if row["path"] == "compile" for r in [row["warm"]]))
 
 
 def main() -> None:
-    if len(sys.argv) == 5 and sys.argv[1] == "--callgrind-child":
-        print(json.dumps(callgrind_child(sys.argv[2], sys.argv[3], sys.argv[4])))
+    if sys.argv[1:2] == ["--callgrind-child"]:
+        print(json.dumps(callgrind_child(*sys.argv[2:5])))
         return
-    if len(sys.argv) == 4 and sys.argv[1] in ("--fresh-child", "--profile-child"):
-        child = fresh_child if sys.argv[1] == "--fresh-child" else profile_first
-        print(json.dumps(child(sys.argv[2], sys.argv[3])))
+    if sys.argv[1:2] == ["--fresh-child"]:
+        print(json.dumps(fresh_child(*sys.argv[2:4])))
         return
     parser = _common.parser(__doc__.split("\n\n")[0], repeats=7)
-    parser.add_argument("--paths", default="first,fx,make_fx,export,compile")
+    parser.add_argument("--paths", type=_common.names(PATHS),
+                        default="first,fx,make_fx,export,compile")
     parser.add_argument("--callgrind", action="store_true",
                         help="the first-trace path also counts instructions (valgrind)")
     parser.add_argument("--callgrind-only", action="store_true",
@@ -717,72 +577,61 @@ def main() -> None:
     parser.add_argument("--keep-callgrind", metavar="DIR", type=_common.output_dir,
                         help="keep the callgrind files of --callgrind or --callgrind-only here "
                              "(created when missing)")
-    parser.add_argument("--profile", action="store_true",
-                        help="cProfile of callsite's first trace of each deep model, then exit")
-    parser.add_argument("--models", default=None,
-                        help="comma-separated subset of: " + ", ".join(MODELS))
+    parser.add_argument("--models", type=_common.names((*MODELS, *deep_models.MODELS)),
+                        help="comma-separated subset of: "
+                             + ", ".join((*MODELS, *deep_models.MODELS)))
     args = parser.parse_args()
-    paths = [p for p in args.paths.split(",") if p]
-    unknown = set(paths) - set(BUILDS) - {"compile", "first", "scoped"}
-    if unknown:
-        parser.error(f"--paths: unknown {sorted(unknown)}; known: "
-                     f"{['first', 'scoped', *BUILDS, 'compile']}")
     if args.keep_callgrind and not (args.callgrind or args.callgrind_only):
         parser.error("--keep-callgrind keeps the files of --callgrind or --callgrind-only, "
                      "neither of which is given")
-    if ("first" in paths or "scoped" in paths) and args.repeats < 2:
+    if {"first", "scoped"} & set(args.paths) and args.repeats < 2:
         parser.error(f"--repeats: at least 2 for the first-trace path, got {args.repeats}")
-    models = list(MODELS) if args.models is None else args.models.split(",")
-    deep = list(deep_models.MODELS) if args.models is None else \
-        [m for m in args.models.split(",") if m in deep_models.MODELS]
-    if args.profile:
-        for name in deep:
-            print_profile(name)
-        return
+    models = [m for m in args.models or MODELS if m in MODELS]
+    deep = [m for m in args.models or deep_models.MODELS if m in deep_models.MODELS]
+    counting = args.callgrind or args.callgrind_only
     print(f"Python {platform.python_version()}, torch {torch.__version__}, "
           f"{platform.machine()} ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}); "
           f"min of {args.repeats} interleaved repeats")
     rows = []
-    for path in paths:
+    for path in args.paths:
         if path == "scoped":
             rows.extend(measure_scoped(name, args.repeats, args.callgrind, args.keep_callgrind)
                         for name in deep)
-            continue
-        if path == "first":
+        elif path == "first":
             for name in deep:
                 row = {"path": "first", "model": name} if args.callgrind_only else \
                     measure_first(name, args.repeats)
-                if args.callgrind or args.callgrind_only:
+                if counting:
                     row["instructions"] = measure_instructions(name, args.keep_callgrind)
                     row.setdefault("nodes", row["instructions"].get("nodes"))
                 rows.append(row)
-            continue
-        # make_fx and export on the attention model only: they run fx's tracer underneath, and
-        # their decompositions take most of the build.
-        for name in (models if path == "fx" else models[:1]):
-            row = measure_compile(name, args.repeats) if path == "compile" \
-                else measure(path, name, args.repeats)
-            rows.append(row)
-            print(f"  {path} {name}: {row['nodes']} nodes done", file=sys.stderr)
-    if any(r["path"] == "first" for r in rows):
+        else:  # make_fx and export on the first model only: they run fx's tracer underneath,
+            # and their decompositions take most of the build.
+            for name in (models if path == "fx" else models[:1]):
+                rows.append(measure_compile(name, args.repeats) if path == "compile"
+                            else measure(path, name, args.repeats))
+                print(f"  {path} {name}: {rows[-1]['nodes']} nodes done", file=sys.stderr)
+    paths = {r["path"] for r in rows}
+    if "first" in paths:
         print("\nThe first trace in a fresh process, and again (deep models, the library's "
               "tracer; process CPU time)")
         if not args.callgrind_only:
             print(first_table(rows))
-        if args.callgrind or args.callgrind_only:
+        if counting:
+            import cold_report  # the docs' tables: one format for both
             print("\nInstructions (callgrind, only the measured trace collected)")
-            print(instructions_table(rows))
-    if any(r["path"] == "scoped" for r in rows):
+            print("\n".join(cold_report.torch_instruction_lines(rows)))
+    if "scoped" in paths:
         print("\nThe scoped mode (callsite.torch.frames, every frame outside torch's files) "
               "beside callsite's default recording (deep models; process CPU time; Ir: "
               "callgrind, the measured trace alone)")
         print(scoped_table(rows))
-    if any(r["path"] not in ("first", "compile", "scoped") for r in rows):
+    if paths & set(BUILDS):
         print(f"\nfx, make_fx, export: every mode in this one process (wall time, minimum of "
               f"{args.repeats}); rebuilt: after emptying the line cache and callsite's caches, "
               f"warm: the build after it")
         print(table(rows))
-    if any(r["path"] == "compile" for r in rows):
+    if "compile" in paths:
         print("\ntorch.compile: dynamo's own stack traces (not served by callsite)")
         print(compile_table(rows))
     if args.json:

@@ -1,14 +1,10 @@
 # bench/deep_models.py — models with the depth of real model libraries, for the cold-path benchmark.
-"""Models shaped like a model library's (nested ``nn.Module``s, decorated ``forward``s, a tracer
-subclass that adds its own frames), so that a node is created 30–40 frames deep, as it is when
-a library's own ``fx.Tracer`` subclass traces one of its models.
-
-Where the frames come from, per module level under ``fx.Tracer``: torch's patched
-``Module.__call__`` (``module_call_wrapper``), the tracer's ``call_module`` (the subclass's, then
-``fx.Tracer``'s), the decorators' wrappers (``functools.wraps``, as libraries write them for
-deprecated keywords and output conversion) and the ``forward``; at the node, the subclass's
-``create_proxy`` and torch's ``create_proxy`` / ``create_node``. ``bench_torch.py --paths first``
-traces these in a fresh process per repeat.
+"""Models nested as a model library nests them, traced by a library's ``fx.Tracer`` subclass, so
+that a node is created as deep as in a library's own trace. Per module level: torch's patched
+``Module.__call__``, the tracer's ``call_module`` (the subclass's, then ``fx.Tracer``'s), the
+decorators' ``functools.wraps`` wrappers (as libraries write them for deprecated keywords and
+output conversion) and the ``forward``; at the node, the subclass's ``create_proxy`` and torch's
+``create_proxy`` / ``create_node``. ``bench_torch.py --paths first`` traces them.
 """
 from __future__ import annotations
 

@@ -11,39 +11,23 @@ or kernel sizes; a time difference smaller than the clock resolves is said to be
 """
 from __future__ import annotations
 
-import argparse
-import glob
 import json
 import math
 import os
 import statistics
 import sys
+from pathlib import Path
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(ROOT, "docs", "_data", "benchmarks")
+import _common  # this script's folder: the options every bench script spells alike
+
+sys.path.insert(0, os.path.join(_common.REPO, "docs", "_ext"))
+from benchmark_data import load_results, minor, python_key  # noqa: E402  the docs' reader
+
+RESULTS = os.path.join(_common.REPO, "docs", "_data", "benchmarks")
 
 #: Below this share of a build, bench_dsls.py's CPU time per build does not resolve a
 #: difference on the benchmark machine (docs/benchmarks.md, "Real DSLs"): the row says so.
 DSL_RESOLUTION = 0.05
-
-
-def load(folder: str, pattern: str) -> list[dict]:
-    runs = []
-    for path in sorted(glob.glob(os.path.join(folder, pattern))):
-        with open(path, encoding="utf-8") as f:
-            runs.append(json.load(f))
-    if not runs:
-        raise SystemExit(f"no result file {pattern} in {folder}")
-    return sorted(runs, key=lambda r: tuple(int(p) for p in minor(r).split(".")))
-
-
-def minor(result: dict) -> str:
-    return ".".join(result["meta"]["python"].split(".")[:2])
-
-
-def versions(runs: list[dict]) -> str:
-    found = sorted({minor(r) for r in runs}, key=lambda v: tuple(map(int, v.split("."))))
-    return found[0] if len(found) == 1 else f"{found[0]}–{found[-1]}"
 
 
 def factor(x: float) -> str:
@@ -64,8 +48,14 @@ def span(values: list[float], fmt=factor) -> str:
     return low if low == high else f"{low}–{high}"
 
 
+def versions(runs: list[dict]) -> str:
+    """The Python versions the runs span: "3.11" or "3.10–3.13"."""
+    return span([python_key(r) for r in runs], lambda key: ".".join(map(str, key)))
+
+
 def spread(samples: list[float]) -> float:
-    """The clock's noise in one mode: (median − min) / min over the repeats."""
+    """The clock's noise in one mode: (median − min) / min over the repeats (callsite's
+    timing.noise, which a plain python3 without a build cannot import)."""
     return (statistics.median(samples) - min(samples)) / min(samples)
 
 
@@ -215,20 +205,19 @@ def mlir_context_rows(result: dict) -> list[str]:
 def readme_rows(folder: str = RESULTS) -> list[str]:
     """Every README cost row drawn from the result files in `folder` (and its cold/), in the
     README's order."""
-    cold = os.path.join(folder, "cold")
-    mlir = load(folder, "mlir-py*.json")
+    runs = load_results(Path(folder))
 
-    def one(path: str) -> dict:
-        with open(os.path.join(cold, path), encoding="utf-8") as f:
+    def one(name: str) -> dict:
+        with open(os.path.join(folder, "cold", name), encoding="utf-8") as f:
             return json.load(f)
-    return [*capture_rows(load(folder, "capture-py*.json")), mlir_op_row(mlir),
-            dsl_row(load(folder, "dsls-py*.json")[0]), boundary_row(mlir),
+    return [*capture_rows(runs["capture"]), mlir_op_row(runs["mlir"]), dsl_row(runs["dsls"][0]),
+            boundary_row(runs["mlir"]),
             *torch_rows(one("torch-first-py3.11.json"), one("torch-first-callgrind-py3.11.json")),
             *mlir_context_rows(one("mlir-contexts-py3.11.json"))]
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = _common.parser(__doc__.split("\n\n")[0], json=False)
     parser.add_argument("--results", default=RESULTS, metavar="DIR",
                         help="the results folder (default: docs/_data/benchmarks)")
     args = parser.parse_args()

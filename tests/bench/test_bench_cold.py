@@ -181,7 +181,8 @@ def test_torch_first_trace_run_writes_first_and_again(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--paths", "first", "--repeats", "1"], "at least 2 for the first-trace path, got 1"),
-    (["--paths", "firstt"], "unknown ['firstt']"),
+    (["--paths", "firstt"], "expected names among first, scoped, fx, make_fx, export, compile "
+                            "separated by commas, got 'firstt'"),
 ])
 def test_torch_bad_arguments_are_refused_naming_the_value(args, message):
     pytest.importorskip("torch", reason="bench_torch imports torch")
