@@ -4,22 +4,15 @@ loc_tracebacks(), on every set of bindings installed (iree's, jaxlib's).
     python bench/bench_mlir.py [--ops 100000] [--repeats 5] [--quick] [--no-callgrind] [--json PATH]
     python bench/bench_mlir.py --contexts [--kernel-ops 60,400] [--builds 10] [--keep-callgrind DIR]
 
-1. ops (arith.constant + arith.addi) built by a DSL function 20 frames deep with (a)
-   Location.unknown(), (b) loc_tracebacks(), (c) auto_locations, (d) loc=location(), (c') (c)
-   through a Python wrapper of OpView.__init__ instead of callsite's C++ one; unless
-   --no-callgrind, also in instructions per op (callgrind, two runs of N1 and N2 ops).
-2. one straight-line kernel of 5k ops: ns per op along the function.
-3. one location: cache hit, new call site, empty cache.
-4. the kernel boundary: a 20-frame kernel under 200 framework frames, against the kernel alone
-   and MLIR's walk with max_depth=40.
-5. the cold path (--contexts runs it alone; iree's bindings): a kernel of six nested helpers
-   built in one Context and in a new Context per build, with (a), (b) loc_tracebacks(max_depth=10)
-   and (c) the same switch served by callsite (accelerate): process CPU time per build (min and
-   median of interleaved repeats) and instructions per build (callgrind collecting only the
-   measured builds; --keep-callgrind keeps the files for callgrind_breakdown.py, cold_report.py).
-
-Wall times are the minimum of interleaved repeats; a peer that is unavailable is skipped with
-the reason.
+Scenarios: (1) ops built 20 frames deep with (a) Location.unknown(), (b) loc_tracebacks(),
+(c) auto_locations, (d) loc=location(), (c') (c) through a Python wrapper of OpView.__init__, by
+the clock and in instructions per op (callgrind, N1/N2 runs); (2) one 5k-op straight-line kernel,
+ns per op along it; (3) one location: cache hit, new call site, empty cache; (4) the kernel
+boundary: a 20-frame kernel under 200 framework frames; (5) the cold path, alone with --contexts
+(iree's bindings): a kernel of six nested helpers built in one Context and in a new one per
+build with (a), (b) and (c) the same switch served by callsite: process CPU time and
+instructions per build (only the measured builds collected). Wall times are the minimum of
+interleaved repeats; a peer that is unavailable is skipped with the reason.
 """
 from __future__ import annotations
 
@@ -35,7 +28,7 @@ import time
 import callsite
 import callsite.mlir
 from callsite._cli.tables import markdown_table
-from callsite._cli.timing import clock, round_robin
+from callsite._cli.timing import clock, collector_off, round_robin
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for _common, _callgrind
 import _callgrind  # noqa: E402
@@ -152,14 +145,19 @@ def python_wrapper(ir):
         ir.OpView.__init__ = original
 
 
+def op_modes(ir, mlir_why):
+    """label: (the DSL function, the scope it builds in), or None when MLIR's walk is refused."""
+    return {A: (dsl_kernel, contextlib.nullcontext),
+            B: None if mlir_why else (dsl_kernel, ir.loc_tracebacks),
+            C: (dsl_kernel, lambda: callsite.mlir.auto_locations(ir=ir)),
+            D: (dsl_kernel_explicit, contextlib.nullcontext),
+            "(c') Python wrapper of OpView.__init__": (dsl_kernel, lambda: python_wrapper(ir))}
+
+
 def scenario_ops(name, ir, arith, make_context, n, repeats, mlir_why):
     print(f"\n## scenario 1: {n} ops (arith.constant + arith.addi), DSL function at stack depth "
           f"{stack_depth() + 1}, {name}, Python {sys.version.split()[0]}, ns per op")
-    modes = {A: (dsl_kernel, contextlib.nullcontext),
-             B: None if mlir_why else (dsl_kernel, ir.loc_tracebacks),
-             C: (dsl_kernel, lambda: callsite.mlir.auto_locations(ir=ir)),
-             D: (dsl_kernel_explicit, contextlib.nullcontext),
-             "(c') Python wrapper of OpView.__init__": (dsl_kernel, lambda: python_wrapper(ir))}
+    modes = op_modes(ir, mlir_why)
     with make_context(), ir.Location.unknown():
         i32 = ir.IntegerType.get_signless(32)
 
@@ -430,18 +428,14 @@ CG_MODES = {"a": A, "b": B, "c": C, "d": D}
 def child(binding, mode, n):
     """Builds n ops in one mode (run under callgrind by callgrind_table)."""
     name, ir, arith, make_context = next(b for b in installed_bindings() if b[0] == binding)
-    kernel = dsl_kernel_explicit if mode == "d" else dsl_kernel
-    scope = {"a": contextlib.nullcontext, "b": getattr(ir, "loc_tracebacks", None),
-             "c": lambda: callsite.mlir.auto_locations(ir=ir), "d": contextlib.nullcontext}[mode]
+    kernel, scope = op_modes(ir, None)[CG_MODES[mode]]
     with make_context(), ir.Location.unknown():
         i32 = ir.IntegerType.get_signless(32)
         module = ir.Module.create()
         with ir.InsertionPoint(module.body), scope():
             deep(DEPTH, kernel, arith, i32, 200)  # warm: caches, specialisation
-            gc.collect()
-            gc.disable()  # a collection landing in one run and not the other is noise here
-            deep(DEPTH, kernel, arith, i32, n)
-            gc.enable()
+            with collector_off():  # a collection in one run and not the other is noise here
+                deep(DEPTH, kernel, arith, i32, n)
 
 
 def callgrind_table(binding, mlir_why, small=2_000, large=12_000):
@@ -589,13 +583,11 @@ def scenario_contexts(name, ir, arith, sizes, builds, repeats, mlir_why):
                     with cold_mode(ir, mode):
                         if kind == "one":  # (p)'s switch of path drops every mode's caches
                             cold_build(ir, arith, kernel, context)
-                        gc.collect()
-                        gc.disable()
-                        t = time.process_time()
-                        for _ in range(builds):
-                            cold_build(ir, arith, kernel, context)
-                        dt = (time.process_time() - t) / builds
-                        gc.enable()
+                        with collector_off():
+                            t = time.process_time()
+                            for _ in range(builds):
+                                cold_build(ir, arith, kernel, context)
+                            dt = (time.process_time() - t) / builds
                     samples.setdefault(f"{mode}/{kind}", []).append(dt)
         entry = {"ops": n_ops, "identical_to_mlir": identical, "samples_s": samples}
         for stat, pick in (("min", min), ("median", statistics.median)):
@@ -629,10 +621,8 @@ def cold_child(binding, mode, sizes, builds):
 
                 cold_build(ir, arith, kernel, context)  # warm: this kernel's first build
                 cold_build(ir, arith, kernel, ir.Context() if kind == "new" else context)
-                gc.collect()
-                gc.disable()
-                sys.call_tracing(measured, ())
-                gc.enable()
+                with collector_off():
+                    sys.call_tracing(measured, ())
 
 
 def cold_instructions(binding, mlir_why, sizes, builds=10, keep=None):

@@ -5,7 +5,6 @@ callgrind files ``--keep-callgrind`` kept, its breakdown) and ``bench_cold_memor
 
     python bench/cold_report.py [--torch FILE] [--torch-callgrind FILE] [--mlir FILE]
                                 [--callgrind-dir DIR] [--memory FILE]
-    python bench/cold_report.py --readme     # the README's cost rows (bench/readme_costs.py)
 """
 from __future__ import annotations
 
@@ -181,12 +180,7 @@ def main() -> int:
     for name in tables:
         parser.add_argument(f"--{name.replace('_', '-')}", metavar="FILE", type=result_file)
     parser.add_argument("--callgrind-dir", metavar="DIR", help="--mlir's kept callgrind files")
-    parser.add_argument("--readme", action="store_true", help="the README's cost rows")
     args = parser.parse_args()
-    if args.readme:
-        import readme_costs
-        print("\n".join(readme_costs.readme_rows()))
-        return 0
     for name, table in tables.items():
         result = getattr(args, name)
         if result:
