@@ -1,23 +1,18 @@
-"""bench_mlir — what a source location costs per MLIR op: callsite.mlir vs MLIR's loc_tracebacks().
+"""bench_mlir — what a source location costs per MLIR op: callsite.mlir against MLIR's own
+loc_tracebacks(), on every set of bindings installed (iree's, jaxlib's).
 
-    python bench/bench_mlir.py [--ops 100000] [--repeats 5] [--quick] [--json PATH]
+    python bench/bench_mlir.py [--ops 100000] [--repeats 5] [--quick] [--no-callgrind] [--json PATH]
+    python bench/bench_mlir.py --contexts [--kernel-ops 60,400] [--builds 10] [--keep-callgrind DIR]
 
-Scenario 1: ops (arith.constant + arith.addi) built in a DSL function called from a 10–20-frame
-stack, with (a) Location.unknown(), (b) MLIR's loc_tracebacks(), (c) callsite auto_locations,
-(d) an explicit loc=callsite.mlir.location(), and (c') the same as (c) through a Python wrapper of
-OpView.__init__ instead of callsite's C++ one (the injection mechanism measured). Scenario 2: one
-long straight-line kernel of 5k ops, cost per op along the function. Scenario 3: one location,
-cache hit and miss. Scenario 4: the kernel boundary, a 20-frame kernel under 200 framework
-frames against the same kernel alone and MLIR's walk with max_depth=40. Ratios are from the same run (min of the repeats, modes interleaved);
-a peer that is unavailable is skipped with the reason.
-
-Scenario 5, the cold path (``--contexts`` runs it alone; iree's bindings): a kernel of six nested
-helpers (``--kernel-ops 60,400``: 64 and 379 ops) built in ONE Context and in a NEW Context per
-build, with (a) no locations, (b) MLIR's ``loc_tracebacks(max_depth=10)``, (c) the same switch
-served by callsite (``callsite.mlir.accelerate``): process CPU time per build (min and median of
-at least six interleaved repeats) and, unless ``--no-callgrind``, instructions per build
-(callgrind collecting only the measured builds; ``--keep-callgrind DIR`` keeps the files, which
-``bench/callgrind_breakdown.py`` and ``bench/cold_report.py`` read).
+Scenarios: (1) ops built 20 frames deep with (a) Location.unknown(), (b) loc_tracebacks(),
+(c) auto_locations, (d) loc=location(), (c') (c) through a Python wrapper of OpView.__init__, by
+the clock and in instructions per op (callgrind, N1/N2 runs); (2) one 5k-op straight-line kernel,
+ns per op along it; (3) one location: cache hit, new call site, empty cache; (4) the kernel
+boundary: a 20-frame kernel under 200 framework frames; (5) the cold path, alone with --contexts
+(iree's bindings): a kernel of six nested helpers built in one Context and in a new one per
+build with (a), (b) and (c) the same switch served by callsite: process CPU time and
+instructions per build (only the measured builds collected). Wall times are the minimum of
+interleaved repeats; a peer that is unavailable is skipped with the reason.
 """
 from __future__ import annotations
 
@@ -25,16 +20,24 @@ import contextlib
 import gc
 import importlib
 import os
+import statistics
 import sys
+import tempfile
 import time
 
 import callsite
 import callsite.mlir
+from callsite._cli.tables import markdown_table
+from callsite._cli.timing import clock, collector_off, round_robin
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for _common (bench only)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for _common, _callgrind
+import _callgrind  # noqa: E402
 import _common  # noqa: E402
 
 DEPTH = 14  # helper frames between the benchmark driver and the DSL function
+SCRIPT = os.path.abspath(__file__)
+A, B, C = "(a) Location.unknown()", "(b) MLIR loc_tracebacks()", "(c) callsite auto_locations"
+D = "(d) callsite loc=location()"
 
 
 # --- bindings ----------------------------------------------------------------------------
@@ -89,6 +92,25 @@ def stack_depth():
     return deep(DEPTH, lambda: len(callsite.capture())) - 1
 
 
+def best_of(timings):
+    return {label: t.best for label, t in timings.items()}
+
+
+def print_against_unknown(per_op, unit, mlir_why):
+    """Each mode's cost per op against (a)'s, then the targets: (c) within 1.15 x (a), and
+    callsite adding at most a fifth of what MLIR's walk adds."""
+    a, c, b = per_op[A], per_op[C], per_op.get(B)
+    rows = [[label, f"{v:,.0f}", f"{v / a:.3f}", f"{v - a:,.0f}"] for label, v in per_op.items()]
+    if b is None:
+        rows.insert(1, [B, "skipped", mlir_why, ""])
+    print(markdown_table(["mode", unit, "vs (a)", f"location cost {unit}"], rows))
+    print(f"target (c) <= 1.15 x (a): {c / a:.3f} {'met' if c <= 1.15 * a else 'NOT met'}")
+    if b is not None:
+        print(f"target (c-a) <= (b-a)/5: callsite adds {c - a:,.0f}, MLIR {b - a:,.0f} {unit}: "
+              f"{(b - a) / max(c - a, 1e-9):.1f}x less "
+              f"{'(met)' if c - a <= (b - a) / 5 else '(NOT met)'}")
+
+
 # --- scenario 1 --------------------------------------------------------------------------
 
 def dsl_kernel(arith, i32, n):
@@ -123,48 +145,35 @@ def python_wrapper(ir):
         ir.OpView.__init__ = original
 
 
+def op_modes(ir, mlir_why):
+    """label: (the DSL function, the scope it builds in), or None when MLIR's walk is refused."""
+    return {A: (dsl_kernel, contextlib.nullcontext),
+            B: None if mlir_why else (dsl_kernel, ir.loc_tracebacks),
+            C: (dsl_kernel, lambda: callsite.mlir.auto_locations(ir=ir)),
+            D: (dsl_kernel_explicit, contextlib.nullcontext),
+            "(c') Python wrapper of OpView.__init__": (dsl_kernel, lambda: python_wrapper(ir))}
+
+
 def scenario_ops(name, ir, arith, make_context, n, repeats, mlir_why):
     print(f"\n## scenario 1: {n} ops (arith.constant + arith.addi), DSL function at stack depth "
-          f"{stack_depth() + 1}, {name}, Python {sys.version.split()[0]}")
-    modes = {
-        "(a) Location.unknown()": (dsl_kernel, contextlib.nullcontext),
-        "(b) MLIR loc_tracebacks()": (dsl_kernel, ir.loc_tracebacks) if not mlir_why else None,
-        "(c) callsite auto_locations": (dsl_kernel, lambda: callsite.mlir.auto_locations(ir=ir)),
-        "(d) callsite loc=location()": (dsl_kernel_explicit, contextlib.nullcontext),
-        "(c') Python wrapper of OpView.__init__": (dsl_kernel, lambda: python_wrapper(ir)),
-    }
-    best = {}
+          f"{stack_depth() + 1}, {name}, Python {sys.version.split()[0]}, ns per op")
+    modes = op_modes(ir, mlir_why)
     with make_context(), ir.Location.unknown():
         i32 = ir.IntegerType.get_signless(32)
-        for _ in range(repeats):
-            for label, mode in modes.items():
-                if mode is None:
-                    continue
-                kernel, scope = mode
-                module = ir.Module.create()
-                gc.collect()
-                with ir.InsertionPoint(module.body), scope():
-                    t = time.perf_counter()
-                    deep(DEPTH, kernel, arith, i32, n)
-                    dt = time.perf_counter() - t
-                del module
-                best[label] = min(best.get(label, dt), dt)
-    a = best["(a) Location.unknown()"] / n * 1e9
-    print(f"{'mode':40} {'ns/op':>8} {'vs (a)':>8} {'location cost ns/op':>20}")
-    for label in modes:
-        if label not in best:
-            print(f"{label:40} {'skipped':>8}  ({mlir_why})")
-            continue
-        v = best[label] / n * 1e9
-        print(f"{label:40} {v:8.0f} {v / a:8.3f} {v - a:20.0f}")
-    c = best["(c) callsite auto_locations"] / n * 1e9
-    print(f"target (c) <= 1.15 x (a): {c / a:.3f} {'met' if c <= 1.15 * a else 'NOT met'}")
-    if "(b) MLIR loc_tracebacks()" in best:
-        b = best["(b) MLIR loc_tracebacks()"] / n * 1e9
-        ratio = (b - a) / max(c - a, 1e-9)
-        print(f"target (c-a) <= (b-a)/5: callsite overhead {c - a:.0f} ns vs MLIR {b - a:.0f} ns: "
-              f"{ratio:.1f}x less {'(met)' if c - a <= (b - a) / 5 else '(NOT met)'}")
-    return {label: v / n * 1e9 for label, v in best.items()}
+
+        def build(label, count):
+            kernel, scope = modes[label]
+            module = ir.Module.create()
+            gc.collect()
+            with ir.InsertionPoint(module.body), scope():
+                t = clock()
+                deep(DEPTH, kernel, arith, i32, count)
+                return clock() - t
+
+        per_op = best_of(round_robin(build, [m for m in modes if modes[m]], repeats=repeats,
+                                     iterations=n))
+    print_against_unknown(per_op, "ns/op", mlir_why)
+    return per_op
 
 
 # --- scenario 2: one long straight-line kernel -------------------------------------------
@@ -185,7 +194,7 @@ def scenario_long_kernel(name, ir, arith, make_context, n_ops, repeats, mlir_why
     exec(compile(long_kernel_source(n_ops, chunk), "<bench long kernel>", "exec"), ns)
     kernel = ns["kernel"]
     modes = {"(a) unknown": contextlib.nullcontext,
-             "(b) MLIR": ir.loc_tracebacks if not mlir_why else None,
+             "(b) MLIR": None if mlir_why else ir.loc_tracebacks,
              "(c) callsite, first build": lambda: callsite.mlir.auto_locations(ir=ir),
              "(c) callsite, rebuilt": lambda: callsite.mlir.auto_locations(ir=ir)}
     best = {}
@@ -193,27 +202,22 @@ def scenario_long_kernel(name, ir, arith, make_context, n_ops, repeats, mlir_why
         for label, scope in modes.items():
             if scope is None:
                 continue
-            fresh = label != "(c) callsite, rebuilt"
-            if fresh:
+            if label != "(c) callsite, rebuilt":  # rebuilt: in the Context of the first build
                 ctx = make_context()
             with ctx, ir.Location.unknown():
                 i32 = ir.IntegerType.get_signless(32)
                 module = ir.Module.create()
                 marks = []
                 with ir.InsertionPoint(module.body), scope():
-                    deep(DEPTH, kernel, arith, i32, time.perf_counter_ns, marks)
+                    deep(DEPTH, kernel, arith, i32, clock, marks)
                 per_chunk = [(b - a) / chunk for a, b in zip(marks, marks[1:])]
                 del module
             best[label] = [min(x, y) for x, y in zip(best.get(label, per_chunk), per_chunk)]
     print(f"\n## scenario 2: one straight-line kernel of {n_ops} ops, ns/op per tenth of the "
           f"function ({name})")
-    print(f"{'mode':26} " + " ".join(f"{f'#{i}':>7}" for i in range(10)) + f" {'last/first':>10}")
-    for label in modes:
-        if label not in best:
-            print(f"{label:26} skipped ({mlir_why})")
-            continue
-        row = best[label]
-        print(f"{label:26} " + " ".join(f"{v:7.0f}" for v in row) + f" {row[-1] / row[0]:10.2f}")
+    print(markdown_table(["mode", *(f"#{i}" for i in range(10)), "last/first"],
+                         [[label, *(f"{v:.0f}" for v in row), f"{row[-1] / row[0]:.2f}"]
+                          for label, row in best.items()]))
     if "(b) MLIR" in best:
         a, b = best["(a) unknown"], best["(b) MLIR"]
         c = best["(c) callsite, first build"]
@@ -225,51 +229,48 @@ def scenario_long_kernel(name, ir, arith, make_context, n_ops, repeats, mlir_why
 
 # --- scenario 3: one location ------------------------------------------------------------
 
+def call_n_times(fn, n):
+    for _ in range(n):
+        fn()
+
+
 def scenario_one_location(name, ir, make_context, n):
     print(f"\n## scenario 3: one location at stack depth {stack_depth() + 1}, ns per call ({name})")
     src = ["def sites(location):"] + ["    location()" for _ in range(2000)]
     ns = {}
     exec(compile("\n".join(src) + "\n", "<bench call sites>", "exec"), ns)
     location = callsite.mlir.location
-    rows = {}
+
+    def warm_callers():
+        callsite.mlir.clear_caches()
+        deep(DEPTH, location)  # the callers' frames and chains cached, the call sites not
+
+    # label: (before each sample, the function run DEPTH frames deep and its arguments, calls)
+    cases = {"location(), cache hit": (None, call_n_times, (location, n), n),
+             "location(), new call site (callers cached)": (
+                 warm_callers, lambda: ns["sites"](location), (), 2000),
+             "callsite.capture() (no location)": (None, call_n_times, (callsite.capture, n), n),
+             "location(), empty cache (every level misses)": (
+                 callsite.mlir.clear_caches, location, (), 1)}
+
+    def per_call(label, _):
+        before, fn, args, calls = cases[label]
+        if before:
+            before()
+        t = clock()
+        deep(DEPTH, fn, *args)
+        return (clock() - t) / calls
+
     with make_context(), ir.Location.unknown():
-        def hits():
-            for _ in range(n):
-                location()
-
-        def captures():
-            for _ in range(n):
-                callsite.capture()
-
-        for label, fn, count in (("location(), cache hit", hits, n),
-                                 ("location(), new call site (callers cached)",
-                                  lambda: ns["sites"](location), 2000),
-                                 ("callsite.capture() (no location)", captures, n)):
-            best = float("inf")
-            for _ in range(5):
-                if "new call site" in label:
-                    callsite.mlir.clear_caches()
-                    deep(DEPTH, location)  # warm the callers' frames and chains
-                t = time.perf_counter()
-                deep(DEPTH, fn)
-                best = min(best, time.perf_counter() - t)
-            rows[label] = best / count * 1e9
-        best = float("inf")
-        for _ in range(200):
-            callsite.mlir.clear_caches()
-            t = time.perf_counter()
-            deep(DEPTH, location)
-            best = min(best, time.perf_counter() - t)
-        rows["location(), empty cache (every level misses)"] = best * 1e9
+        rows = best_of(round_robin(per_call, list(cases)[:3], repeats=5))
+        rows |= best_of(round_robin(per_call, list(cases)[3:], repeats=200))
         frames = [ir.Location.name(f"f{i}", childLoc=ir.Location.file("bench.py", i, 4, i, 20))
                   for i in range(10)]
-        t = time.perf_counter()
+        t = clock()
         for _ in range(2000):
             ir.Location.callsite(frames[0], frames[1:])
-        rows["MLIR API only: Location.callsite over 10 cached NameLocs"] = (
-            (time.perf_counter() - t) / 2000 * 1e9)
-    for label, v in rows.items():
-        print(f"{label:58} {v:9.0f}")
+        rows["MLIR API only: Location.callsite over 10 cached NameLocs"] = (clock() - t) / 2000
+    print(markdown_table(["case", "ns"], [[label, f"{v:.0f}"] for label, v in rows.items()]))
     return rows
 
 
@@ -299,11 +300,11 @@ def in_thread(fn):
 
 def scenario_boundary(name, ir, arith, make_context, n, repeats, mlir_why, kernel_depth=20,
                       program_depth=200):
-    """A kernel of `kernel_depth` frames run under `program_depth` frames of framework, with
-    the kernel boundary: a location should cost what it costs at depth `kernel_depth` alone,
-    and far less than MLIR's walk with a limit of 40."""
+    """A location in a kernel of `kernel_depth` frames under `program_depth` frames of framework
+    should cost what it costs at depth `kernel_depth` alone, and far less than MLIR's walk with
+    a limit of 40."""
     print(f"\n## scenario 4: kernel boundary, a kernel of {kernel_depth} frames under "
-          f"{program_depth} framework frames ({name})")
+          f"{program_depth} framework frames ({name}), ns per call or op")
     flt = callsite.Filter()
     flt.limit = kernel_depth  # the whole chain is kept: every case renders the same length
     location = callsite.mlir.location
@@ -318,18 +319,17 @@ def scenario_boundary(name, ir, arith, make_context, n, repeats, mlir_why, kerne
         for _ in range(count):
             arith.ConstantOp(i32, 1)
 
-    def run(work, below, levels, scope):
+    def timer(work, below, levels, scope):
         def go():
             with scope():
-                t = time.perf_counter()
+                t = clock()
                 deep(below, bounded_kernel, work, n, levels)
-                return time.perf_counter() - t
+                return clock() - t
         return go
 
     # (1) callsite.mlir.location() per call at the kernel's top (cache hits), each case in a
     # thread of its own so that "alone" is a stack of exactly kernel_depth frames.
-    base = in_thread(lambda: len(callsite.capture()) - 1)
-    alone = max(1, kernel_depth - base)
+    alone = max(1, kernel_depth - in_thread(lambda: len(callsite.capture()) - 1))
     boundary = lambda: callsite.boundary(bounded_kernel)  # noqa: E731
     calls = {
         f"location(), depth {kernel_depth} alone": (locations, 0, alone, contextlib.nullcontext),
@@ -345,39 +345,31 @@ def scenario_boundary(name, ir, arith, make_context, n, repeats, mlir_why, kerne
         "ops, callsite boundary": lambda: callsite.mlir.auto_locations(
             flt, ir=ir, boundary=bounded_kernel),
         "ops, MLIR loc_tracebacks(max_depth=40)": (
-            (lambda: ir.loc_tracebacks(max_depth=40)) if not mlir_why else None),
+            None if mlir_why else lambda: ir.loc_tracebacks(max_depth=40)),
     }
-    best = {}
     try:
         with make_context() as ctx, ir.Location.unknown():
             i32 = ir.IntegerType.get_signless(32)
-            for _ in range(repeats):
-                for label, (work, below, levels, scope) in calls.items():
-                    def timed(go=run(work, below, levels, scope)):
+
+            def run(label, _):
+                if label in calls:
+                    def timed(go=timer(*calls[label])):
                         with ctx, ir.Location.unknown(ctx):
                             return go()
-                    best[label] = min(best.get(label, float("inf")), in_thread(timed))
-                for label, scope in under.items():
-                    if scope is None:
-                        continue
-                    module = ir.Module.create()
-                    gc.collect()
-                    with ir.InsertionPoint(module.body):
-                        dt = run(ops, program_depth, kernel_depth, scope)()
-                    del module
-                    best[label] = min(best.get(label, float("inf")), dt)
+                    return in_thread(timed)
+                module = ir.Module.create()
+                gc.collect()
+                with ir.InsertionPoint(module.body):
+                    return timer(ops, program_depth, kernel_depth, under[label])()
+
+            ns = best_of(round_robin(run, [*calls, *(u for u in under if under[u])],
+                                     repeats=repeats, iterations=n))
     finally:
         sys.setrecursionlimit(limit_before)
-    ns = {label: v / n * 1e9 for label, v in best.items()}
-    print(f"{'case':52} {'ns':>8}")
-    for label in list(calls) + list(under):
-        if label in ns:
-            print(f"{label:52} {ns[label]:8.0f}")
-        else:
-            print(f"{label:52} {'skipped':>8}  ({mlir_why})")
-    alone_ns = ns[f"location(), depth {kernel_depth} alone"]
-    bounded_ns = ns[f"location(), boundary under {program_depth}"]
-    ratio = bounded_ns / alone_ns
+    print(markdown_table(["case", "ns"], [[label, f"{ns[label]:.0f}" if label in ns else
+                                           f"skipped ({mlir_why})"] for label in [*calls, *under]]))
+    ratio = ns[f"location(), boundary under {program_depth}"] / \
+        ns[f"location(), depth {kernel_depth} alone"]
     print(f"target: boundary under {program_depth} = depth {kernel_depth} alone (+-10%): "
           f"{ratio:.3f} {'(met)' if 0.9 <= ratio <= 1.1 else '(NOT met)'}")
     if "ops, MLIR loc_tracebacks(max_depth=40)" in ns:
@@ -406,7 +398,7 @@ def leak_check(name, ir, make_context, mlir_why, n=10_000):
     for label, scope in (("MLIR loc_tracebacks()", None if mlir_why else ir.loc_tracebacks),
                          ("callsite auto_locations", lambda: callsite.mlir.auto_locations(ir=ir))):
         if scope is None:
-            print(f"{label:24} skipped ({mlir_why})")
+            print(f"{label}: skipped ({mlir_why})")
             continue
         codes = [build.__code__, loop.__code__]
         gc.collect()
@@ -422,77 +414,49 @@ def leak_check(name, ir, make_context, mlir_why, n=10_000):
         gc.collect()
         after = [sys.getrefcount(c) for c in codes]  # same expression as `before`
         grown = [x - y for x, y in zip(after, before)]
-        print(f"{label:24} refcount growth: build {grown[0]:+d}, loop {grown[1]:+d} "
+        print(f"{label}: refcount growth: build {grown[0]:+d}, loop {grown[1]:+d} "
               f"({grown[0] / n:.2f} per op)")
         growth[label] = {"build": grown[0], "loop": grown[1], "ops": n}
     return growth
 
 
-# --- instruction counts (callgrind): deterministic on a noisy machine ----------------------
+# --- scenario 1 in instructions (callgrind): deterministic on a noisy machine ---------------
 
-CG_MODES = {"a": "(a) Location.unknown()", "b": "(b) MLIR loc_tracebacks()",
-            "c": "(c) callsite auto_locations", "d": "(d) callsite loc=location()"}
+CG_MODES = {"a": A, "b": B, "c": C, "d": D}
 
 
 def child(binding, mode, n):
-    """Builds n ops in one mode (run under valgrind by callgrind_table)."""
+    """Builds n ops in one mode (run under callgrind by callgrind_table)."""
     name, ir, arith, make_context = next(b for b in installed_bindings() if b[0] == binding)
-    kernel = dsl_kernel_explicit if mode == "d" else dsl_kernel
-    scope = {"a": contextlib.nullcontext, "b": getattr(ir, "loc_tracebacks", None),
-             "c": lambda: callsite.mlir.auto_locations(ir=ir), "d": contextlib.nullcontext}[mode]
+    kernel, scope = op_modes(ir, None)[CG_MODES[mode]]
     with make_context(), ir.Location.unknown():
         i32 = ir.IntegerType.get_signless(32)
         module = ir.Module.create()
         with ir.InsertionPoint(module.body), scope():
             deep(DEPTH, kernel, arith, i32, 200)  # warm: caches, specialisation
-            gc.collect()
-            gc.disable()  # a collection landing in one run and not the other is noise here
-            deep(DEPTH, kernel, arith, i32, n)
-            gc.enable()
+            with collector_off():  # a collection in one run and not the other is noise here
+                deep(DEPTH, kernel, arith, i32, n)
 
 
 def callgrind_table(binding, mlir_why, small=2_000, large=12_000):
-    import shutil
-    import subprocess
-    if not shutil.which("valgrind"):
-        print("\n(instruction counts skipped: valgrind not installed)")
+    if _callgrind.missing():
+        print(f"\n(instruction counts skipped: {_callgrind.missing()})")
         return {}
     print(f"\n## scenario 1 in instructions (valgrind --tool=callgrind), {binding}: "
           f"Ir per op = (Ir({large} ops) - Ir({small} ops)) / {large - small}, gc disabled")
     per_op = {}
     for mode, label in CG_MODES.items():
         if mode == "b" and mlir_why:
-            print(f"{label:40} skipped ({mlir_why})")
             continue
-        counts = []
-        for n in (small, large):
-            # One BLAS thread: numpy's (imported by the bindings) would otherwise spin in the
-            # background and its instructions land in the totals at random.
-            env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-            r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                                sys.executable, __file__, "--child", binding, mode, str(n)],
-                               capture_output=True, text=True, env=env)
-            line = [x for x in r.stderr.splitlines() if "Collected" in x]
-            if r.returncode or not line:
-                print(f"{label:40} failed: {r.stderr.strip().splitlines()[-1:]}")
-                break
-            counts.append(int(line[0].split()[-1].replace(",", "")))
-        else:
-            per_op[mode] = (counts[1] - counts[0]) / (large - small)
-    if "a" not in per_op:
+        argv = [sys.executable, SCRIPT, "--child", binding, mode]
+        try:
+            per_op[label] = _callgrind.per_iteration(lambda n: [*argv, str(n)], small, large)
+        except _callgrind.CallgrindError as e:
+            print(f"{label}: {e}")
+    if A not in per_op or C not in per_op:
         return {}
-    a = per_op["a"]
-    print(f"{'mode':40} {'Ir/op':>8} {'vs (a)':>8} {'location Ir/op':>15}")
-    for mode, v in per_op.items():
-        print(f"{CG_MODES[mode]:40} {v:8.0f} {v / a:8.3f} {v - a:15.0f}")
-    if "c" in per_op:
-        c = per_op["c"]
-        print(f"target (c) <= 1.15 x (a): {c / a:.3f} {'met' if c <= 1.15 * a else 'NOT met'}")
-        if "b" in per_op:
-            b = per_op["b"]
-            print(f"target (c-a) <= (b-a)/5: {(b - a) / max(c - a, 1):.1f}x less "
-                  f"{'(met)' if c - a <= (b - a) / 5 else '(NOT met)'}")
-    return {CG_MODES[mode]: v for mode, v in per_op.items()}
+    print_against_unknown(per_op, "Ir/op", mlir_why)
+    return per_op
 
 
 # --- scenario 5: the cold path, a new Context per kernel against one Context ----------------
@@ -502,6 +466,7 @@ COLD_LEVELS = 6  # nested helper functions of the kernel (each calls the next tw
 COLD_MODES = {"a": "(a) Location.unknown()", "b": "(b) MLIR loc_tracebacks()",
               "c": "(c) MLIR's switch served by callsite (accelerate)",
               "p": "(p) the same, built through the bindings' Python API"}
+KINDS = ("one", "new")  # one Context for every build, a new Context per build
 
 
 def cold_kernel_source(ops: int) -> str:
@@ -536,6 +501,10 @@ def cold_kernel(ops: int):
     return namespace["kernel"]
 
 
+def cold_modes(mlir_why) -> list[str]:
+    return ["a"] if mlir_why else list(COLD_MODES)
+
+
 @contextlib.contextmanager
 def cold_mode(ir, mode: str):
     """(a) no switch, (b) MLIR's own switch, (c) the same switch with the bindings accelerated."""
@@ -567,8 +536,18 @@ def cold_build(ir, arith, kernel, context) -> "object":
         return module
 
 
-def cold_locations(module) -> list[str]:
-    return [str(op.location) for op in module.body.operations]
+def print_cold(cells, values, modes, unit, scale):
+    """The modes' table (cells by "mode/kind"), then what MLIR's walk and callsite add per build
+    (values by "mode/kind", times `scale` in `unit`)."""
+    print(markdown_table(["mode", "one Context", "new Context"],
+                         [[COLD_MODES[m], *(cells[f"{m}/{k}"] for k in KINDS)] for m in modes]))
+    for kind in KINDS if "b" in modes else ():
+        a, b = values[f"a/{kind}"], values[f"b/{kind}"]
+        for m in ("c", "p"):
+            x = values[f"{m}/{kind}"]
+            print(f"{kind} Context: MLIR adds {(b - a) * scale:,.0f} {unit}, {COLD_MODES[m][:3]} "
+                  f"{(x - a) * scale:,.0f} {unit} per build: "
+                  f"{f'{(b - a) / (x - a):.1f}x less' if x > a else '—'}")
 
 
 def scenario_contexts(name, ir, arith, sizes, builds, repeats, mlir_why):
@@ -577,8 +556,8 @@ def scenario_contexts(name, ir, arith, sizes, builds, repeats, mlir_why):
         return None  # the cold path is measured on iree's bindings (their own Context class)
     print(f"\n## scenario 5: a kernel built in a new Context each time against one Context "
           f"({name}, MLIR's limit {COLD_LIMIT}, {builds} builds per sample, process CPU time, "
-          f"min / median of {repeats})")
-    modes = [m for m in COLD_MODES if not (m != "a" and mlir_why)]
+          f"min / median of {repeats}, µs per build)")
+    modes = cold_modes(mlir_why)
     out: dict = {"limit": COLD_LIMIT, "builds": builds, "repeats": repeats, "sizes": {}}
     for ops in sizes:
         kernel = cold_kernel(ops)
@@ -588,7 +567,7 @@ def scenario_contexts(name, ir, arith, sizes, builds, repeats, mlir_why):
             one[mode] = ir.Context()
             with cold_mode(ir, mode):
                 module = cold_build(ir, arith, kernel, one[mode])
-                texts[mode] = cold_locations(module)
+                texts[mode] = [str(op.location) for op in module.body.operations]
                 cold_build(ir, arith, kernel, None)
         n_ops = len(texts["a"])
         assert n_ops == cold_kernel_ops(ops), (n_ops, ops)
@@ -599,55 +578,36 @@ def scenario_contexts(name, ir, arith, sizes, builds, repeats, mlir_why):
         samples: dict = {}
         for r in range(repeats):
             for mode in modes[r % len(modes):] + modes[:r % len(modes)]:
-                for kind in ("one", "new"):
+                for kind in KINDS:
                     context = one[mode] if kind == "one" else None
                     with cold_mode(ir, mode):
                         if kind == "one":  # (p)'s switch of path drops every mode's caches
                             cold_build(ir, arith, kernel, context)
-                        gc.collect()
-                        gc.disable()
-                        t = time.process_time()
-                        for _ in range(builds):
-                            cold_build(ir, arith, kernel, context)
-                        dt = (time.process_time() - t) / builds
-                        gc.enable()
+                        with collector_off():
+                            t = time.process_time()
+                            for _ in range(builds):
+                                cold_build(ir, arith, kernel, context)
+                            dt = (time.process_time() - t) / builds
                     samples.setdefault(f"{mode}/{kind}", []).append(dt)
         entry = {"ops": n_ops, "identical_to_mlir": identical, "samples_s": samples}
-        for stat, pick in (("min", min), ("median", _median)):
+        for stat, pick in (("min", min), ("median", statistics.median)):
             entry[stat] = {key: pick(v) for key, v in samples.items()}
         out["sizes"][str(n_ops)] = entry
         print(f"\n{n_ops} ops, locations identical to MLIR's: {identical}")
-        print(f"{'mode':52} {'one Context':>12} {'new Context':>12}   (µs per build, min / median)")
-        for mode in modes:
-            cells = [f"{entry['min'][f'{mode}/{k}'] * 1e6:7.0f}/{entry['median'][f'{mode}/{k}'] * 1e6:.0f}"
-                     for k in ("one", "new")]
-            print(f"{COLD_MODES[mode]:52} {cells[0]:>12} {cells[1]:>12}")
-        if "b" in modes:
-            for kind in ("one", "new"):
-                m = entry["median"]
-                added_b = m[f"b/{kind}"] - m[f"a/{kind}"]
-                added_c = m[f"c/{kind}"] - m[f"a/{kind}"]
-                r = added_b / added_c if added_c > 0 else None
-                print(f"{kind} Context: MLIR adds {added_b * 1e6:.0f} µs, callsite "
-                      f"{added_c * 1e6:.0f} µs per build (medians): "
-                      f"{'—' if r is None else f'{r:.1f}x'} less")
+        print_cold({k: f"{entry['min'][k] * 1e6:.0f}/{entry['median'][k] * 1e6:.0f}"
+                    for k in samples}, entry["median"], modes, "µs", 1e6)
     return out
 
 
-def _median(values):
-    s = sorted(values)
-    return s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
-
-
 def cold_child(binding, mode, sizes, builds):
-    """Under valgrind: per kernel size and per Context kind, two warm-up builds, then `builds`
-    more inside sys.call_tracing, the one function callgrind collects in (--toggle-collect)
-    and dumps after (--dump-after): one part file per (size, kind), in order."""
+    """Under callgrind: per kernel size and per Context kind, two warm-up builds, then `builds`
+    more inside sys.call_tracing, the one function callgrind collects in and dumps after: one
+    part file per (size, kind), in order."""
     name, ir, arith, _ = next(b for b in installed_bindings() if b[0] == binding)
     with cold_mode(ir, mode):
         for ops in sizes:
             kernel = cold_kernel(ops)
-            for kind in ("one", "new"):
+            for kind in KINDS:
                 context = ir.Context() if kind == "one" else None
 
                 def measured():
@@ -661,82 +621,42 @@ def cold_child(binding, mode, sizes, builds):
 
                 cold_build(ir, arith, kernel, context)  # warm: this kernel's first build
                 cold_build(ir, arith, kernel, ir.Context() if kind == "new" else context)
-                gc.collect()
-                gc.disable()
-                sys.call_tracing(measured, ())
-                gc.enable()
-
-
-#: callgrind collects only inside this CPython function (sysmodule.c), which runs the measured
-#: builds: start-up, imports and warm-up are not counted, with no second run to subtract.
-TOGGLE = "sys_call_tracing"
-
-
-def _part_total(path):
-    with open(path) as f:
-        for line in f:
-            if line.startswith("totals:") or line.startswith("summary:"):
-                return int(line.split()[1])
-    raise SystemExit(f"{path}: no totals line")
+                with collector_off():
+                    sys.call_tracing(measured, ())
 
 
 def cold_instructions(binding, mlir_why, sizes, builds=10, keep=None):
     """Instructions per build, per mode, Context kind and size: one process per mode under
-    callgrind (the modes' processes run side by side), each measured group dumped on its own."""
-    import shutil
-    import subprocess
-    import tempfile
-    if not shutil.which("valgrind"):
-        print("\n(instruction counts skipped: valgrind not installed)")
+    callgrind (the modes' processes side by side), each measured group a part file of its own."""
+    if _callgrind.missing():
+        print(f"\n(instruction counts skipped: {_callgrind.missing()})")
         return {}
-    print(f"\n## scenario 5 in instructions (valgrind --tool=callgrind, only {builds} builds "
-          f"after two warm-up builds collected: --toggle-collect={TOGGLE}), {binding}, gc off")
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-           "PYTHONHASHSEED": "0"}
-    env.pop("CALLSITE_MLIR", None)
+    print(f"\n## scenario 5 in instructions (callgrind, only {builds} builds after two warm-up "
+          f"builds collected: --toggle-collect={_callgrind.TOGGLE}), {binding}, gc off, Ir per "
+          f"build")
+    env = dict(os.environ)
+    env.pop("CALLSITE_MLIR", None)  # every mode's switch is the child's own
     folder = keep or tempfile.mkdtemp(prefix="callsite-cold-")
-    modes = [m for m in COLD_MODES if not (m != "a" and mlir_why)]
-    running = {}
-    for mode in modes:
-        running[mode] = subprocess.Popen(
-            ["valgrind", "--tool=callgrind",
-             f"--callgrind-out-file={os.path.join(folder, f'mlir-{mode}.out')}",
-             "--collect-atstart=no", f"--toggle-collect={TOGGLE}", f"--dump-after={TOGGLE}",
-             sys.executable, os.path.abspath(__file__), "--cold-child", binding, mode,
-             ",".join(map(str, sizes)), str(builds)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    counts = {}
+    modes = cold_modes(mlir_why)
+    out_of = {mode: os.path.join(folder, f"mlir-{mode}.out") for mode in modes}
+    running = {mode: _callgrind.start(
+        [sys.executable, SCRIPT, "--cold-child", binding, mode, ",".join(map(str, sizes)),
+         str(builds)], env=env, out=out_of[mode], toggle=_callgrind.TOGGLE, dump_after=True)
+        for mode in modes}
+    groups = [(str(cold_kernel_ops(ops)), kind) for ops in sizes for kind in KINDS]
+    per_build: dict = {ops: {} for ops, _ in groups}
     for mode, process in running.items():
-        _, err = process.communicate()
-        if process.returncode:
-            raise SystemExit(f"callgrind run of mode {mode} failed: {err.strip().splitlines()[-3:]}")
-        part = 0
-        for ops in sizes:
-            for kind in ("one", "new"):
-                part += 1
-                path = os.path.join(folder, f"mlir-{mode}.out.{part}")
-                counts[(mode, kind, ops)] = _part_total(path)
-                if keep:  # named for bench/cold_report.py
-                    os.replace(path, os.path.join(folder, f"mlir-{mode}-{kind}-{cold_kernel_ops(ops)}.out"))
-    out: dict = {"builds": builds, "sizes": {}}
-    for ops in sizes:
-        per_build = {f"{m}/{k}": counts[(m, k, ops)] / builds for m in modes for k in ("one", "new")}
-        out["sizes"][str(cold_kernel_ops(ops))] = per_build
-        print(f"\n{cold_kernel_ops(ops)} ops: Ir per build")
-        print(f"{'mode':52} {'one Context':>14} {'new Context':>14}")
-        for mode in modes:
-            print(f"{COLD_MODES[mode]:52} " + " ".join(
-                f"{per_build[f'{mode}/{k}']:14,.0f}" for k in ("one", "new")))
-        if "b" in modes:
-            for kind in ("one", "new"):
-                a, b, c = (per_build[f"{m}/{kind}"] for m in "abc")
-                print(f"{kind} Context: MLIR adds {b - a:,.0f} Ir, callsite {c - a:,.0f} Ir per "
-                      f"build: {(b - a) / max(c - a, 1):.1f}x fewer")
-                if "p" in modes:
-                    p = per_build[f"p/{kind}"]
-                    print(f"{kind} Context, through the bindings' Python API: callsite "
-                          f"{p - a:,.0f} Ir per build: {(b - a) / max(p - a, 1):.1f}x fewer")
-    return out
+        _callgrind.wait(process, f"mode {mode}")
+        totals = _callgrind.part_totals(out_of[mode], len(groups))
+        for part, ((ops, kind), total) in enumerate(zip(groups, totals), 1):
+            per_build[ops][f"{mode}/{kind}"] = total / builds
+            if keep:  # named for bench/cold_report.py
+                os.replace(f"{out_of[mode]}.{part}",
+                           os.path.join(folder, f"mlir-{mode}-{kind}-{ops}.out"))
+    for ops, values in per_build.items():
+        print(f"\n{ops} ops")
+        print_cold({k: f"{v:,.0f}" for k, v in values.items()}, values, modes, "Ir", 1)
+    return {"builds": builds, "sizes": per_build}
 
 
 def main():
@@ -749,12 +669,10 @@ def main():
         return 0
     parser = _common.parser(__doc__.split("\n\n")[0], repeats=5, quick="10x fewer ops, 3 repeats")
     parser.add_argument("--ops", type=_common.count, default=100_000)
-    parser.add_argument("--long", type=_common.count, default=5_000)
+    parser.add_argument("--long", type=_common.count, default=5_000,
+                        help="scenario 2's kernel length (ops)")
     parser.add_argument("--no-callgrind", action="store_true", help="skip instruction counts")
-    parser.add_argument("--callgrind-only", action="store_true", help="instruction counts only")
-    parser.add_argument("--contexts", action="store_true",
-                        help="scenario 5 only: a new Context per kernel against one Context "
-                             "(wall and, unless --no-callgrind, instructions)")
+    parser.add_argument("--contexts", action="store_true", help="scenario 5 only")
     parser.add_argument("--kernel-ops", type=_common.counts, default=[60, 400],
                         help="scenario 5's kernel sizes (ops, comma-separated)")
     parser.add_argument("--builds", type=_common.count, default=10,
@@ -771,9 +689,8 @@ def main():
                      "--no-callgrind skips")
     if args.quick:
         args.ops, args.repeats = args.ops // 10, 3
-    sizes = args.kernel_ops
-    print(f"callsite {callsite.__version__}, backend {callsite.get_backend()} ({callsite.layout_name}), "
-          f"Python {sys.version.split()[0]}")
+    print(f"callsite {callsite.__version__}, backend {callsite.get_backend()} "
+          f"({callsite.layout_name}), Python {sys.version.split()[0]}")
     found = installed_bindings()
     if not found:
         print("no MLIR bindings installed: nothing to measure")
@@ -784,26 +701,23 @@ def main():
         if why:
             print(f"\nMLIR's own loc_tracebacks() skipped for {name}: {why}")
         measured = results["bindings"][name] = {"mlir_walk_skipped": why}
-        contexts = None
-        if args.contexts or not args.callgrind_only:
-            contexts = scenario_contexts(name, ir, arith, sizes, args.builds,
-                                         max(args.repeats, 6), why)
-            if contexts is not None:
-                measured["contexts_s_per_build"] = contexts
-        if contexts is not None and not args.no_callgrind:
-            measured["contexts_ir_per_build"] = cold_instructions(
-                name, why, sizes, args.builds, args.keep_callgrind)
+        contexts = scenario_contexts(name, ir, arith, args.kernel_ops, args.builds,
+                                     max(args.repeats, 6), why)
+        if contexts is not None:
+            measured["contexts_s_per_build"] = contexts
+            if not args.no_callgrind:
+                measured["contexts_ir_per_build"] = cold_instructions(
+                    name, why, args.kernel_ops, args.builds, args.keep_callgrind)
         if args.contexts:
             continue
-        if not args.callgrind_only:
-            measured["ops_ns"] = scenario_ops(name, ir, arith, make_context, args.ops,
-                                              args.repeats, why)
-            measured["long_kernel_ns_per_tenth"] = scenario_long_kernel(
-                name, ir, arith, make_context, args.long, args.repeats, why)
-            measured["one_location_ns"] = scenario_one_location(name, ir, make_context, args.ops)
-            measured["boundary_ns"] = scenario_boundary(name, ir, arith, make_context,
-                                                        args.ops // 10, args.repeats, why)
-            measured["code_references"] = leak_check(name, ir, make_context, why)
+        measured["ops_ns"] = scenario_ops(name, ir, arith, make_context, args.ops, args.repeats,
+                                          why)
+        measured["long_kernel_ns_per_tenth"] = scenario_long_kernel(
+            name, ir, arith, make_context, args.long, args.repeats, why)
+        measured["one_location_ns"] = scenario_one_location(name, ir, make_context, args.ops)
+        measured["boundary_ns"] = scenario_boundary(name, ir, arith, make_context,
+                                                    args.ops // 10, args.repeats, why)
+        measured["code_references"] = leak_check(name, ir, make_context, why)
         if not args.no_callgrind:
             measured["instructions_per_op"] = callgrind_table(name, why)
     if args.json:

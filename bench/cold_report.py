@@ -1,10 +1,10 @@
 # bench/cold_report.py — the cold-path tables of docs/benchmarks.md, from the result files.
 """Prints the markdown tables of the benchmarks page's cold-path section from the result files
-of ``bench_torch.py --paths first`` and ``bench_mlir.py --contexts`` (and, for the breakdown of
-the MLIR case, the callgrind files that ``--keep-callgrind`` kept).
+of ``bench_torch.py --paths first [--callgrind-only]``, ``bench_mlir.py --contexts`` (with the
+callgrind files ``--keep-callgrind`` kept, its breakdown) and ``bench_cold_memory.py``.
 
-    python bench/cold_report.py --torch FILE --mlir FILE [--callgrind-dir DIR]
-    python bench/cold_report.py --readme     # the README's cost rows (bench/readme_costs.py)
+    python bench/cold_report.py [--torch FILE] [--torch-callgrind FILE] [--mlir FILE]
+                                [--callgrind-dir DIR] [--memory FILE]
 """
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import callgrind_breakdown  # noqa: E402
-
-MODES = {"a": "(a) no locations", "b": "(b) MLIR's walk", "c": "(c) callsite serving it"}
+from readme_costs import spread  # noqa: E402  (the clock's noise, as the README's rows read it)
 
 
 def ratio(value: float | None) -> str:
@@ -25,29 +24,26 @@ def ratio(value: float | None) -> str:
     return f"{value:.1f}×" if value >= 10 else f"{value:.2f}×"
 
 
-def spread(samples: list[float]) -> float:
-    """The clock's noise in one mode: (median − min) / min over the repeats."""
-    ordered = sorted(samples)
-    median = (ordered[(len(ordered) - 1) // 2] + ordered[len(ordered) // 2]) / 2
-    return (median - ordered[0]) / ordered[0]
-
-
 def ms(seconds: float) -> str:
     return f"{seconds * 1e3:,.1f}"
 
 
-def torch_tables(result: dict) -> str:
+def heading(result: dict, load: bool = True) -> str:
+    """The result file's name and date, and the load average its run started at."""
     meta = result["meta"]
-    out = [f"`{os.path.basename(result['_path'])}`, {meta['date'][:16]} UTC, load average "
-           f"{meta['machine']['load_average_at_start'][0]:.1f} at start, {result['repeats']} "
-           f"repeats (process CPU time, ms per trace):", "",
+    out = f"`{os.path.basename(result['_path'])}`, {meta['date'][:16]} UTC"
+    return out + (f", load average {meta['machine']['load_average_at_start'][0]:.1f} at start"
+                  if load else "")
+
+
+def torch_tables(result: dict) -> str:
+    out = [f"{heading(result)}, {result['repeats']} repeats (process CPU time, ms per trace):", "",
            "| model (nodes, frames per capture mean/max) | trace | stat | no stack traces | "
            "torch's | callsite's | torch adds per node | callsite adds per node | torch's "
            "added / callsite's | callsite / none | torch / none |",
            "|:--|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|"]
-    for row in result["rows"]:
-        if row["path"] != "first":
-            continue
+    rows = [row for row in result["rows"] if row["path"] == "first"]
+    for row in rows:
         label = (f"{row['model']} ({row['nodes']}, {row['frames']['mean']:.0f}/"
                  f"{row['frames']['max']})")
         for run in ("first", "again"):
@@ -63,7 +59,7 @@ def torch_tables(result: dict) -> str:
                            f"{ms(r['callsite_s'])} | {r['torch_added_us_per_node']:.1f} µs | "
                            f"{r['callsite_added_us_per_node']:.1f} µs | {added} | "
                            f"{ratio(r['callsite_vs_none'])} | {ratio(r['torch_vs_none'])} |")
-    imports = [row["torch_imports_s"] for row in result["rows"] if row["path"] == "first"]
+    imports = [row["torch_imports_s"] for row in rows]
     out += ["", f"torch's one-time imports of its filter (`uninteresting_files()`, before the first "
             f"trace in every mode, not in the table): {ms(min(imports))}–{ms(max(imports))} ms."]
     return "\n".join(out)
@@ -91,32 +87,29 @@ def torch_instruction_lines(rows: list[dict]) -> list[str]:
 
 
 def torch_instructions_table(result: dict) -> str:
-    meta = result["meta"]
-    return "\n".join([f"`{os.path.basename(result['_path'])}`, {meta['date'][:16]} UTC "
-                      f"(instructions do not depend on the load; only the measured trace "
-                      f"collected):", "", *torch_instruction_lines(result["rows"])])
+    return "\n".join([f"{heading(result, load=False)} (instructions do not depend on the load; "
+                      f"only the measured trace collected):", "",
+                      *torch_instruction_lines(result["rows"])])
 
 
 def mlir_tables(result: dict) -> str:
-    meta = result["meta"]
     measured = result["bindings"]["iree.compiler.ir"]
     ir = measured["contexts_ir_per_build"]
     wall = measured["contexts_s_per_build"]
-    out = [f"`{os.path.basename(result['_path'])}`, {meta['date'][:16]} UTC, load average "
-           f"{meta['machine']['load_average_at_start'][0]:.1f} at start; instructions per build "
-           f"(callgrind, {ir['builds']} builds collected after two warm-up builds) and process CPU "
-           f"time per build (median of {wall['repeats']}, {wall['builds']} builds per sample):", "",
+    out = [f"{heading(result)}; instructions per build (callgrind, {ir['builds']} builds collected "
+           f"after two warm-up builds) and process CPU time per build (median of "
+           f"{wall['repeats']}, {wall['builds']} builds per sample):", "",
            "| kernel | Context | (a) no locations | (b) MLIR's walk adds | (c) callsite adds | "
            "(b−a)/(c−a) Ir | (c)/(a) Ir | (b−a)/(c−a) CPU time | (p) callsite through the "
            "Python API adds | (b−a)/(p−a) Ir |",
            "|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for ops, counts in ir["sizes"].items():
-        times = wall["sizes"].get(ops, {}).get("median", {})
+        timed = wall["sizes"].get(ops, {})
+        times, samples = timed.get("median", {}), timed.get("samples_s", {})
         for kind, label in (("one", "one"), ("new", "new per build")):
             a, b, c = (counts[f"{m}/{kind}"] for m in "abc")
             ta, tb, tc = (times.get(f"{m}/{kind}") for m in "abc")
             clock = ratio((tb - ta) / (tc - ta)) if ta and tc and tc > ta else "—"
-            samples = wall["sizes"].get(ops, {}).get("samples_s", {})
             if clock != "—" and all(f"{m}/{kind}" in samples for m in "ac"):
                 noise = max(spread(samples[f"{m}/{kind}"]) for m in "ac")
                 if (tc - ta) / ta < noise:  # callsite's part smaller than the repeats' spread
@@ -131,35 +124,28 @@ def mlir_tables(result: dict) -> str:
 
 
 def mlir_breakdown(result: dict, folder: str) -> str:
-    measured = result["bindings"]["iree.compiler.ir"]
-    ir = measured["contexts_ir_per_build"]
-    builds = ir["builds"]
+    """callsite's stages per build in the kept callgrind files of mode (c), per kernel size."""
+    ir = result["bindings"]["iree.compiler.ir"]["contexts_ir_per_build"]
     out = []
     for ops, counts in ir["sizes"].items():
-        header = f"| stage (inclusive Ir per build, {ops} ops) |"
-        sep = "|:--|"
-        columns = []
+        columns = []  # (stages found, callsite's added Ir per build) per Context kind
+        header, sep = f"| stage (inclusive Ir per build, {ops} ops) |", "|:--|"
         for kind in ("one", "new"):
             path = os.path.join(folder, f"mlir-c-{kind}-{ops}.out")
-            if not os.path.exists(path):
-                continue
-            _, best = callgrind_breakdown.annotate(path)
-            columns.append((kind, callgrind_breakdown.stages(best),
-                            counts[f"c/{kind}"] - counts[f"a/{kind}"]))
-            header += f" {kind} Context | share of callsite's added |"
-            sep += "--:|--:|"
+            if os.path.exists(path):
+                found = callgrind_breakdown.stages(callgrind_breakdown.annotate(path)[1])
+                columns.append((found, counts[f"c/{kind}"] - counts[f"a/{kind}"]))
+                header += f" {kind} Context | share of callsite's added |"
+                sep += "--:|--:|"
         if not columns:
             continue
         out += [header, sep]
         for stage in callgrind_breakdown.STAGES:
-            cells = []
-            for _, found, added in columns:
-                v = found[stage] / builds
-                cells.append(f"{v:,.0f} | {v / added:.0%}")
+            per_build = [(found[stage] / ir["builds"], added) for found, added in columns]
+            cells = [f"{v:,.0f} | {v / added:.0%}" for v, added in per_build]
             out.append(f"| {stage} | " + " | ".join(cells) + " |")
-        out.append("| callsite's added instructions ((c) − (a)) | " + " | ".join(
-            f"{added:,.0f} | 100%" for _, _, added in columns) + " |")
-        out.append("")
+        out += ["| callsite's added instructions ((c) − (a)) | " + " | ".join(
+            f"{added:,.0f} | 100%" for _, added in columns) + " |", ""]
     return "\n".join(out)
 
 
@@ -167,8 +153,7 @@ def memory_tables(result: dict) -> str:
     """bench_cold_memory.py's tables: the resident set per mode over the tracers and Contexts."""
     import bench_cold_memory
 
-    meta = result["meta"]
-    out = [f"`{os.path.basename(result['_path'])}`, {meta['date'][:16]} UTC:"]
+    out = [f"{heading(result, load=False)}:"]
     if "torch" in result:
         out += ["", f"torch, {result['torch']['tracers']:,} tracers (a model in a file of its own "
                 f"each; alive at the end: callsite's cached stack texts):", "",
@@ -180,44 +165,28 @@ def memory_tables(result: dict) -> str:
     return "\n".join(out)
 
 
+def result_file(path: str) -> dict:
+    """argparse type of a result file: its contents, its path under "_path"."""
+    if not os.path.exists(path):
+        raise argparse.ArgumentTypeError(f"no such file {path!r}")
+    with open(path, encoding="utf-8") as f:
+        return {**json.load(f), "_path": path}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--torch", metavar="FILE")
-    parser.add_argument("--torch-callgrind", metavar="FILE",
-                        help="bench_torch.py --paths first --callgrind-only's result file")
-    parser.add_argument("--mlir", metavar="FILE")
-    parser.add_argument("--callgrind-dir", metavar="DIR")
-    parser.add_argument("--memory", metavar="FILE", help="bench_cold_memory.py's result file")
-    parser.add_argument("--readme", action="store_true",
-                        help="print the README's cost rows from the committed result files "
-                             "(bench/readme_costs.py)")
+    tables = {"torch": torch_tables, "torch_callgrind": torch_instructions_table,
+              "mlir": mlir_tables, "memory": memory_tables}
+    for name in tables:
+        parser.add_argument(f"--{name.replace('_', '-')}", metavar="FILE", type=result_file)
+    parser.add_argument("--callgrind-dir", metavar="DIR", help="--mlir's kept callgrind files")
     args = parser.parse_args()
-    if args.readme:
-        import readme_costs
-        print("\n".join(readme_costs.readme_rows()))
-        return 0
-    for option, path in (("--torch", args.torch), ("--torch-callgrind", args.torch_callgrind),
-                         ("--mlir", args.mlir), ("--memory", args.memory)):
-        if path and not os.path.exists(path):
-            parser.error(f"{option}: no such file {path!r}")
-    if args.torch:
-        result = json.load(open(args.torch))
-        result["_path"] = args.torch
-        print(torch_tables(result), end="\n\n")
-    if args.torch_callgrind:
-        result = json.load(open(args.torch_callgrind))
-        result["_path"] = args.torch_callgrind
-        print(torch_instructions_table(result), end="\n\n")
-    if args.mlir:
-        result = json.load(open(args.mlir))
-        result["_path"] = args.mlir
-        print(mlir_tables(result), end="\n\n")
-        if args.callgrind_dir:
+    for name, table in tables.items():
+        result = getattr(args, name)
+        if result:
+            print(table(result), end="\n\n")
+        if result and name == "mlir" and args.callgrind_dir:
             print(mlir_breakdown(result, args.callgrind_dir))
-    if args.memory:
-        result = json.load(open(args.memory))
-        result["_path"] = args.memory
-        print(memory_tables(result), end="\n\n")
     return 0
 
 
