@@ -6,19 +6,14 @@ bindings, (d) the same switch served by callsite (callsite.mlir.accelerate()).
     python bench/bench_dsls.py --instructions [--builds 3]      (valgrind, Python 3.11+)
     either with --json PATH: the results and the run's metadata as a file
 
-The designs are the integration tests' (tests/dsl/*_design.py: pycde, CuTe DSL in dry-run mode,
-jaxlib, iree). Each DSL runs in its own process (pycde and iree cannot share one); a DSL that
-is not installed is skipped with the reason. In a process the four modes are interleaved,
-`repeats` rounds of `n` builds each (n calibrated so a mode takes ~`seconds`), gc off while
-timed, process CPU time (this machine is shared); the minimum per mode is kept. Ratios: d/a (target <= 1.10), (c-a)/(d-a) (MLIR's added
-cost over callsite's, target >= 10) and (b-a)/(d-a) (the DSL's own over callsite's; pycde
-target >= 20).
-
-Timings on a shared machine cannot resolve an added cost of a few percent, so --instructions
-counts instead: each (DSL, mode) in its own process under callgrind, collecting only inside
-`operator.call` (`--toggle-collect`), through which the worker makes exactly `builds` builds
-after warming that mode up; the same ratios from instructions per build. Counts repeat from
-run to run (PYTHONHASHSEED fixed), whatever else the machine does.
+The designs are the integration tests' (tests/dsl/*_design.py); each DSL runs in its own process
+(pycde and iree cannot share one), skipped with the reason when not installed. Timing: the four
+modes interleaved round-robin, `repeats` rounds of n builds (n calibrated to ~`seconds` a mode),
+gc off, process CPU time, minimum kept. --instructions counts instead (a few percent is below a
+shared machine's timing noise): each (DSL, mode) in its own process under callgrind
+(bench/_callgrind.py), collecting only inside `operator.call`, through which the worker makes
+exactly `builds` builds after warming that mode up. Ratios: d/a, (c-a)/(d-a) (MLIR's added cost
+over callsite's) and (b-a)/(d-a) (the DSL's own over callsite's).
 """
 from __future__ import annotations
 
@@ -28,14 +23,13 @@ import importlib
 import json
 import operator
 import os
-import re
-import shutil
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # for _common (bench only)
+import _callgrind  # noqa: E402
 from _common import count, parser as bench_parser, write_results  # noqa: E402
 from callsite._cli.timing import collector_off, round_robin  # noqa: E402
 
@@ -158,20 +152,17 @@ def count_instructions(name: str, builds: int) -> dict:
     per_build: dict = {}
     ops = 0
     for mode in json.loads(probe.stdout.strip().splitlines()[-1]):
-        env = dict(_worker_env(), PYTHONHASHSEED="0")
-        done = subprocess.run(
-            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-             "--toggle-collect=_operator_call*", sys.executable, __file__, "--count-worker",
-             name, "--mode", mode, "--builds", str(builds)],
-            capture_output=True, text=True, env=env, cwd=DESIGNS_DIR)
-        collected = re.search(r"Collected : (\d+)", done.stderr)
-        if done.returncode != 0 or not collected:
-            return {"skipped": _skip_reason(name, done.stderr)}
-        result = json.loads(done.stdout.strip().splitlines()[-1])
+        try:
+            collected, out = _callgrind.count(
+                [sys.executable, __file__, "--count-worker", name, "--mode", mode, "--builds",
+                 str(builds)], toggle="_operator_call*", env=_worker_env(), cwd=DESIGNS_DIR)
+        except _callgrind.CallgrindError as e:
+            return {"skipped": _skip_reason(name, str(e))}
+        result = json.loads(out.strip().splitlines()[-1])
         if result.get("absent"):
             continue
         ops = result["ops"]
-        per_build[mode] = int(collected.group(1)) / builds
+        per_build[mode] = collected / builds
     return {"ops": ops, "instructions_per_build": per_build}
 
 
@@ -230,7 +221,7 @@ def main() -> None:
         print(json.dumps(count_worker(args.count_worker, args.mode, args.builds)))
         return
     if args.instructions:
-        if not hasattr(operator, "call") or shutil.which("valgrind") is None:
+        if not hasattr(operator, "call") or _callgrind.missing():
             sys.exit("--instructions needs Python 3.11+ (operator.call) and valgrind on PATH")
         counted = {}
         for name in args.dsl or list(DESIGNS):

@@ -1,34 +1,34 @@
-# bench/callgrind_capture.py — instructions per capture (callgrind), per function, both backends.
-"""Counts instructions of capture with valgrind's callgrind, cancelling start-up exactly.
+# bench/callgrind_capture.py — instructions per capture (callgrind), per function, both backends;
+# with --mlir, per MLIR location.
+"""Instructions per loop iteration at exactly `depth` frames (a fresh thread, real recursion),
+counted by bench/_callgrind.py's per_iteration: each configuration runs twice, with N1 and N2
+iterations, so start-up and imports cancel; the same difference taken per function (inclusive
+and self) says where an iteration's instructions go.
 
-Run through the wrapper, which builds an unstripped copy of the Release build first:
-    bench/callgrind_capture.sh [3.11 ...] [-- options of this script]
-or directly, with a callsite build that has symbols on PYTHONPATH:
+    bench/callgrind_capture.sh [3.11 ...] [-- options]    # builds build/bench-cg-3XY first
     PYTHONPATH=build/bench-cg-311/pkg python bench/callgrind_capture.py [--peers]
+    PYTHONPATH=build/bench-cg-311/pkg python bench/callgrind_capture.py --mlir  # iree.compiler
 
-Method: every configuration runs twice under callgrind, with N1 and N2 loop iterations at
-exactly `depth` frames (a fresh thread, real recursion). Everything that is not the loop —
-interpreter start-up, imports, the harness — is identical in both runs, so
-(Ir(N2) − Ir(N1)) / (N2 − N1) is the cost of one iteration, and the same difference taken per
-function (callgrind_annotate, inclusive and self) says where that iteration's instructions
-go. Per extra frame: the same per-iteration cost at two depths, divided by the difference.
-PYTHONHASHSEED is fixed so both runs execute the same dict probes. A third run per callsite
-backend toggles collection on capture_py only (--toggle-collect), leaving a profile of just
-the capture path for callgrind_annotate --auto=yes / kcachegrind.
+Capture: both callsite backends at every depth (per extra frame from the first to the last),
+--peers adds the sys._getframe loop, jaxlib and the bare loop; a third run per backend collects
+only inside capture_py, a profile of the capture path for callgrind_annotate --auto=yes.
+--mlir: `callsite.mlir.location()` hitting the cache (location-hit), `arith.constant` under
+`auto_locations()` (op-auto) and under `ir.Location.unknown()` only (op-unknown); op-auto −
+op-unknown is what the location costs an op. The cyclic collector is off there: its passes
+depend on the whole heap, so the two runs would collect a different number of times.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-import shutil
-import subprocess
 import sys
 import time
 
-from callsite._cli.tables import markdown_table
-
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)  # for _common (bench only)
+sys.path.insert(0, HERE)  # for _common and _callgrind (bench only)
+import _callgrind  # noqa: E402
+import _common  # noqa: E402
 
 CAPTURE_FN = "callsite::detail::capture_py"
 DEALLOC_FN = "traceback_dealloc"
@@ -49,6 +49,7 @@ while f is not None:
 }
 CALLSITE_METHODS = ("callsite-internal", "callsite-public")
 PEER_METHODS = ("getframe-loop", "jaxlib", "loop-overhead")
+MLIR_CONFIGS = ("location-hit", "op-auto", "op-unknown")
 
 
 # --- child: the measured program ------------------------------------------------------------
@@ -69,6 +70,11 @@ def child(method: str, depth: int, n: int) -> int:
     from callsite._cli.stacks import at_depth_in_fresh_thread
     from callsite._cli.timing import clock, compile_statement
 
+    if method in MLIR_CONFIGS:
+        import gc
+        gc.disable()
+        at_depth_in_fresh_thread(depth, mlir_loop(method), n, None)
+        return 0
     stmt, needs, backend = METHODS[method]
     ns = namespace(needs)
     if backend:
@@ -85,34 +91,40 @@ def child(method: str, depth: int, n: int) -> int:
     return 0
 
 
+def mlir_loop(config: str):
+    """loop(n, clock): n lookups, or n ops built, in one Context (the first fills the cache)."""
+    import callsite.mlir
+    from iree.compiler import ir
+    from iree.compiler.dialects import arith
+
+    ctx = ir.Context()
+
+    def loop(n, clock):
+        with contextlib.ExitStack() as scope:
+            scope.enter_context(ctx)
+            if config == "location-hit":
+                location = callsite.mlir.location
+                for _ in range(n):
+                    location()
+                return 0
+            scope.enter_context(ir.Location.unknown())
+            i32 = ir.IntegerType.get_signless(32)
+            attr = ir.IntegerAttr.get(i32, 1)
+            module = ir.Module.create()
+            scope.enter_context(ir.InsertionPoint(module.body))
+            if config == "op-auto":
+                scope.enter_context(callsite.mlir.auto_locations())
+            for _ in range(n):
+                arith.ConstantOp(i32, attr)
+        return 0
+    return loop
+
+
 # --- driver ---------------------------------------------------------------------------------
 
-def callgrind_child(out_file: str, script: str, child_args: list[str],
-                    toggle: str | None = None) -> int:
-    """Runs `python script --child *child_args` under callgrind (uncompressed output, fixed
-    hash seed) and returns its total instructions; used by the other callgrind benchmarks."""
-    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}",
-           "--trace-children=no", "--compress-strings=no", "--compress-pos=no"]
-    if toggle:
-        cmd += ["--collect-atstart=no", f"--toggle-collect={toggle}*"]
-    cmd += [sys.executable, os.path.abspath(script), "--child", *child_args]
-    env = dict(os.environ, PYTHONHASHSEED="0")
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-3000:]}")
-    return total_ir(out_file)
-
-
-def run_callgrind(out_file: str, method: str, depth: int, n: int, toggle: str | None) -> None:
-    callgrind_child(out_file, __file__, [method, str(depth), str(n)], toggle)
-
-
-def total_ir(out_file: str) -> int:
-    with open(out_file) as f:
-        for line in f:
-            if line.startswith(("summary:", "totals:")):
-                return int(line.split()[1])
-    raise RuntimeError(f"no totals in {out_file}")
+def child_argv(method: str, depth: int):
+    return lambda n: [sys.executable, os.path.abspath(__file__), "--child", method, str(depth),
+                      str(n)]
 
 
 class Profile:
@@ -164,15 +176,13 @@ class Config:
 
     def __init__(self, outdir, method, depth, n1, n2):
         self.method, self.depth, self.n1, self.n2 = method, depth, n1, n2
-        self.files = [os.path.join(outdir, f"{method}-d{depth}-n{n}.out") for n in (n1, n2)]
+        self.file_of = lambda n: os.path.join(outdir, f"{method}-d{depth}-n{n}.out")
 
     def run(self):
-        for f, n in zip(self.files, (self.n1, self.n2)):
-            run_callgrind(f, self.method, self.depth, n, None)
         dn = self.n2 - self.n1
-        t1, t2 = (total_ir(f) for f in self.files)
-        self.per_iter = (t2 - t1) / dn
-        p1, p2 = (Profile(f) for f in self.files)
+        self.per_iter = _callgrind.per_iteration(child_argv(self.method, self.depth), self.n1,
+                                                 self.n2, out_of=self.file_of, uncompressed=True)
+        p1, p2 = (Profile(self.file_of(n)) for n in (self.n1, self.n2))
         self.self_cost = delta(p1.self_cost, p2.self_cost, dn)
         self.inclusive = delta(p1.inclusive(), p2.inclusive(), dn)
         self.edges = delta(p1.edges, p2.edges, dn)
@@ -203,17 +213,41 @@ def short(name: str, width: int = 78) -> str:
     return name if len(name) <= width else name[: width - 1] + "…"
 
 
-def main(argv=None) -> int:
-    import _common
+def mlir_main(args) -> int:
+    try:
+        import iree.compiler.ir  # noqa: F401
+    except ImportError as e:
+        print(f"skipped: iree-base-compiler is not installed ({e})")
+        return 0
+    depth, (n1, n2) = args.depths[0], (args.n1 or 2000, args.n2 or 12000)
+    print(f"Python {sys.version.split()[0]}, depth {depth}, "
+          f"Ir per iteration = (Ir(n={n2}) - Ir(n={n1})) / {n2 - n1}\n")
+    print("| configuration | Ir per iteration |\n|---|---:|")
+    per = {}
+    for config in args.configs:
+        per[config] = _callgrind.per_iteration(
+            child_argv(config, depth), n1, n2, uncompressed=True,
+            out_of=lambda n: os.path.join(args.outdir, f"mlir-{config}-d{depth}-n{n}.out"))
+        print(f"| {config} | {per[config]:.1f} |", flush=True)
+    if "op-auto" in per and "op-unknown" in per:
+        print(f"| op-auto − op-unknown (location per op) | {per['op-auto'] - per['op-unknown']:.1f} |")
+    return 0
 
+
+def main(argv=None) -> int:
     ap = _common.parser(__doc__, json=False)
     ap.add_argument("--child", nargs=3, metavar=("METHOD", "DEPTH", "N"), help=argparse.SUPPRESS)
-    ap.add_argument("--n1", type=_common.count, default=1000)
-    ap.add_argument("--n2", type=_common.count, default=11000)
-    ap.add_argument("--depths", type=_common.counts, default=[20, 50],
-                    help="first = main depth; per-frame from all")
+    ap.add_argument("--n1", type=_common.count, help="iterations of the first run "
+                    "(default 1000, --mlir 2000)")
+    ap.add_argument("--n2", type=_common.count, help="iterations of the second run "
+                    "(default 11000, --mlir 12000)")
+    ap.add_argument("--depths", type=_common.counts, help="first = main depth; per-frame from "
+                    "all (default 20,50; --mlir: the first only, default 20)")
     ap.add_argument("--peers", action="store_true",
                     help="also count the sys._getframe loop, jaxlib and the bare loop")
+    ap.add_argument("--mlir", action="store_true", help="count MLIR locations instead")
+    ap.add_argument("--configs", type=_common.names(MLIR_CONFIGS), default=list(MLIR_CONFIGS),
+                    help="--mlir: which configurations")
     ap.add_argument("--top", type=int, default=14)
     ap.add_argument("--out", default=None, type=_common.output_dir,
                     help="directory for callgrind.out files (created when missing)")
@@ -221,17 +255,28 @@ def main(argv=None) -> int:
     if args.child:
         return child(args.child[0], int(args.child[1]), int(args.child[2]))
 
-    if not shutil.which("valgrind"):
-        print("valgrind not found: apt-get install valgrind", file=sys.stderr)
+    if _callgrind.missing():
+        print(_callgrind.missing(), file=sys.stderr)
         return 1
-    import callsite
     v = sys.version_info
-    outdir = args.out or os.path.join(HERE, "..", "build", "callgrind", f"py{v.major}{v.minor}")
-    os.makedirs(outdir, exist_ok=True)
-    depths = args.depths
+    args.outdir = args.out or os.path.join(HERE, "..", "build", "callgrind",
+                                           f"py{v.major}{v.minor}")
+    os.makedirs(args.outdir, exist_ok=True)
+    args.depths = args.depths or ([20] if args.mlir else [20, 50])
+    if args.mlir:
+        return mlir_main(args)
+    return capture_main(args)
+
+
+def capture_main(args) -> int:
+    from callsite._cli.tables import markdown_table
+    import callsite
+
+    v = sys.version_info
+    n1, n2, outdir, depths = args.n1 or 1000, args.n2 or 11000, args.outdir, args.depths
     print(f"## callgrind: instructions per capture — Python {v.major}.{v.minor}.{v.micro}\n")
     print(f"callsite from {os.path.dirname(callsite.__file__)} (layout {callsite.layout_name}); "
-          f"N1={args.n1}, N2={args.n2}; out files in {os.path.abspath(outdir)}\n")
+          f"N1={n1}, N2={n2}; out files in {os.path.abspath(outdir)}\n")
 
     methods = [m for m in CALLSITE_METHODS
                if not (m == "callsite-internal" and callsite.internal_backend_refusal())]
@@ -251,7 +296,7 @@ def main(argv=None) -> int:
     configs: dict[tuple[str, int], Config] = {}
     for m in methods:
         for d in (depths if m in CALLSITE_METHODS else depths[:1]):
-            configs[m, d] = Config(outdir, m, d, args.n1, args.n2).run()
+            configs[m, d] = Config(outdir, m, d, n1, n2).run()
             print(f"  ran {m} depth {d} ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
 
     # Summary.
@@ -302,9 +347,10 @@ def main(argv=None) -> int:
     # Toggle runs: just the capture path, for callgrind_annotate --auto=yes / kcachegrind.
     print()
     for m in (x for x in methods if x in CALLSITE_METHODS):
-        f = os.path.join(outdir, f"{m}-d{d0}-n{args.n2}-capture_py-only.out")
-        run_callgrind(f, m, d0, args.n2, CAPTURE_FN)
-        print(f"{m}: --toggle-collect={CAPTURE_FN}*: {total_ir(f) / args.n2:,.1f} Ir per capture "
+        f = os.path.join(outdir, f"{m}-d{d0}-n{n2}-capture_py-only.out")
+        ir, _ = _callgrind.count(child_argv(m, d0)(n2), out=f, uncompressed=True,
+                                 toggle=CAPTURE_FN + "*")
+        print(f"{m}: --toggle-collect={CAPTURE_FN}*: {ir / n2:,.1f} Ir per capture "
               f"(includes the {d0}-frame sanity probe) → {os.path.relpath(f)}")
     return 0
 
