@@ -126,8 +126,6 @@ def count_worker(name: str, mode: str, builds: int) -> dict:
     """Builds `builds` times through operator.call, the only calls callgrind collects."""
     design = _load_design(name)
     scope = _modes(design)[mode]
-    if scope is None:
-        return {"ops": 0, "absent": True}
     ops = len(design.build())
     _time_builds(design, scope, 2)  # warm this mode's paths and caches
     with scope(), collector_off():
@@ -136,32 +134,38 @@ def count_worker(name: str, mode: str, builds: int) -> dict:
     return {"ops": ops}
 
 
-def present_modes(name: str) -> list:
+def present_modes(name: str) -> dict:
     """The modes `name`'s DSL has (its design loaded in this process, nothing built)."""
     modes = _modes(_load_design(name))
-    return [mode for mode in MODES if modes[mode] is not None]
+    return {"modes": [mode for mode in MODES if modes[mode] is not None]}
+
+
+def in_worker(name: str, *options: str) -> dict:
+    """This script run with `options` in a process of its own: the JSON it printed last, or
+    why the DSL is skipped."""
+    done = subprocess.run([sys.executable, __file__, *options], capture_output=True, text=True,
+                          env=_worker_env(), cwd=DESIGNS_DIR)
+    if done.returncode != 0:
+        return {"skipped": _skip_reason(name, done.stderr)}
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def count_instructions(name: str, builds: int) -> dict:
     """mode -> instructions per build of `name`'s design, each mode in its own valgrind run."""
     # Which modes exist, and whether the DSL loads at all, asked without valgrind.
-    probe = subprocess.run([sys.executable, __file__, "--modes-worker", name],
-                           capture_output=True, text=True, env=_worker_env(), cwd=DESIGNS_DIR)
-    if probe.returncode != 0:
-        return {"skipped": _skip_reason(name, probe.stderr)}
+    probe = in_worker(name, "--modes-worker", name)
+    if "skipped" in probe:
+        return probe
     per_build: dict = {}
     ops = 0
-    for mode in json.loads(probe.stdout.strip().splitlines()[-1]):
+    for mode in probe["modes"]:
         try:
             collected, out = _callgrind.count(
                 [sys.executable, __file__, "--count-worker", name, "--mode", mode, "--builds",
                  str(builds)], toggle="_operator_call*", env=_worker_env(), cwd=DESIGNS_DIR)
         except _callgrind.CallgrindError as e:
             return {"skipped": _skip_reason(name, str(e))}
-        result = json.loads(out.strip().splitlines()[-1])
-        if result.get("absent"):
-            continue
-        ops = result["ops"]
+        ops = json.loads(out.strip().splitlines()[-1])["ops"]
         per_build[mode] = collected / builds
     return {"ops": ops, "instructions_per_build": per_build}
 
@@ -220,38 +224,25 @@ def main() -> None:
     if args.count_worker:
         print(json.dumps(count_worker(args.count_worker, args.mode, args.builds)))
         return
-    if args.instructions:
-        if not hasattr(operator, "call") or _callgrind.missing():
-            sys.exit("--instructions needs Python 3.11+ (operator.call) and valgrind on PATH")
-        counted = {}
-        for name in args.dsl or list(DESIGNS):
-            counted[name] = count_instructions(name, args.builds)
-            print(f"{DESIGNS[name][0]}: done", file=sys.stderr)
-        print(f"Python {sys.version.split()[0]}, instructions (callgrind) per op, "
-              f"{args.builds} builds per mode")
-        print(table(counted, "instructions_per_build"))
-        if args.json:
-            write_results(args.json, "dsls", _result_file(counted, "instructions_per_build",
-                                                          builds=args.builds))
-        return
+    if args.instructions and (not hasattr(operator, "call") or _callgrind.missing()):
+        sys.exit("--instructions needs Python 3.11+ (operator.call) and valgrind on PATH")
     results = {}
     for name in args.dsl or list(DESIGNS):
-        label = DESIGNS[name][0]
-        done = subprocess.run([sys.executable, __file__, "--worker", name, "--repeats",
-                               str(args.repeats), "--seconds", str(args.seconds)],
-                              capture_output=True, text=True, env=_worker_env(), cwd=DESIGNS_DIR)
-        if done.returncode != 0:
-            reason = _skip_reason(name, done.stderr)
-            print(f"skipping {label}: {reason}", file=sys.stderr)
-            results[name] = {"skipped": reason}
-            continue
-        results[name] = json.loads(done.stdout.strip().splitlines()[-1])
-        print(f"{label}: done", file=sys.stderr)
-    print(f"Python {sys.version.split()[0]}, min of {args.repeats} interleaved rounds")
-    print(table(results))
+        results[name] = r = count_instructions(name, args.builds) if args.instructions else \
+            in_worker(name, "--worker", name, "--repeats", str(args.repeats), "--seconds",
+                      str(args.seconds))
+        print(f"{DESIGNS[name][0]}: {'skipped: ' + r['skipped'] if 'skipped' in r else 'done'}",
+              file=sys.stderr)
+    if args.instructions:
+        key, settings = "instructions_per_build", {"builds": args.builds}
+        print(f"Python {sys.version.split()[0]}, instructions (callgrind) per op, "
+              f"{args.builds} builds per mode")
+    else:
+        key, settings = "seconds_per_build", {"repeats": args.repeats, "seconds": args.seconds}
+        print(f"Python {sys.version.split()[0]}, min of {args.repeats} interleaved rounds")
+    print(table(results, key))
     if args.json:
-        write_results(args.json, "dsls", _result_file(results, "seconds_per_build",
-                                                      repeats=args.repeats, seconds=args.seconds))
+        write_results(args.json, "dsls", _result_file(results, key, **settings))
 
 
 def _result_file(results: dict, key: str, **settings) -> dict:

@@ -272,25 +272,22 @@ def capture_main(args) -> int:
     from callsite._cli.tables import markdown_table
     import callsite
 
-    v = sys.version_info
     n1, n2, outdir, depths = args.n1 or 1000, args.n2 or 11000, args.outdir, args.depths
-    print(f"## callgrind: instructions per capture — Python {v.major}.{v.minor}.{v.micro}\n")
+    d0, d1 = depths[0], depths[-1]
+    print(f"## callgrind: instructions per capture — {_common.environment_line()}\n")
     print(f"callsite from {os.path.dirname(callsite.__file__)} (layout {callsite.layout_name}); "
           f"N1={n1}, N2={n2}; out files in {os.path.abspath(outdir)}\n")
-
-    methods = [m for m in CALLSITE_METHODS
-               if not (m == "callsite-internal" and callsite.internal_backend_refusal())]
-    if "callsite-internal" not in methods:
-        print(f"callsite-internal skipped: {callsite.internal_backend_refusal()}")
+    methods = list(CALLSITE_METHODS)
+    if refusal := callsite.internal_backend_refusal():
+        methods.remove("callsite-internal")
+        print(f"callsite-internal skipped: {refusal}")
     if args.peers:
-        for m in PEER_METHODS:
-            if m == "jaxlib":
-                try:
-                    from jaxlib import _jax  # noqa: F401
-                except ImportError as e:
-                    print(f"jaxlib skipped: {e}")
-                    continue
-            methods.append(m)
+        methods += PEER_METHODS
+        try:
+            from jaxlib import _jax  # noqa: F401
+        except ImportError as e:
+            methods.remove("jaxlib")
+            print(f"jaxlib skipped: {e}")
 
     t0 = time.time()
     configs: dict[tuple[str, int], Config] = {}
@@ -299,50 +296,34 @@ def capture_main(args) -> int:
             configs[m, d] = Config(outdir, m, d, n1, n2).run()
             print(f"  ran {m} depth {d} ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
 
-    # Summary.
-    d0 = depths[0]
     rows = []
     for m in methods:
-        c = configs[m, d0]
-        cap = find(c.inclusive, CAPTURE_FN) if m in CALLSITE_METHODS else None
-        dealloc = find(c.inclusive, DEALLOC_FN) if m in CALLSITE_METHODS else None
-        row = [m, f"{c.per_iter:,.0f}", "—" if cap is None else f"{cap:,.0f}",
-               "—" if dealloc is None else f"{dealloc:,.0f}"]
-        if m in CALLSITE_METHODS and len(depths) > 1:
-            c1 = configs[m, depths[-1]]
-            dd = depths[-1] - d0
-            row += [f"{(find(c1.inclusive, CAPTURE_FN) - cap) / dd:.1f}",
-                    f"{(find(c1.inclusive, DEALLOC_FN) - dealloc) / dd:.1f}",
-                    f"{(c1.per_iter - c.per_iter) / dd:.1f}"]
-        else:
-            row += ["—", "—", "—"]
-        rows.append(row)
-    print(f"### Ir per loop iteration at depth {d0} (per extra frame: depth {depths[0]}→"
-          f"{depths[-1]})\n")
+        c, ours = configs[m, d0], m in CALLSITE_METHODS
+        row = [m, f"{c.per_iter:,.0f}"] + [f"{find(c.inclusive, fn):,.0f}" if ours else "—"
+                                           for fn in (CAPTURE_FN, DEALLOC_FN)]
+        if ours and d1 != d0:  # per extra frame
+            c1 = configs[m, d1]
+            row += [f"{(find(c1.inclusive, fn) - find(c.inclusive, fn)) / (d1 - d0):.1f}"
+                    for fn in (CAPTURE_FN, DEALLOC_FN)]
+            row.append(f"{(c1.per_iter - c.per_iter) / (d1 - d0):.1f}")
+        rows.append(row + ["—"] * (7 - len(row)))
+    print(f"### Ir per loop iteration at depth {d0} (per extra frame: depth {d0}→{d1})\n")
     print(markdown_table(("method", "whole iteration", "capture_py", "traceback_dealloc",
-                 "capture_py /frame", "traceback_dealloc /frame", "whole /frame"), rows))
+                          "capture_py /frame", "traceback_dealloc /frame", "whole /frame"), rows))
 
-    for m in methods:
-        if m not in CALLSITE_METHODS:
-            continue
+    for m in (x for x in methods if x in CALLSITE_METHODS):
         c = configs[m, d0]
         print(f"\n### {m}, depth {d0}: where one iteration's instructions go\n")
         print("call tree (inclusive Ir per iteration):\n```")
-        for line in c.tree(CAPTURE_FN) + c.tree(DEALLOC_FN):
-            print(line)
-        print("```\n")
+        print("\n".join(c.tree(CAPTURE_FN) + c.tree(DEALLOC_FN)) + "\n```\n")
         selfs = sorted(((v, k) for k, v in c.self_cost.items() if v >= 0.5), reverse=True)
         print(markdown_table(("Ir self", "function (whole iteration, interpreter included)"),
-                    [(f"{v:,.1f}", short(k)) for v, k in selfs[: args.top]]))
-        if len(depths) > 1:
-            c1 = configs[m, depths[-1]]
-            dd = depths[-1] - d0
-            grow = sorted((((c1.self_cost.get(k, 0) - c.self_cost.get(k, 0)) / dd, k)
-                           for k in set(c.self_cost) | set(c1.self_cost)), reverse=True)
-            print(f"\nper extra frame (self Ir, depth {d0}→{depths[-1]}):")
-            for v, k in grow[:8]:
-                if v >= 0.05:
-                    print(f"  {v:6.2f}  {short(k)}")
+                             [(f"{v:,.1f}", short(k)) for v, k in selfs[: args.top]]))
+        if d1 != d0:
+            grow = sorted(delta(c.self_cost, configs[m, d1].self_cost, d1 - d0).items(),
+                          key=lambda kv: kv[1], reverse=True)
+            print(f"\nper extra frame (self Ir, depth {d0}→{d1}):")
+            print("\n".join(f"  {v:6.2f}  {short(k)}" for k, v in grow[:8] if v >= 0.05))
 
     # Toggle runs: just the capture path, for callgrind_annotate --auto=yes / kcachegrind.
     print()
