@@ -28,7 +28,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)  # for _common (bench only)
+sys.path.insert(0, HERE)  # for _common and _callgrind (bench only)
 import _callgrind  # noqa: E402
 from _common import count, parser as bench_parser, write_results  # noqa: E402
 from callsite._cli.timing import collector_off, round_robin  # noqa: E402
