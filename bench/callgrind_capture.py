@@ -20,7 +20,6 @@ depend on the whole heap, so the two runs would collect a different number of ti
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 import time
@@ -100,22 +99,24 @@ def mlir_loop(config: str):
     ctx = ir.Context()
 
     def loop(n, clock):
-        with contextlib.ExitStack() as scope:
-            scope.enter_context(ctx)
-            if config == "location-hit":
-                location = callsite.mlir.location
+        if config == "location-hit":
+            location = callsite.mlir.location
+            with ctx:
                 for _ in range(n):
                     location()
-                return 0
-            scope.enter_context(ir.Location.unknown())
+            return 0
+        with ctx, ir.Location.unknown():
             i32 = ir.IntegerType.get_signless(32)
             attr = ir.IntegerAttr.get(i32, 1)
             module = ir.Module.create()
-            scope.enter_context(ir.InsertionPoint(module.body))
-            if config == "op-auto":
-                scope.enter_context(callsite.mlir.auto_locations())
-            for _ in range(n):
-                arith.ConstantOp(i32, attr)
+            with ir.InsertionPoint(module.body):
+                if config == "op-auto":
+                    with callsite.mlir.auto_locations():
+                        for _ in range(n):
+                            arith.ConstantOp(i32, attr)
+                else:
+                    for _ in range(n):
+                        arith.ConstantOp(i32, attr)
         return 0
     return loop
 
