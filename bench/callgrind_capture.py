@@ -71,8 +71,9 @@ def child(method: str, depth: int, n: int) -> int:
 
     if method in MLIR_CONFIGS:
         import gc
+        loop = mlir_loop(method)  # imports and the Context made with the collector on, as usual
         gc.disable()
-        at_depth_in_fresh_thread(depth, mlir_loop(method), n, None)
+        at_depth_in_fresh_thread(depth, loop, n, None)
         return 0
     stmt, needs, backend = METHODS[method]
     ns = namespace(needs)
