@@ -6,19 +6,14 @@ bindings, (d) the same switch served by callsite (callsite.mlir.accelerate()).
     python bench/bench_dsls.py --instructions [--builds 3]      (valgrind, Python 3.11+)
     either with --json PATH: the results and the run's metadata as a file
 
-The designs are the integration tests' (tests/dsl/*_design.py: pycde, CuTe DSL in dry-run mode,
-jaxlib, iree). Each DSL runs in its own process (pycde and iree cannot share one); a DSL that
-is not installed is skipped with the reason. In a process the four modes are interleaved,
-`repeats` rounds of `n` builds each (n calibrated so a mode takes ~`seconds`), gc off while
-timed, process CPU time (this machine is shared); the minimum per mode is kept. Ratios: d/a (target <= 1.10), (c-a)/(d-a) (MLIR's added
-cost over callsite's, target >= 10) and (b-a)/(d-a) (the DSL's own over callsite's; pycde
-target >= 20).
-
-Timings on a shared machine cannot resolve an added cost of a few percent, so --instructions
-counts instead: each (DSL, mode) in its own process under callgrind, collecting only inside
-`operator.call` (`--toggle-collect`), through which the worker makes exactly `builds` builds
-after warming that mode up; the same ratios from instructions per build. Counts repeat from
-run to run (PYTHONHASHSEED fixed), whatever else the machine does.
+The designs are the integration tests' (tests/dsl/*_design.py); each DSL runs in its own process
+(pycde and iree cannot share one), skipped with the reason when not installed. Timing: the four
+modes interleaved round-robin, `repeats` rounds of n builds (n calibrated to ~`seconds` a mode),
+gc off, process CPU time, minimum kept. --instructions counts instead (a few percent is below a
+shared machine's timing noise): each (DSL, mode) in its own process under callgrind
+(bench/_callgrind.py), collecting only inside `operator.call`, through which the worker makes
+exactly `builds` builds after warming that mode up. Ratios: d/a, (c-a)/(d-a) (MLIR's added cost
+over callsite's) and (b-a)/(d-a) (the DSL's own over callsite's).
 """
 from __future__ import annotations
 
@@ -28,14 +23,13 @@ import importlib
 import json
 import operator
 import os
-import re
-import shutil
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)  # for _common (bench only)
+sys.path.insert(0, HERE)  # for _common and _callgrind (bench only)
+import _callgrind  # noqa: E402
 from _common import count, parser as bench_parser, write_results  # noqa: E402
 from callsite._cli.timing import collector_off, round_robin  # noqa: E402
 
@@ -132,8 +126,6 @@ def count_worker(name: str, mode: str, builds: int) -> dict:
     """Builds `builds` times through operator.call, the only calls callgrind collects."""
     design = _load_design(name)
     scope = _modes(design)[mode]
-    if scope is None:
-        return {"ops": 0, "absent": True}
     ops = len(design.build())
     _time_builds(design, scope, 2)  # warm this mode's paths and caches
     with scope(), collector_off():
@@ -142,36 +134,39 @@ def count_worker(name: str, mode: str, builds: int) -> dict:
     return {"ops": ops}
 
 
-def present_modes(name: str) -> list:
+def present_modes(name: str) -> dict:
     """The modes `name`'s DSL has (its design loaded in this process, nothing built)."""
     modes = _modes(_load_design(name))
-    return [mode for mode in MODES if modes[mode] is not None]
+    return {"modes": [mode for mode in MODES if modes[mode] is not None]}
+
+
+def in_worker(name: str, *options: str) -> dict:
+    """This script run with `options` in a process of its own: the JSON it printed last, or
+    why the DSL is skipped."""
+    done = subprocess.run([sys.executable, __file__, *options], capture_output=True, text=True,
+                          env=_worker_env(), cwd=DESIGNS_DIR)
+    if done.returncode != 0:
+        return {"skipped": _skip_reason(name, done.stderr)}
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def count_instructions(name: str, builds: int) -> dict:
     """mode -> instructions per build of `name`'s design, each mode in its own valgrind run."""
     # Which modes exist, and whether the DSL loads at all, asked without valgrind.
-    probe = subprocess.run([sys.executable, __file__, "--modes-worker", name],
-                           capture_output=True, text=True, env=_worker_env(), cwd=DESIGNS_DIR)
-    if probe.returncode != 0:
-        return {"skipped": _skip_reason(name, probe.stderr)}
+    probe = in_worker(name, "--modes-worker", name)
+    if "skipped" in probe:
+        return probe
     per_build: dict = {}
     ops = 0
-    for mode in json.loads(probe.stdout.strip().splitlines()[-1]):
-        env = dict(_worker_env(), PYTHONHASHSEED="0")
-        done = subprocess.run(
-            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-             "--toggle-collect=_operator_call*", sys.executable, __file__, "--count-worker",
-             name, "--mode", mode, "--builds", str(builds)],
-            capture_output=True, text=True, env=env, cwd=DESIGNS_DIR)
-        collected = re.search(r"Collected : (\d+)", done.stderr)
-        if done.returncode != 0 or not collected:
-            return {"skipped": _skip_reason(name, done.stderr)}
-        result = json.loads(done.stdout.strip().splitlines()[-1])
-        if result.get("absent"):
-            continue
-        ops = result["ops"]
-        per_build[mode] = int(collected.group(1)) / builds
+    for mode in probe["modes"]:
+        try:
+            collected, out = _callgrind.count(
+                [sys.executable, __file__, "--count-worker", name, "--mode", mode, "--builds",
+                 str(builds)], toggle="_operator_call*", env=_worker_env(), cwd=DESIGNS_DIR)
+        except _callgrind.CallgrindError as e:
+            return {"skipped": _skip_reason(name, str(e))}
+        ops = json.loads(out.strip().splitlines()[-1])["ops"]
+        per_build[mode] = collected / builds
     return {"ops": ops, "instructions_per_build": per_build}
 
 
@@ -229,38 +224,25 @@ def main() -> None:
     if args.count_worker:
         print(json.dumps(count_worker(args.count_worker, args.mode, args.builds)))
         return
-    if args.instructions:
-        if not hasattr(operator, "call") or shutil.which("valgrind") is None:
-            sys.exit("--instructions needs Python 3.11+ (operator.call) and valgrind on PATH")
-        counted = {}
-        for name in args.dsl or list(DESIGNS):
-            counted[name] = count_instructions(name, args.builds)
-            print(f"{DESIGNS[name][0]}: done", file=sys.stderr)
-        print(f"Python {sys.version.split()[0]}, instructions (callgrind) per op, "
-              f"{args.builds} builds per mode")
-        print(table(counted, "instructions_per_build"))
-        if args.json:
-            write_results(args.json, "dsls", _result_file(counted, "instructions_per_build",
-                                                          builds=args.builds))
-        return
+    if args.instructions and (not hasattr(operator, "call") or _callgrind.missing()):
+        sys.exit("--instructions needs Python 3.11+ (operator.call) and valgrind on PATH")
     results = {}
     for name in args.dsl or list(DESIGNS):
-        label = DESIGNS[name][0]
-        done = subprocess.run([sys.executable, __file__, "--worker", name, "--repeats",
-                               str(args.repeats), "--seconds", str(args.seconds)],
-                              capture_output=True, text=True, env=_worker_env(), cwd=DESIGNS_DIR)
-        if done.returncode != 0:
-            reason = _skip_reason(name, done.stderr)
-            print(f"skipping {label}: {reason}", file=sys.stderr)
-            results[name] = {"skipped": reason}
-            continue
-        results[name] = json.loads(done.stdout.strip().splitlines()[-1])
-        print(f"{label}: done", file=sys.stderr)
-    print(f"Python {sys.version.split()[0]}, min of {args.repeats} interleaved rounds")
-    print(table(results))
+        results[name] = r = count_instructions(name, args.builds) if args.instructions else \
+            in_worker(name, "--worker", name, "--repeats", str(args.repeats), "--seconds",
+                      str(args.seconds))
+        print(f"{DESIGNS[name][0]}: {'skipped: ' + r['skipped'] if 'skipped' in r else 'done'}",
+              file=sys.stderr)
+    if args.instructions:
+        key, settings = "instructions_per_build", {"builds": args.builds}
+        print(f"Python {sys.version.split()[0]}, instructions (callgrind) per op, "
+              f"{args.builds} builds per mode")
+    else:
+        key, settings = "seconds_per_build", {"repeats": args.repeats, "seconds": args.seconds}
+        print(f"Python {sys.version.split()[0]}, min of {args.repeats} interleaved rounds")
+    print(table(results, key))
     if args.json:
-        write_results(args.json, "dsls", _result_file(results, "seconds_per_build",
-                                                      repeats=args.repeats, seconds=args.seconds))
+        write_results(args.json, "dsls", _result_file(results, key, **settings))
 
 
 def _result_file(results: dict, key: str, **settings) -> dict:

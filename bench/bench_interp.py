@@ -1,49 +1,33 @@
 # bench/bench_interp.py — a tree-walking interpreter written in Python, with and without a
 # native frame per guest call.
-"""What callsite costs an interpreter written in Python that wraps every guest call in a
-native frame (a `FramedFunction` per guest function) and stores the guest line in the frame's
-state before every guest statement — the wiring docs/native.md ("For interpreter authors")
-describes. The same interpreter runs a call-heavy guest program (recursive fib) in four
-forms, interleaved round-robin in one process, minimum of the repeats:
+"""What callsite costs an interpreter written in Python that wraps every guest call in a native
+frame and stores the guest line in its state before every guest statement (docs/native.md, "For
+interpreter authors"). One guest program (recursive fib) in four forms, interleaved round-robin
+in one process, minimum of the repeats: plain (no callsite); python-wrapped (the same wiring in
+pure Python, `__slots__` frames in a list); framed (a native frame per guest call, visible on
+3.12+); framed + locals (each activation's variables given to its frame, read by nobody). And a
+real interpreter, loxygen (3.12+, skipped when missing): "lox plain", and "lox framed" wired by
+tests/support/guest_lox.py.
 
-- plain: no callsite at all;
-- python-wrapped: the same wiring in pure Python (a wrapper per guest function keeping a list
-  of `__slots__` frame objects, `frame.state = line` a slot store): what the wiring itself
-  costs without callsite;
-- framed: a native frame per guest call (visible on 3.12+), `frame.state = line` per guest
-  statement;
-- framed + locals: the same, each activation's variables given to its frame
-  (`frame.locals = env`), which nobody reads here (the goal: nothing but the store).
+Reported: ns per guest call by the wall clock and by the process's CPU time, the overhead over
+plain, and instructions per guest call (bench/_callgrind.py's per_iteration over fib(N1) and
+fib(N2), the cyclic collector off as while timing). `--profile FORM` keeps that form's
+callgrind file for callgrind_annotate.
 
-Reported: ns per guest call by the wall clock and by the process's CPU time (which leaves out
-waiting for a core), the framed forms' overhead over plain (per call and in %), and,
-under valgrind (`--no-callgrind` to skip), instructions per guest call of each form:
-(Ir(fib(N2)) − Ir(fib(N1))) / (calls(N2) − calls(N1)) over the whole process, so start-up
-cancels exactly (the cyclic collector off, as while timing). `--profile FORM` keeps a
-callgrind file of one form's run (for callgrind_annotate: where a guest call's instructions
-go).
-
-A real interpreter too: loxygen (a Lox tree-walking interpreter from the package index, its
-source untouched) runs a recursive fib in Lox, unwired ("lox plain") and wired to callsite by
-tests/support/guest_lox.py's monkeypatching ("lox framed": a native frame per guest call,
-`frame.state` per guest call expression, each activation's environment as its frame's
-locals), the same measures. Skipped with the reason when loxygen is not installed (3.12+).
-
-Run: python bench/bench_interp.py [--quick] [--no-callgrind] [--profile framed]
+    python bench/bench_interp.py [--quick] [--no-callgrind] [--profile framed]
 """
 from __future__ import annotations
 
 import os
-import re
-import shutil
-import subprocess
 import sys
 import time
 
 from callsite import native
+from callsite._cli.tables import markdown_table
 from callsite._cli.timing import round_robin
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _callgrind  # noqa: E402
 import _common  # noqa: E402
 
 clock = time.perf_counter_ns
@@ -359,24 +343,19 @@ CG_CHILD = ("import gc, sys; sys.path.insert(0, {here!r}); import bench_interp a
             "gc.disable(); b.run({form!r}, int(sys.argv[1]))")
 
 
-def callgrind_per_call(form, n1, n2, keep=None):
-    """Instructions per guest call of `form`, or None + a reason."""
-    if not shutil.which("valgrind"):
-        return None, "valgrind not found"
-    counts = []
-    for n in (n1, n2):
-        out_file = keep if (keep and n == n2) else "/dev/null"
-        extra = ["--dump-instr=yes"] if keep and n == n2 else []
-        out = subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", *extra,
-             sys.executable, "-c", CG_CHILD.format(here=os.path.dirname(__file__), form=form),
-             str(n)],
-            capture_output=True, text=True, env=dict(os.environ, PYTHONHASHSEED="0"))
-        m = re.search(r"Collected : (\d+)", out.stderr)
-        if out.returncode != 0 or not m:
-            return None, f"callgrind failed: {out.stderr.strip()[-200:]}"
-        counts.append(int(m.group(1)))
-    return (counts[1] - counts[0]) / (fib_calls(n2) - fib_calls(n1)), None
+def instructions_per_call(form, n1, n2, keep=None):
+    """Instructions per guest call of `form` (a number), or why there are none (a string);
+    `keep`: the fib(n2) run's callgrind file, with per-instruction detail."""
+    if why := _callgrind.missing():
+        return why
+    child = CG_CHILD.format(here=os.path.dirname(os.path.abspath(__file__)), form=form)
+    try:
+        return _callgrind.per_iteration(
+            lambda n: [sys.executable, "-c", child, str(n)], n1, n2, units=fib_calls,
+            out_of=lambda n: keep if keep and n == n2 else "/dev/null",
+            extra=["--dump-instr=yes"] if keep else ())
+    except _callgrind.CallgrindError as e:
+        return f"callgrind failed: {str(e)[-200:]}"
 
 
 def main():
@@ -405,7 +384,7 @@ def main():
     ns, cpu_ns = time_forms(n, lox_n, repeats)
     rows = []
     for form, value in ns.items():
-        ir, why = (None, "--no-callgrind") if args.no_callgrind else callgrind_per_call(
+        ir = "--no-callgrind" if args.no_callgrind else instructions_per_call(
             form, 10, 14 if args.quick else 16,
             keep=(os.path.join(keep_dir, f"callgrind-interp-{form.replace(' ', '-')}.out")
                   if form == args.profile else None))
@@ -415,12 +394,9 @@ def main():
                      "—" if form == base else f"{over:+.0f} ({over / ns[base]:+.1%})",
                      f"{cpu_ns[form]:.0f}",
                      "—" if form == base else f"{cpu_over:+.0f} ({cpu_over / cpu_ns[base]:+.1%})",
-                     f"{ir:.0f}" if ir is not None else f"n/a ({why})"))
-    print("| form | ns per guest call | overhead vs plain | CPU ns per guest call | overhead "
-          "vs plain (CPU) | instructions per guest call |")
-    print("|---|--:|--:|--:|--:|--:|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
+                     f"n/a ({ir})" if isinstance(ir, str) else f"{ir:.0f}"))
+    print(markdown_table(("form", "ns per guest call", "overhead vs plain", "CPU ns per guest "
+                          "call", "overhead vs plain (CPU)", "instructions per guest call"), rows))
     return 0
 
 

@@ -1,25 +1,17 @@
 # bench/callgrind_breakdown.py — callsite's share of a callgrind profile, stage by stage.
-"""Reads a callgrind file (``--keep-callgrind`` of ``bench_mlir.py --contexts``, or any run of a
-program using callsite) and prints the inclusive instructions of callsite's functions, grouped
-into the stages of its cold path: the stack walk, the filter's decisions, symbolization (line
-tables), the caches' hashing and tables, MLIR location construction (the bindings' Location
-constructors called by callsite, or MLIR's C API and one ir.Location per final location where
-the bindings export it), and the teardown of dead contexts' caches.
+"""Reads a callgrind file (``bench_mlir.py --contexts --keep-callgrind DIR``'s, or any run of a
+program using callsite, from a build with symbols such as ``bench/callgrind_capture.sh``'s
+``build/bench-cg-3XY``) and prints the inclusive instructions of callsite's functions grouped
+into the stages of its cold path (STAGES); ``--stages torch``: the torch recorder's stages in a
+file of ``bench_torch.py --paths first --callgrind-only --keep-callgrind DIR``, with
+``--baseline`` (the same trace without stack traces) as shares of what callsite adds.
 
     python bench/callgrind_breakdown.py FILE [--per N] [--top 25] [--json PATH]
     python bench/callgrind_breakdown.py --stages torch FILE --baseline NONE_FILE
 
-``--stages torch`` reads a file of ``bench_torch.py --paths first --callgrind-only
---keep-callgrind DIR`` (DIR/torch-MODEL-callsite-first.out) instead: the native recording
-(``_TorchTexts.record``) and its parts; with ``--baseline`` (the same trace without stack
-traces, DIR/torch-MODEL-none-first.out) each stage's share of what callsite adds, the rest of
-the recording and the Python around it. Both need a build with symbols
-(``bench/callgrind_capture.sh``'s ``build/bench-cg-3XY``).
-
-A function's inclusive count is taken as the largest of callgrind_annotate's entries for it
-(with debug info, inlined code is listed once per source file; the function's own entry
-includes its callees). Stages can overlap where one calls another (frame_location runs inside
-kept_location): the table says which are parts of which. ``--per N`` divides by N (builds).
+A function's inclusive count is the largest of callgrind_annotate's entries for it (with debug
+info, inlined code is listed once per source file; the function's own entry includes its
+callees). Stages overlap where one calls another (the table says which are parts of which).
 """
 from __future__ import annotations
 

@@ -1,34 +1,33 @@
-# bench/callgrind_capture.py — instructions per capture (callgrind), per function, both backends.
-"""Counts instructions of capture with valgrind's callgrind, cancelling start-up exactly.
+# bench/callgrind_capture.py — instructions per capture (callgrind), per function, both backends;
+# with --mlir, per MLIR location.
+"""Instructions per loop iteration at exactly `depth` frames (a fresh thread, real recursion),
+counted by bench/_callgrind.py's per_iteration: each configuration runs twice, with N1 and N2
+iterations, so start-up and imports cancel; the same difference taken per function (inclusive
+and self) says where an iteration's instructions go.
 
-Run through the wrapper, which builds an unstripped copy of the Release build first:
-    bench/callgrind_capture.sh [3.11 ...] [-- options of this script]
-or directly, with a callsite build that has symbols on PYTHONPATH:
+    bench/callgrind_capture.sh [3.11 ...] [-- options]    # builds build/bench-cg-3XY first
     PYTHONPATH=build/bench-cg-311/pkg python bench/callgrind_capture.py [--peers]
+    PYTHONPATH=build/bench-cg-311/pkg python bench/callgrind_capture.py --mlir  # iree.compiler
 
-Method: every configuration runs twice under callgrind, with N1 and N2 loop iterations at
-exactly `depth` frames (a fresh thread, real recursion). Everything that is not the loop —
-interpreter start-up, imports, the harness — is identical in both runs, so
-(Ir(N2) − Ir(N1)) / (N2 − N1) is the cost of one iteration, and the same difference taken per
-function (callgrind_annotate, inclusive and self) says where that iteration's instructions
-go. Per extra frame: the same per-iteration cost at two depths, divided by the difference.
-PYTHONHASHSEED is fixed so both runs execute the same dict probes. A third run per callsite
-backend toggles collection on capture_py only (--toggle-collect), leaving a profile of just
-the capture path for callgrind_annotate --auto=yes / kcachegrind.
+Capture: both callsite backends at every depth (per extra frame from the first to the last),
+--peers adds the sys._getframe loop, jaxlib and the bare loop; a third run per backend collects
+only inside capture_py, a profile of the capture path for callgrind_annotate --auto=yes.
+--mlir: `callsite.mlir.location()` hitting the cache (location-hit), `arith.constant` under
+`auto_locations()` (op-auto) and under `ir.Location.unknown()` only (op-unknown); op-auto −
+op-unknown is what the location costs an op. The cyclic collector is off there: its passes
+depend on the whole heap, so the two runs would collect a different number of times.
 """
 from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import subprocess
 import sys
 import time
 
-from callsite._cli.tables import markdown_table
-
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)  # for _common (bench only)
+sys.path.insert(0, HERE)  # for _common and _callgrind (bench only)
+import _callgrind  # noqa: E402
+import _common  # noqa: E402
 
 CAPTURE_FN = "callsite::detail::capture_py"
 DEALLOC_FN = "traceback_dealloc"
@@ -49,6 +48,7 @@ while f is not None:
 }
 CALLSITE_METHODS = ("callsite-internal", "callsite-public")
 PEER_METHODS = ("getframe-loop", "jaxlib", "loop-overhead")
+MLIR_CONFIGS = ("location-hit", "op-auto", "op-unknown")
 
 
 # --- child: the measured program ------------------------------------------------------------
@@ -69,6 +69,12 @@ def child(method: str, depth: int, n: int) -> int:
     from callsite._cli.stacks import at_depth_in_fresh_thread
     from callsite._cli.timing import clock, compile_statement
 
+    if method in MLIR_CONFIGS:
+        import gc
+        loop = mlir_loop(method)  # imports and the Context made with the collector on, as usual
+        gc.disable()
+        at_depth_in_fresh_thread(depth, loop, n, None)
+        return 0
     stmt, needs, backend = METHODS[method]
     ns = namespace(needs)
     if backend:
@@ -85,34 +91,42 @@ def child(method: str, depth: int, n: int) -> int:
     return 0
 
 
+def mlir_loop(config: str):
+    """loop(n, clock): n lookups, or n ops built, in one Context (the first fills the cache)."""
+    import callsite.mlir
+    from iree.compiler import ir
+    from iree.compiler.dialects import arith
+
+    ctx = ir.Context()
+
+    def loop(n, clock):
+        if config == "location-hit":
+            location = callsite.mlir.location
+            with ctx:
+                for _ in range(n):
+                    location()
+            return 0
+        with ctx, ir.Location.unknown():
+            i32 = ir.IntegerType.get_signless(32)
+            attr = ir.IntegerAttr.get(i32, 1)
+            module = ir.Module.create()
+            with ir.InsertionPoint(module.body):
+                if config == "op-auto":
+                    with callsite.mlir.auto_locations():
+                        for _ in range(n):
+                            arith.ConstantOp(i32, attr)
+                else:
+                    for _ in range(n):
+                        arith.ConstantOp(i32, attr)
+        return 0
+    return loop
+
+
 # --- driver ---------------------------------------------------------------------------------
 
-def callgrind_child(out_file: str, script: str, child_args: list[str],
-                    toggle: str | None = None) -> int:
-    """Runs `python script --child *child_args` under callgrind (uncompressed output, fixed
-    hash seed) and returns its total instructions; used by the other callgrind benchmarks."""
-    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}",
-           "--trace-children=no", "--compress-strings=no", "--compress-pos=no"]
-    if toggle:
-        cmd += ["--collect-atstart=no", f"--toggle-collect={toggle}*"]
-    cmd += [sys.executable, os.path.abspath(script), "--child", *child_args]
-    env = dict(os.environ, PYTHONHASHSEED="0")
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-3000:]}")
-    return total_ir(out_file)
-
-
-def run_callgrind(out_file: str, method: str, depth: int, n: int, toggle: str | None) -> None:
-    callgrind_child(out_file, __file__, [method, str(depth), str(n)], toggle)
-
-
-def total_ir(out_file: str) -> int:
-    with open(out_file) as f:
-        for line in f:
-            if line.startswith(("summary:", "totals:")):
-                return int(line.split()[1])
-    raise RuntimeError(f"no totals in {out_file}")
+def child_argv(method: str, depth: int):
+    return lambda n: [sys.executable, os.path.abspath(__file__), "--child", method, str(depth),
+                      str(n)]
 
 
 class Profile:
@@ -164,15 +178,13 @@ class Config:
 
     def __init__(self, outdir, method, depth, n1, n2):
         self.method, self.depth, self.n1, self.n2 = method, depth, n1, n2
-        self.files = [os.path.join(outdir, f"{method}-d{depth}-n{n}.out") for n in (n1, n2)]
+        self.file_of = lambda n: os.path.join(outdir, f"{method}-d{depth}-n{n}.out")
 
     def run(self):
-        for f, n in zip(self.files, (self.n1, self.n2)):
-            run_callgrind(f, self.method, self.depth, n, None)
         dn = self.n2 - self.n1
-        t1, t2 = (total_ir(f) for f in self.files)
-        self.per_iter = (t2 - t1) / dn
-        p1, p2 = (Profile(f) for f in self.files)
+        self.per_iter = _callgrind.per_iteration(child_argv(self.method, self.depth), self.n1,
+                                                 self.n2, out_of=self.file_of, uncompressed=True)
+        p1, p2 = (Profile(self.file_of(n)) for n in (self.n1, self.n2))
         self.self_cost = delta(p1.self_cost, p2.self_cost, dn)
         self.inclusive = delta(p1.inclusive(), p2.inclusive(), dn)
         self.edges = delta(p1.edges, p2.edges, dn)
@@ -203,17 +215,41 @@ def short(name: str, width: int = 78) -> str:
     return name if len(name) <= width else name[: width - 1] + "…"
 
 
-def main(argv=None) -> int:
-    import _common
+def mlir_main(args) -> int:
+    try:
+        import iree.compiler.ir  # noqa: F401
+    except ImportError as e:
+        print(f"skipped: iree-base-compiler is not installed ({e})")
+        return 0
+    depth, (n1, n2) = args.depths[0], (args.n1 or 2000, args.n2 or 12000)
+    print(f"Python {sys.version.split()[0]}, depth {depth}, "
+          f"Ir per iteration = (Ir(n={n2}) - Ir(n={n1})) / {n2 - n1}\n")
+    print("| configuration | Ir per iteration |\n|---|---:|")
+    per = {}
+    for config in args.configs:
+        per[config] = _callgrind.per_iteration(
+            child_argv(config, depth), n1, n2, uncompressed=True,
+            out_of=lambda n: os.path.join(args.outdir, f"mlir-{config}-d{depth}-n{n}.out"))
+        print(f"| {config} | {per[config]:.1f} |", flush=True)
+    if "op-auto" in per and "op-unknown" in per:
+        print(f"| op-auto − op-unknown (location per op) | {per['op-auto'] - per['op-unknown']:.1f} |")
+    return 0
 
+
+def main(argv=None) -> int:
     ap = _common.parser(__doc__, json=False)
     ap.add_argument("--child", nargs=3, metavar=("METHOD", "DEPTH", "N"), help=argparse.SUPPRESS)
-    ap.add_argument("--n1", type=_common.count, default=1000)
-    ap.add_argument("--n2", type=_common.count, default=11000)
-    ap.add_argument("--depths", type=_common.counts, default=[20, 50],
-                    help="first = main depth; per-frame from all")
+    ap.add_argument("--n1", type=_common.count, help="iterations of the first run "
+                    "(default 1000, --mlir 2000)")
+    ap.add_argument("--n2", type=_common.count, help="iterations of the second run "
+                    "(default 11000, --mlir 12000)")
+    ap.add_argument("--depths", type=_common.counts, help="first = main depth; per-frame from "
+                    "all (default 20,50; --mlir: the first only, default 20)")
     ap.add_argument("--peers", action="store_true",
                     help="also count the sys._getframe loop, jaxlib and the bare loop")
+    ap.add_argument("--mlir", action="store_true", help="count MLIR locations instead")
+    ap.add_argument("--configs", type=_common.names(MLIR_CONFIGS), default=list(MLIR_CONFIGS),
+                    help="--mlir: which configurations")
     ap.add_argument("--top", type=int, default=14)
     ap.add_argument("--out", default=None, type=_common.output_dir,
                     help="directory for callgrind.out files (created when missing)")
@@ -221,90 +257,83 @@ def main(argv=None) -> int:
     if args.child:
         return child(args.child[0], int(args.child[1]), int(args.child[2]))
 
-    if not shutil.which("valgrind"):
-        print("valgrind not found: apt-get install valgrind", file=sys.stderr)
+    if _callgrind.missing():
+        print(_callgrind.missing(), file=sys.stderr)
         return 1
-    import callsite
     v = sys.version_info
-    outdir = args.out or os.path.join(HERE, "..", "build", "callgrind", f"py{v.major}{v.minor}")
-    os.makedirs(outdir, exist_ok=True)
-    depths = args.depths
-    print(f"## callgrind: instructions per capture — Python {v.major}.{v.minor}.{v.micro}\n")
-    print(f"callsite from {os.path.dirname(callsite.__file__)} (layout {callsite.layout_name}); "
-          f"N1={args.n1}, N2={args.n2}; out files in {os.path.abspath(outdir)}\n")
+    args.outdir = args.out or os.path.join(HERE, "..", "build", "callgrind",
+                                           f"py{v.major}{v.minor}")
+    os.makedirs(args.outdir, exist_ok=True)
+    args.depths = args.depths or ([20] if args.mlir else [20, 50])
+    if args.mlir:
+        return mlir_main(args)
+    return capture_main(args)
 
-    methods = [m for m in CALLSITE_METHODS
-               if not (m == "callsite-internal" and callsite.internal_backend_refusal())]
-    if "callsite-internal" not in methods:
-        print(f"callsite-internal skipped: {callsite.internal_backend_refusal()}")
+
+def capture_main(args) -> int:
+    from callsite._cli.tables import markdown_table
+    import callsite
+
+    n1, n2, outdir, depths = args.n1 or 1000, args.n2 or 11000, args.outdir, args.depths
+    d0, d1 = depths[0], depths[-1]
+    print(f"## callgrind: instructions per capture — {_common.environment_line()}\n")
+    print(f"callsite from {os.path.dirname(callsite.__file__)} (layout {callsite.layout_name}); "
+          f"N1={n1}, N2={n2}; out files in {os.path.abspath(outdir)}\n")
+    methods = list(CALLSITE_METHODS)
+    if refusal := callsite.internal_backend_refusal():
+        methods.remove("callsite-internal")
+        print(f"callsite-internal skipped: {refusal}")
     if args.peers:
-        for m in PEER_METHODS:
-            if m == "jaxlib":
-                try:
-                    from jaxlib import _jax  # noqa: F401
-                except ImportError as e:
-                    print(f"jaxlib skipped: {e}")
-                    continue
-            methods.append(m)
+        methods += PEER_METHODS
+        try:
+            from jaxlib import _jax  # noqa: F401
+        except ImportError as e:
+            methods.remove("jaxlib")
+            print(f"jaxlib skipped: {e}")
 
     t0 = time.time()
     configs: dict[tuple[str, int], Config] = {}
     for m in methods:
         for d in (depths if m in CALLSITE_METHODS else depths[:1]):
-            configs[m, d] = Config(outdir, m, d, args.n1, args.n2).run()
+            configs[m, d] = Config(outdir, m, d, n1, n2).run()
             print(f"  ran {m} depth {d} ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
 
-    # Summary.
-    d0 = depths[0]
     rows = []
     for m in methods:
-        c = configs[m, d0]
-        cap = find(c.inclusive, CAPTURE_FN) if m in CALLSITE_METHODS else None
-        dealloc = find(c.inclusive, DEALLOC_FN) if m in CALLSITE_METHODS else None
-        row = [m, f"{c.per_iter:,.0f}", "—" if cap is None else f"{cap:,.0f}",
-               "—" if dealloc is None else f"{dealloc:,.0f}"]
-        if m in CALLSITE_METHODS and len(depths) > 1:
-            c1 = configs[m, depths[-1]]
-            dd = depths[-1] - d0
-            row += [f"{(find(c1.inclusive, CAPTURE_FN) - cap) / dd:.1f}",
-                    f"{(find(c1.inclusive, DEALLOC_FN) - dealloc) / dd:.1f}",
-                    f"{(c1.per_iter - c.per_iter) / dd:.1f}"]
-        else:
-            row += ["—", "—", "—"]
-        rows.append(row)
-    print(f"### Ir per loop iteration at depth {d0} (per extra frame: depth {depths[0]}→"
-          f"{depths[-1]})\n")
+        c, ours = configs[m, d0], m in CALLSITE_METHODS
+        row = [m, f"{c.per_iter:,.0f}"] + [f"{find(c.inclusive, fn):,.0f}" if ours else "—"
+                                           for fn in (CAPTURE_FN, DEALLOC_FN)]
+        if ours and d1 != d0:  # per extra frame
+            c1 = configs[m, d1]
+            row += [f"{(find(c1.inclusive, fn) - find(c.inclusive, fn)) / (d1 - d0):.1f}"
+                    for fn in (CAPTURE_FN, DEALLOC_FN)]
+            row.append(f"{(c1.per_iter - c.per_iter) / (d1 - d0):.1f}")
+        rows.append(row + ["—"] * (7 - len(row)))
+    print(f"### Ir per loop iteration at depth {d0} (per extra frame: depth {d0}→{d1})\n")
     print(markdown_table(("method", "whole iteration", "capture_py", "traceback_dealloc",
-                 "capture_py /frame", "traceback_dealloc /frame", "whole /frame"), rows))
+                          "capture_py /frame", "traceback_dealloc /frame", "whole /frame"), rows))
 
-    for m in methods:
-        if m not in CALLSITE_METHODS:
-            continue
+    for m in (x for x in methods if x in CALLSITE_METHODS):
         c = configs[m, d0]
         print(f"\n### {m}, depth {d0}: where one iteration's instructions go\n")
         print("call tree (inclusive Ir per iteration):\n```")
-        for line in c.tree(CAPTURE_FN) + c.tree(DEALLOC_FN):
-            print(line)
-        print("```\n")
+        print("\n".join(c.tree(CAPTURE_FN) + c.tree(DEALLOC_FN)) + "\n```\n")
         selfs = sorted(((v, k) for k, v in c.self_cost.items() if v >= 0.5), reverse=True)
         print(markdown_table(("Ir self", "function (whole iteration, interpreter included)"),
-                    [(f"{v:,.1f}", short(k)) for v, k in selfs[: args.top]]))
-        if len(depths) > 1:
-            c1 = configs[m, depths[-1]]
-            dd = depths[-1] - d0
-            grow = sorted((((c1.self_cost.get(k, 0) - c.self_cost.get(k, 0)) / dd, k)
-                           for k in set(c.self_cost) | set(c1.self_cost)), reverse=True)
-            print(f"\nper extra frame (self Ir, depth {d0}→{depths[-1]}):")
-            for v, k in grow[:8]:
-                if v >= 0.05:
-                    print(f"  {v:6.2f}  {short(k)}")
+                             [(f"{v:,.1f}", short(k)) for v, k in selfs[: args.top]]))
+        if d1 != d0:
+            grow = sorted(delta(c.self_cost, configs[m, d1].self_cost, d1 - d0).items(),
+                          key=lambda kv: kv[1], reverse=True)
+            print(f"\nper extra frame (self Ir, depth {d0}→{d1}):")
+            print("\n".join(f"  {v:6.2f}  {short(k)}" for k, v in grow[:8] if v >= 0.05))
 
     # Toggle runs: just the capture path, for callgrind_annotate --auto=yes / kcachegrind.
     print()
     for m in (x for x in methods if x in CALLSITE_METHODS):
-        f = os.path.join(outdir, f"{m}-d{d0}-n{args.n2}-capture_py-only.out")
-        run_callgrind(f, m, d0, args.n2, CAPTURE_FN)
-        print(f"{m}: --toggle-collect={CAPTURE_FN}*: {total_ir(f) / args.n2:,.1f} Ir per capture "
+        f = os.path.join(outdir, f"{m}-d{d0}-n{n2}-capture_py-only.out")
+        ir, _ = _callgrind.count(child_argv(m, d0)(n2), out=f, uncompressed=True,
+                                 toggle=CAPTURE_FN + "*")
+        print(f"{m}: --toggle-collect={CAPTURE_FN}*: {ir / n2:,.1f} Ir per capture "
               f"(includes the {d0}-frame sanity probe) → {os.path.relpath(f)}")
     return 0
 

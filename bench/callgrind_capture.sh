@@ -1,9 +1,6 @@
 #!/usr/bin/env bash
-# bench/callgrind_capture.sh — builds an unstripped Release-equivalent callsite per Python and runs
-# bench/callgrind_capture.py under it.
-#
-#   bench/callgrind_capture.sh                  # all of 3.10 3.11 3.12 3.13
-#   bench/callgrind_capture.sh 3.12 -- --peers  # one version, options passed to the .py
+# bench/callgrind_capture.sh [3.X ...] [-- options of callgrind_capture.py] — builds
+# build/bench-cg-3XY per Python (default 3.10-3.13) and runs bench/callgrind_capture.py with it.
 #
 # Why a separate build: nanobind links Release modules with -Wl,-s, and callgrind needs symbols.
 # RelWithDebInfo with Release's flags (-O3 -DNDEBUG -fno-stack-protector, LTO) plus -g
