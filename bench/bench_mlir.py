@@ -434,12 +434,8 @@ def child(binding, mode, n):
         module = ir.Module.create()
         with ir.InsertionPoint(module.body), scope():
             deep(DEPTH, kernel, arith, i32, 200)  # warm: caches, specialisation
-            # A collection in one run and not the other is noise here. Plain gc calls, as in the
-            # cold child below: the counts under the harness's collector_off() differ.
-            gc.collect()
-            gc.disable()
-            deep(DEPTH, kernel, arith, i32, n)
-            gc.enable()
+            with collector_off():  # a collection in one run and not the other is noise here
+                deep(DEPTH, kernel, arith, i32, n)
 
 
 def callgrind_table(binding, mlir_why, small=2_000, large=12_000):
@@ -625,13 +621,8 @@ def cold_child(binding, mode, sizes, builds):
 
                 cold_build(ir, arith, kernel, context)  # warm: this kernel's first build
                 cold_build(ir, arith, kernel, ir.Context() if kind == "new" else context)
-                # Plain gc calls, not the harness's collector_off(): under that context manager
-                # both walks' counts move by several percent, for a reason not found yet, and
-                # these counts are the ones the benchmarks page publishes.
-                gc.collect()
-                gc.disable()
-                sys.call_tracing(measured, ())
-                gc.enable()
+                with collector_off():
+                    sys.call_tracing(measured, ())
 
 
 def cold_instructions(binding, mlir_why, sizes, builds=10, keep=None):
