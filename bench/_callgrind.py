@@ -32,6 +32,11 @@ class CallgrindError(RuntimeError):
     """A child that failed under callgrind; the message ends with its last lines of stderr."""
 
 
+def _failure(what: str, stderr: str) -> CallgrindError:
+    tail = "\n".join(stderr.strip().splitlines()[-5:])
+    return CallgrindError(f"{what}:\n{tail}")
+
+
 def missing() -> str | None:
     """Why nothing can be counted here, or None."""
     return None if shutil.which("valgrind") else "valgrind not found (apt-get install valgrind)"
@@ -64,8 +69,7 @@ def count(argv: Sequence[str], *, env: dict | None = None, cwd: str | None = Non
                           env=child_env(env), cwd=cwd)
     collected = _COLLECTED.search(done.stderr.replace(",", ""))
     if done.returncode or not collected:
-        tail = "\n".join(done.stderr.strip().splitlines()[-5:])
-        raise CallgrindError(f"{' '.join(argv)} failed under callgrind:\n{tail}")
+        raise _failure(f"{' '.join(argv)} failed under callgrind", done.stderr)
     return int(collected.group(1)), done.stdout
 
 
@@ -79,8 +83,7 @@ def start(argv: Sequence[str], *, env: dict | None = None, **options) -> subproc
 def wait(process: subprocess.Popen, what: str) -> None:
     _, err = process.communicate()
     if process.returncode:
-        tail = "\n".join(err.strip().splitlines()[-5:])
-        raise CallgrindError(f"callgrind run of {what} failed:\n{tail}")
+        raise _failure(f"callgrind run of {what} failed", err)
 
 
 def per_iteration(argv_of: Callable[[int], Sequence[str]], n1: int, n2: int, *,

@@ -439,8 +439,8 @@ def child(binding, mode, n):
 
 
 def callgrind_table(binding, mlir_why, small=2_000, large=12_000):
-    if _callgrind.missing():
-        print(f"\n(instruction counts skipped: {_callgrind.missing()})")
+    if why := _callgrind.missing():
+        print(f"\n(instruction counts skipped: {why})")
         return {}
     print(f"\n## scenario 1 in instructions (valgrind --tool=callgrind), {binding}: "
           f"Ir per op = (Ir({large} ops) - Ir({small} ops)) / {large - small}, gc disabled")
@@ -628,8 +628,8 @@ def cold_child(binding, mode, sizes, builds):
 def cold_instructions(binding, mlir_why, sizes, builds=10, keep=None):
     """Instructions per build, per mode, Context kind and size: one process per mode under
     callgrind (the modes' processes side by side), each measured group a part file of its own."""
-    if _callgrind.missing():
-        print(f"\n(instruction counts skipped: {_callgrind.missing()})")
+    if why := _callgrind.missing():
+        print(f"\n(instruction counts skipped: {why})")
         return {}
     print(f"\n## scenario 5 in instructions (callgrind, only {builds} builds after two warm-up "
           f"builds collected: --toggle-collect={_callgrind.TOGGLE}), {binding}, gc off, Ir per "

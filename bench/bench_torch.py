@@ -372,8 +372,8 @@ def measure_scoped(name: str, repeats: int, callgrind: bool, keep: str | None = 
         cpu = samples(results, run)
         row[run] = {"samples_cpu_s": cpu, "noise": {m: noise(cpu[m]) for m in cpu},
                     **per_stat(cpu, SCOPED_MODES, figures)}
-    if callgrind and _callgrind.missing():
-        row["instructions"] = {"skipped": _callgrind.missing()}
+    if callgrind and (why := _callgrind.missing()):
+        row["instructions"] = {"skipped": why}
     elif callgrind:
         counts, _ = count_instructions(name, keep, SCOPED_MODES, prefix="torch-scoped")
         row["instructions"] = {run: {
@@ -407,8 +407,8 @@ def count_instructions(name: str, keep: str | None, modes: tuple[str, ...],
 
 def measure_instructions(name: str, keep: str | None) -> dict:
     """Ir of the first trace and of the second, per mode, each in its own process."""
-    if _callgrind.missing():
-        return {"skipped": _callgrind.missing()}
+    if why := _callgrind.missing():
+        return {"skipped": why}
     counts, nodes = count_instructions(name, keep, MODES)
     out: dict = {"nodes": nodes}
     for run, c in counts.items():

@@ -257,8 +257,8 @@ def main(argv=None) -> int:
     if args.child:
         return child(args.child[0], int(args.child[1]), int(args.child[2]))
 
-    if _callgrind.missing():
-        print(_callgrind.missing(), file=sys.stderr)
+    if why := _callgrind.missing():
+        print(why, file=sys.stderr)
         return 1
     v = sys.version_info
     args.outdir = args.out or os.path.join(HERE, "..", "build", "callgrind",
