@@ -31,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # for _common and _callgrind (bench only)
 import _callgrind  # noqa: E402
 from _common import count, parser as bench_parser, write_results  # noqa: E402
-from callsite._cli.timing import collector_off, round_robin  # noqa: E402
+from callsite._cli.timing import collector_off, minima, round_robin  # noqa: E402
 
 DESIGNS_DIR = os.path.join(os.path.dirname(HERE), "tests", "dsl")
 DESIGNS = {  # design module -> (label, package, pip name, SCALE: the design's size here)
@@ -117,8 +117,7 @@ def worker(name: str, repeats: int, seconds: float) -> dict:
     n = max(1, int(seconds / max(_time_builds(design, modes["none"], 3), 1e-6)))
     timed = round_robin(lambda mode, _: _time_builds(design, modes[mode], n), modes,
                         repeats=repeats)
-    best = {mode: t.best for mode, t in timed.items()}
-    return {"ops": ops, "builds_per_round": n, "seconds_per_build": best,
+    return {"ops": ops, "builds_per_round": n, "seconds_per_build": minima(timed),
             "python": sys.version.split()[0]}
 
 

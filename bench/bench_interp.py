@@ -24,7 +24,7 @@ import time
 
 from callsite import native
 from callsite._cli.tables import markdown_table
-from callsite._cli.timing import round_robin
+from callsite._cli.timing import minima, round_robin
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _callgrind  # noqa: E402
@@ -334,7 +334,7 @@ def time_forms(n, lox_n, repeats):
         return (t1 - t0) / fib_calls(size)
 
     wall = round_robin(timed, forms, repeats=repeats)
-    return {f: t.best for f, t in wall.items()}, cpu
+    return minima(wall), cpu
 
 
 # The cyclic collector off, as in the timed runs: its passes depend on the heap as a whole

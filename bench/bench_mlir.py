@@ -28,7 +28,7 @@ import time
 import callsite
 import callsite.mlir
 from callsite._cli.tables import markdown_table
-from callsite._cli.timing import clock, collector_off, round_robin
+from callsite._cli.timing import clock, collector_off, minima, round_robin
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for _common, _callgrind
 import _callgrind  # noqa: E402
@@ -90,10 +90,6 @@ def deep(n, fn, *args):
 
 def stack_depth():
     return deep(DEPTH, lambda: len(callsite.capture())) - 1
-
-
-def best_of(timings):
-    return {label: t.best for label, t in timings.items()}
 
 
 def print_against_unknown(per_op, unit, mlir_why):
@@ -170,7 +166,7 @@ def scenario_ops(name, ir, arith, make_context, n, repeats, mlir_why):
                 deep(DEPTH, kernel, arith, i32, count)
                 return clock() - t
 
-        per_op = best_of(round_robin(build, [m for m in modes if modes[m]], repeats=repeats,
+        per_op = minima(round_robin(build, [m for m in modes if modes[m]], repeats=repeats,
                                      iterations=n))
     print_against_unknown(per_op, "ns/op", mlir_why)
     return per_op
@@ -262,8 +258,8 @@ def scenario_one_location(name, ir, make_context, n):
         return (clock() - t) / calls
 
     with make_context(), ir.Location.unknown():
-        rows = best_of(round_robin(per_call, list(cases)[:3], repeats=5))
-        rows |= best_of(round_robin(per_call, list(cases)[3:], repeats=200))
+        rows = minima(round_robin(per_call, list(cases)[:3], repeats=5))
+        rows |= minima(round_robin(per_call, list(cases)[3:], repeats=200))
         frames = [ir.Location.name(f"f{i}", childLoc=ir.Location.file("bench.py", i, 4, i, 20))
                   for i in range(10)]
         t = clock()
@@ -362,7 +358,7 @@ def scenario_boundary(name, ir, arith, make_context, n, repeats, mlir_why, kerne
                 with ir.InsertionPoint(module.body):
                     return timer(ops, program_depth, kernel_depth, under[label])()
 
-            ns = best_of(round_robin(run, [*calls, *(u for u in under if under[u])],
+            ns = minima(round_robin(run, [*calls, *(u for u in under if under[u])],
                                      repeats=repeats, iterations=n))
     finally:
         sys.setrecursionlimit(limit_before)

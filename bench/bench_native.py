@@ -25,7 +25,7 @@ import sys
 import callsite
 from callsite import native
 from callsite._cli.tables import markdown_table
-from callsite._cli.timing import clock, round_robin
+from callsite._cli.timing import clock, minima, round_robin
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _callgrind  # noqa: E402
@@ -50,8 +50,7 @@ or install the checkout with it (pip >= 23.1):
 def interleaved(run, labels, n, repeats):
     """ns per iteration of each label, where run(label, n) times n iterations in ns: the
     package's round_robin (repeats interleaved, gc off), the minimum kept."""
-    timings = round_robin(run, labels, repeats=repeats, iterations=n)
-    return {label: t.best for label, t in timings.items()}
+    return minima(round_robin(run, labels, repeats=repeats, iterations=n))
 
 
 def timed_calls(fns):

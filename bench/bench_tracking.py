@@ -31,7 +31,8 @@ import callsite.tracking as tracking  # noqa: E402
 import _common  # noqa: E402
 from callsite._cli.stacks import run_in_fresh_thread, stack_depth  # noqa: E402
 from callsite._cli.tables import fmt_ns, fmt_ratio, markdown_table  # noqa: E402
-from callsite._cli.timing import clock, compile_statement, exec_as_module, round_robin  # noqa: E402
+from callsite._cli.timing import (clock, compile_statement, exec_as_module, minima,  # noqa: E402
+                                  round_robin)
 
 MODES = ["profile"] + (["monitoring"] if tracking.available_modes()["monitoring"] is None else [])
 
@@ -110,7 +111,7 @@ def best_ns(workload, scopes: dict, repeats: int) -> dict[str, float]:
         with scopes[label]():
             return min(timed(workload) for _ in range(3))
 
-    return {label: t.best for label, t in round_robin(run, scopes, repeats=repeats).items()}
+    return minima(round_robin(run, scopes, repeats=repeats))
 
 
 def timed(fn) -> int:
@@ -245,8 +246,7 @@ def query_table(repeats, quick, lib, flt):
                 wf = flt if name.startswith("window") else None
                 return run_in_fresh_thread(_measure, depth, lf, lib, loops[name], n, wf, mode)
 
-            best = {k: t.best for k, t in round_robin(run, loops, repeats=repeats,
-                                                       iterations=n).items()}
+            best = minima(round_robin(run, loops, repeats=repeats, iterations=n))
             # All methods must name the same user call site.
             tb, frame = run_in_fresh_thread(_measure, depth, lf, lib, lib["both"], None, flt, mode)
             same = len(tb) == 1 and tb[0].code is frame.code and tb[0].lineno == frame.lineno

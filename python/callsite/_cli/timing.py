@@ -91,6 +91,11 @@ def round_robin(run: Callable[[str, int], float], labels: Iterable[str], *, repe
     return timings
 
 
+def minima(timings: Mapping[str, Timing]) -> dict[str, float]:
+    """Each label's minimum over its repeats: the figure a table reports."""
+    return {label: t.best for label, t in timings.items()}
+
+
 def time_at_depth(loops: dict[str, Callable[..., int]], depth: int, *, repeats: int,
                   target_ns: float, before: Mapping[str, Callable[[], object]] | None = None
                   ) -> dict[str, Timing]:
