@@ -16,22 +16,19 @@ from __future__ import annotations
 import os
 import statistics
 import sys
-import textwrap
 import types
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from callsite._cli.peers import Peer, Skip, report_peers
 from callsite._cli.stacks import at_depth_in_fresh_thread, run_in_fresh_thread
 from callsite._cli.tables import fmt_noise, fmt_ns, fmt_ratio, markdown_table
-from callsite._cli.timing import (clock, compile_statement, exec_as_module, round_robin,
-                                  time_at_depth)
+from callsite._cli.timing import clock, compile_statement, round_robin, time_at_depth
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common  # noqa: E402
 
 DEPTHS = (5, 20, 50, 200)
 BASELINE = "callsite (internal)"
-TABLES = ("capture", "new-frames", "warm", "cold")
 
 
 @dataclass
@@ -45,9 +42,6 @@ class Method:
     count: object = len  # _r -> frames seen, or None for reference rows
     backend: str | None = None  # callsite backend to select before timing
     note: str = ""
-    # New-frames rows: `stmt` runs in the innermost of three functions called afresh for every
-    # capture (see NEW_FRAMES); None: `stmt` runs in the loop's own frame.
-    new_frames: bool = False
 
 
 # --- peers --------------------------------------------------------------------------------
@@ -105,53 +99,26 @@ JAX = Peer("jaxlib Traceback", probe_jax)
 TORCH = Peer("torch CapturedTraceback", probe_torch)
 PEERS = (CALLSITE, STDLIB, JAX, TORCH)
 
-# A sys._getframe loop collecting {item} per frame: the strongest pure-Python form, inlined.
+# A sys._getframe loop collecting (code, offset) per frame: the strongest pure-Python form,
+# inlined in the timed loop.
 GETFRAME_LOOP = """
 f = _getframe()
 _r = []
 while f is not None:
-    _r.append({item})
+    _r.append((f.f_code, f.f_lasti))
     f = f.f_back
 """
-
-def stdlib_methods() -> list[Method]:
-    """The standard library's captures, which symbolize as they capture: the same rows in every
-    table."""
-    return [Method("traceback.extract_stack()", STDLIB, "_r = extract_stack()"),
-            Method("StackSummary.extract(walk_stack(None), lookup_lines=False)", STDLIB,
-                   "_r = StackSummary.extract(walk_stack(None), lookup_lines=False)"),
-            Method("inspect.stack(0)", STDLIB, "_r = stack(0)")]
-
-
-# The three innermost frames are new on every capture, as when a DSL builds an op: the loop
-# calls _outer -> _middle -> _inner, and _inner runs the statement. A walk through the public
-# C API (jaxlib's, torch's, sys._getframe's) then materialises three frame objects per capture;
-# the outer frames got theirs on the first capture and keep them.
-NEW_FRAMES = """
-def _outer(fn):
-    return _middle(fn)
-def _middle(fn):
-    return fn()
-def _inner():
-{body}
-    return _r
-"""
-NEW_FRAMES_ROWS = ("callsite (internal)", "callsite (public)",
-                   "sys._getframe loop (f_code, f_lasti)", "jaxlib Traceback.get_traceback()",
-                   "torch CapturedTraceback.extract()")
-
-
-def new_frames_methods() -> list[Method]:
-    return [replace(m, new_frames=True) for m in capture_methods() if m.name in NEW_FRAMES_ROWS]
 
 
 def capture_methods() -> list[Method]:
     return [
         Method("callsite (internal)", CALLSITE, "_r = capture()", backend="internal"),
         Method("callsite (public)", CALLSITE, "_r = capture()", backend="public"),
-        Method("sys._getframe loop (f_code, f_lasti)", STDLIB,
-               GETFRAME_LOOP.format(item="(f.f_code, f.f_lasti)")),
-        *stdlib_methods(),
+        Method("sys._getframe loop (f_code, f_lasti)", STDLIB, GETFRAME_LOOP),
+        Method("traceback.extract_stack()", STDLIB, "_r = extract_stack()"),
+        Method("StackSummary.extract(walk_stack(None), lookup_lines=False)", STDLIB,
+               "_r = StackSummary.extract(walk_stack(None), lookup_lines=False)"),
+        Method("inspect.stack(0)", STDLIB, "_r = stack(0)"),
         Method("jaxlib Traceback.get_traceback()", JAX, "_r = get_traceback()",
                count=lambda r: len(r.frames)),
         Method("torch CapturedTraceback.extract()", TORCH, "_r = extract()",
@@ -161,41 +128,30 @@ def capture_methods() -> list[Method]:
     ]
 
 
-def symbolize_methods(cold: bool) -> list[Method]:
-    rows = [
-        Method("callsite (internal) .frames", CALLSITE, "_r = capture().frames", backend="internal"),
-        Method("callsite (public) .frames", CALLSITE, "_r = capture().frames", backend="public"),
-        Method("callsite (internal) .as_stack_summary()", CALLSITE,
-               "_r = capture().as_stack_summary()", backend="internal"),
-        Method("sys._getframe loop (file, f_lineno, name)", STDLIB, GETFRAME_LOOP.format(
-            item="(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)")),
-        *stdlib_methods(),
-        Method("jaxlib get_traceback().frames", JAX, "_r = get_traceback().frames"),
-        Method("torch extract().summary()", TORCH, "_r = extract().summary()"),
-    ]
-    if cold:
-        rows.append(Method("timer pair only", STDLIB, "_r = None", count=None,
-                           note="reference: perf_counter_ns() twice, included in every row"))
-    else:
-        rows.append(Method("loop overhead: sys.is_finalizing()", STDLIB, "_r = is_finalizing()",
-                           count=None))
-    return rows
-
-
 SYMBOLIZED = "callsite (internal) .frames"
-#: Room for the three new frames; a cold stack's outermost frame is the only one not fresh.
-MIN_DEPTH = {"new-frames": 10, "cold": 2}
+
+
+def symbolize_methods(cold: bool) -> list[Method]:
+    """callsite's capture + symbolize, beside what every row of its table includes: the timer
+    pair (cold) or the loop (warm)."""
+    symbolized = Method(SYMBOLIZED, CALLSITE, "_r = capture().frames", backend="internal")
+    if cold:
+        return [symbolized, Method("timer pair only", STDLIB, "_r = None", count=None, note=(
+            "reference: perf_counter_ns() twice, included in every row"))]
+    return [symbolized, Method("loop overhead: sys.is_finalizing()", STDLIB,
+                               "_r = is_finalizing()", count=None)]
+
+
 #: Each table (--tables) in the order it runs and is written: its title, its rows, and the row
 #: its ratios are against.
 TABLE_RUNS = {
-    "new-frames": ("capture with the three innermost frames new on every capture",
-                   new_frames_methods, BASELINE),
     "capture": ("capture only (ns per capture, result deallocated)", capture_methods, BASELINE),
     "warm": ("capture + symbolize, warm cache (same code objects every time)",
              lambda: symbolize_methods(cold=False), SYMBOLIZED),
     "cold": ("capture + symbolize, cold cache (fresh code objects for every sample; only the "
              "outermost frame is reused)", lambda: symbolize_methods(cold=True), SYMBOLIZED),
 }
+TABLES = tuple(TABLE_RUNS)
 
 
 # --- running --------------------------------------------------------------------------------
@@ -212,41 +168,27 @@ def backend_setter(backend):
     return select
 
 
-def compiled(methods: list[Method]) -> dict[str, dict]:
-    out = {}
-    for m in methods:
-        if not m.peer.available():
-            continue
-        if m.new_frames:
-            body = textwrap.indent(textwrap.dedent(m.stmt).strip("\n"), "    ")
-            ns = exec_as_module(NEW_FRAMES.format(body=body), m.peer.ns, m.name + " frames")
-            out[m.name] = compile_statement("_r = _outer(_inner)", ns, m.name)
-        else:
-            out[m.name] = compile_statement(m.stmt, m.peer.ns, m.name)
-    return out
-
-
 def run_table(kind: str, methods: list[Method], depths, args) -> dict:
     """{depth: {method: {"ns", "spread", "frames"} or {"skipped": reason}}}."""
-    fns = compiled(methods)
-    # New-frames rows capture three calls below the loop: it runs 3 frames above the depth.
-    below = 3 if kind == "new-frames" else 0
+    fns = {m.name: compile_statement(m.stmt, m.peer.ns, m.name) for m in methods
+           if m.peer.available()}
     table = {}
-    for depth in (d for d in depths if d >= MIN_DEPTH.get(kind, 1)):
+    # A cold stack's outermost frame is the only one not fresh: it needs two.
+    for depth in (d for d in depths if kind != "cold" or d >= 2):
         before = {m.name: backend_setter(m.backend) for m in methods if m.name in fns}
         if kind == "cold":
             timings = time_cold({n: f["once"] for n, f in fns.items()}, depth,
                                 repeats=args.repeats, samples=args.cold_samples, before=before)
         else:
-            timings = time_at_depth({n: f["loop"] for n, f in fns.items()}, depth - below,
+            timings = time_at_depth({n: f["loop"] for n, f in fns.items()}, depth,
                                     repeats=args.repeats, target_ns=args.target_ms * 1e6,
                                     before=before)
         # The frames in each result: the check that the stack has the stated depth.
         table[depth] = {m.name: {"skipped": m.peer.reason} if m.name not in fns else {
             "ns": timings[m.name].best, "spread": timings[m.name].noise,
             "frames": None if m.count is None else m.count(at_depth_in_fresh_thread(
-                depth - below, fns[m.name]["probe"], before=before[m.name]))} for m in methods}
-        print(f"  [{kind}] depth {depth - below} done", file=sys.stderr, flush=True)
+                depth, fns[m.name]["probe"], before=before[m.name]))} for m in methods}
+        print(f"  [{kind}] depth {depth} done", file=sys.stderr, flush=True)
     _restore_backend()
     return table
 
@@ -294,8 +236,6 @@ def time_cold(onces: dict, depth: int, *, repeats: int, samples: int, before: di
     """ns per single timed operation on a stack of `depth` frames whose code objects (all but
     the outermost) are new for every sample, so every per-code cache starts cold. The timer
     pair's own cost is included (a row of its own: a `once` doing nothing)."""
-    if depth < 2:
-        raise ValueError("a cold stack needs at least 2 frames")
     return round_robin(lambda name, _n: run_in_fresh_thread(
         _cold_entry, depth, onces[name], samples, before.get(name)), onces, repeats=repeats)
 
@@ -339,35 +279,27 @@ def print_per_frame(table: dict, methods: list[Method]) -> dict:
     return result
 
 
-JAX_ROW = "jaxlib Traceback.get_traceback()"
-
-
-def check_targets(table: dict, pf: dict, depth: int = 20, new_frames: dict | None = None
-                  ) -> list[str]:
-    """The design's targets at `depth`: each PASS, FAIL, or not measured and why."""
+def check_targets(table: dict, pf: dict, depth: int = 20) -> list[str]:
+    """The design's targets at `depth` (docs/benchmarks.md states them): each PASS, FAIL, or not
+    measured and why."""
     lines = []
-
-    def faster(row: dict, name: str, want: float, what: str) -> None:
-        r, base = row.get(name, {}), row.get(BASELINE, {})
+    row, base = table.get(depth, {}), table.get(depth, {}).get(BASELINE, {})
+    for peer, want in (("sys._getframe loop (f_code, f_lasti)", 20),
+                       ("jaxlib Traceback.get_traceback()", 5)):
+        r = row.get(peer, {})
         if "ns" not in r or "ns" not in base:
-            lines.append(f"target ≥{want}× vs {what}: not measured "
+            lines.append(f"target ≥{want}× vs {peer}: not measured "
                          f"({r.get('skipped') or base.get('skipped')})")
-            return
+            continue
         got = r["ns"] / base["ns"]
-        lines.append(f"target ≥{want}× faster than {what} at depth {depth}: {got:.2f}× "
+        lines.append(f"target ≥{want}× faster than {peer} at depth {depth}: {got:.2f}× "
                      f"{'PASS' if got >= want else 'FAIL'}")
-
-    faster(table.get(depth, {}), "sys._getframe loop (f_code, f_lasti)", 20,
-           "sys._getframe loop (f_code, f_lasti)")
-    faster(table.get(depth, {}), JAX_ROW, 5, JAX_ROW)
     segments = pf.get(BASELINE, {})
     if "fit" in segments:
         lines.append(f"target ≤3 ns per extra frame (least-squares fit, callsite internal): "
                      f"{segments['fit']:.2f} ns {'PASS' if segments['fit'] <= 3 else 'FAIL'}")
         lines.append("  segments: " + ", ".join(f"{k} {v:.2f}" for k, v in segments.items()
                                                 if k != "fit"))
-    if new_frames is not None:
-        faster(new_frames.get(depth, {}), JAX_ROW, 5, "jaxlib with three new innermost frames")
     return lines
 
 
@@ -417,8 +349,7 @@ def main(argv=None) -> int:
                 results["per_frame"] = print_per_frame(table, ms)
     if "capture" in results["tables"]:
         print()
-        for line in check_targets(results["tables"]["capture"], results["per_frame"],
-                                  new_frames=results["tables"].get("new-frames")):
+        for line in check_targets(results["tables"]["capture"], results["per_frame"]):
             print(line)
     if args.json:
         _common.write_results(args.json, "capture", results)

@@ -40,7 +40,7 @@ def test_an_output_folder_that_is_a_file_is_refused(tmp_path):
 @pytest.mark.parametrize("option, value, expected", [
     ("--repeats", "0", "expected an integer >= 1, got '0'"),
     ("--depths", "5,x", "expected integers >= 1 separated by commas, got '5,x'"),
-    ("--tables", "capture,hot", "expected names among capture, new-frames, warm, cold"),
+    ("--tables", "capture,hot", "expected names among capture, warm, cold"),
 ])
 def test_bad_options_are_named_with_what_was_expected(option, value, expected):
     done = _run(BENCH / "bench_capture.py", option, value)
