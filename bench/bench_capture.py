@@ -13,6 +13,7 @@ timer pair (its own row). Per-frame costs are slopes between depths.
 """
 from __future__ import annotations
 
+import functools
 import os
 import statistics
 import sys
@@ -157,15 +158,12 @@ TABLES = tuple(TABLE_RUNS)
 # --- running --------------------------------------------------------------------------------
 
 def backend_setter(backend):
+    """What selects `backend` in the timed thread, before every callsite row and its probe
+    (set_backend raises RuntimeError where the backend is refused)."""
     if backend is None:
         return None
     import callsite
-
-    def select():
-        callsite.set_backend(backend)
-        if callsite.get_backend() != backend:
-            raise RuntimeError(f"callsite backend {backend!r} did not take")
-    return select
+    return functools.partial(callsite.set_backend, backend)
 
 
 def run_table(kind: str, methods: list[Method], depths, args) -> dict:
@@ -189,15 +187,7 @@ def run_table(kind: str, methods: list[Method], depths, args) -> dict:
             "frames": None if m.count is None else m.count(at_depth_in_fresh_thread(
                 depth, fns[m.name]["probe"], before=before[m.name]))} for m in methods}
         print(f"  [{kind}] depth {depth} done", file=sys.stderr, flush=True)
-    _restore_backend()
     return table
-
-
-def _restore_backend():
-    if CALLSITE.available():
-        import callsite
-        if callsite.internal_backend_refusal() is None:
-            callsite.set_backend("internal")
 
 
 # --- cold stacks ------------------------------------------------------------------------------
