@@ -174,14 +174,13 @@ def filtered_tax_table(repeats, lib, flt):
         mode: functools.partial(tracking.enable, mode=mode, window=8, filter=flt)
         for mode in MODES}}, repeats)
     calls = count_calls("profile", fn)
-    workload = "fib(18) in library code, recording filter drops it"
-    rows = [(workload, mode, f"{calls:,}",
-             fmt_ns(best["off"] / calls), fmt_ns((best[mode] - best["off"]) / calls),
-             fmt_ratio(best[mode] / best["off"])) for mode in MODES]
-    print(markdown_table(["workload", "mode", "calls", "off ns/call", "callsite tax",
-                          "slowdown"], rows))
-    return [{"workload": workload, "mode": mode, "calls": calls, "off_ns": best["off"] / calls,
-             "tax_ns": (best[mode] - best["off"]) / calls} for mode in MODES]
+    records = [{"workload": "fib(18) in library code, recording filter drops it", "mode": mode,
+                "calls": calls, "off_ns": best["off"] / calls,
+                "tax_ns": (best[mode] - best["off"]) / calls} for mode in MODES]
+    print(markdown_table(["workload", "mode", "calls", "off ns/call", "callsite tax", "slowdown"], [
+        (r["workload"], r["mode"], f"{calls:,}", fmt_ns(r["off_ns"]), fmt_ns(r["tax_ns"]),
+         fmt_ratio(best[r["mode"]] / best["off"])) for r in records]))
+    return records
 
 
 # --- query cost -----------------------------------------------------------------------------

@@ -34,8 +34,6 @@ class _Tracker:
 
 
 class _Profile(_Tracker):
-    mode = "profile"
-
     def start(self):
         threading.setprofile(self.tracker)
         sys.setprofile(self.tracker)
@@ -46,7 +44,6 @@ class _Profile(_Tracker):
 
 
 class _Monitoring(_Tracker):
-    mode = "monitoring"
     tool = 3  # callsite takes 4; they never run at the same time here anyway
 
     def start(self):
