@@ -214,22 +214,17 @@ def user_descend(k, lib_frames, lib, fn, arg):
     return lib["descend"](lib_frames - 1, fn, arg)
 
 
-def run_at(depth, lib_frames, lib, fn, arg):
-    """fn(arg) with exactly `depth` frames on the stack, fn's included: the top `lib_frames`
-    + fn are library frames, the rest below them are user frames (and the harness)."""
-    here = stack_depth()  # frames up to and including run_at
-    user = depth - here - lib_frames - 1  # user_descend frames
-    if user < 1 or lib_frames < 1:
-        raise ValueError(f"depth {depth} too shallow for this harness ({here} frames)")
-    return user_descend(user - 1, lib_frames, lib, fn, arg)
-
-
-def _measure(result, depth, lf, lib, loop, n, window_filter, mode):
-    # The first frame of a fresh thread: the stack depth is exact from here.
+def _measure(result, depth, lib_frames, lib, fn, arg, window_filter, mode):
+    """fn(arg) as the first frame of a fresh thread runs it: with exactly `depth` frames on the
+    stack, fn's included; the top `lib_frames` + fn are library frames, the rest below them
+    user frames (and this entry)."""
     try:
+        user = depth - stack_depth() - lib_frames - 1  # user_descend frames
+        if user < 1 or lib_frames < 1:
+            raise ValueError(f"depth {depth} too shallow for this harness")
         with (tracking.enable(mode=mode, window=8, filter=window_filter)
               if window_filter is not None else contextlib.nullcontext()):
-            result.set(run_at(depth, lf, lib, loop, n))
+            result.set(user_descend(user - 1, lib_frames, lib, fn, arg))
     except BaseException as e:
         result.set(e)
 
