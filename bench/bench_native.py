@@ -132,6 +132,8 @@ def bench_python_api(args):
 
     framed = native.frame(exe)(plain)
 
+    # A function per loop, not a factory's closures: those would share one code object, and
+    # with it the specialising interpreter's caches, between callsite's object and Python's.
     def loop_with_frame(n):
         f = exe.frame
         for _ in range(n):
