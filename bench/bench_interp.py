@@ -253,14 +253,6 @@ var result = fib(%d);
 """
 
 
-def lox_refusal():
-    try:
-        import loxygen.interpreter  # noqa: F401
-    except ImportError as e:
-        return f"loxygen not installed ({e})"
-    return None
-
-
 def run_lox(framed, n):
     """fib(n) in Lox; `framed`: inside guest_lox's wiring (its patches undone at the end)."""
     import contextlib
@@ -295,10 +287,14 @@ def fib_calls(n):
     return b if n >= 1 else a
 
 
-def available(form):
+def refusal(form):
+    """Why `form` cannot run here, or None."""
     if form in LOX_FORMS:
-        return lox_refusal()
-    if form == "framed+locals" and not hasattr(native.NativeFrame, "locals"):
+        try:
+            import loxygen.interpreter  # noqa: F401
+        except ImportError as e:
+            return f"loxygen not installed ({e})"
+    elif form == "framed+locals" and not hasattr(native.NativeFrame, "locals"):
         return "this build's NativeFrame has no per-activation locals"
     return None
 
@@ -312,7 +308,7 @@ def run(form, n):
 
 def check_forms(n=12):
     for form in FORMS:
-        if not available(form):
+        if not refusal(form):
             assert run(form, n) == run("plain", n), form
 
 
@@ -320,7 +316,7 @@ def time_forms(n, lox_n, repeats):
     """ns per guest call of each available form, wall clock and the process's CPU time: min
     over interleaved repeats (CPU time leaves out the time spent waiting for a core on a
     loaded machine)."""
-    forms = [f for f in FORMS if not available(f)]
+    forms = [f for f in FORMS if not refusal(f)]
     cpu = {}
 
     def timed(f, _):
@@ -377,8 +373,8 @@ def main():
           f"(Lox: fib({lox_n}) = {fib_calls(lox_n)}), min of {repeats} interleaved repeats, "
           f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
     for form in FORMS:
-        if available(form):
-            print(f"{form}: skipped ({available(form)})")
+        if why := refusal(form):
+            print(f"{form}: skipped ({why})")
     ns, cpu_ns = time_forms(n, lox_n, repeats)
     rows = []
     for form, value in ns.items():
