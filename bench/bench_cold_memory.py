@@ -60,13 +60,25 @@ def rss_kib() -> int:
 
 
 def linecache_bytes() -> int:
+    """The text of every file linecache keeps (its lazy entries, not read yet, have no lines)."""
     import linecache
 
-    total = 0
-    for entry in list(linecache.cache.values()):
-        if len(entry) == 4:
-            total += sum(len(line) for line in entry[2])
-    return total
+    files = [entry[2] for entry in linecache.cache.values() if len(entry) == 4]
+    return sum(len(line) for lines in files for line in lines)
+
+
+def sample(samples: list, index: int, count: int) -> None:
+    """The RSS after the first unit of work and after every eighth of them, garbage collected."""
+    if index == 0 or (index + 1) % max(1, count // 8) == 0:
+        gc.collect()
+        samples.append((index + 1, rss_kib()))
+
+
+def growth(samples: list) -> dict:
+    (first_n, first), (last_n, last) = samples[0], samples[-1]
+    per = (last - first) / max(1, last_n - first_n)
+    return {"rss_first_kib": first, "rss_last_kib": last, "growth_kib": last - first,
+            "growth_kib_per_unit": round(per, 3)}
 
 
 def torch_child(mode: str, tracers: int) -> dict:
@@ -97,16 +109,11 @@ def torch_child(mode: str, tracers: int) -> dict:
             nodes = [n for n in graph.nodes if n.op not in ("placeholder", "output")]
             x = sum(1 for n in nodes if n.stack_trace)
         del graph, tracer, model, module, spec
-        if index == 0 or (index + 1) % max(1, tracers // 8) == 0:
-            gc.collect()
-            samples.append((index + 1, rss_kib()))
-    cached = None
-    if mode == "callsite":
-        import callsite.torch
-
-        cached = callsite.torch.status().get("cached_texts")
+        sample(samples, index, tracers)
+    cached = callsite.torch.status().get("cached_texts") if mode == "callsite" else None
     return {"mode": mode, "samples_kib": samples, "recorded_nodes_first": x,
-            "linecache_bytes": linecache_bytes(), "callsite_cached_texts": cached}
+            "linecache_bytes": linecache_bytes(), "callsite_cached_texts": cached,
+            "growth": growth(samples)}
 
 
 def mlir_child(mode: str, contexts: int) -> dict:
@@ -120,41 +127,26 @@ def mlir_child(mode: str, contexts: int) -> dict:
     live = getattr(ir.Context, "_get_live_count", None)
     with bench_mlir.cold_mode(ir, mode):
         for index in range(contexts):
-            module = bench_mlir.cold_build(ir, arith, kernel, None)
-            del module
-            if index == 0 or (index + 1) % max(1, contexts // 8) == 0:
-                gc.collect()
-                samples.append((index + 1, rss_kib()))
+            bench_mlir.cold_build(ir, arith, kernel, None)  # and dropped
+            sample(samples, index, contexts)
     gc.collect()
     return {"mode": mode, "samples_kib": samples,
-            "live_contexts_at_end": live() if live is not None else None}
-
-
-def run_child(kind: str, mode: str, count: int) -> dict:
-    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", kind, mode,
-                          str(count)], check=True, capture_output=True, text=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+            "live_contexts_at_end": live() if live is not None else None,
+            "growth": growth(samples)}
 
 
 def measure_modes(kind: str, modes: tuple[str, ...], count: int) -> list[dict]:
-    """Each mode in a process of its own, with its RSS growth."""
+    """Each mode in a process of its own: the result its last line prints."""
     rows = []
     for mode in modes:
-        row = run_child(kind, mode, count)
-        row["growth"] = growth(row)
-        rows.append(row)
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", kind, mode,
+                              str(count)], check=True, capture_output=True, text=True).stdout
+        rows.append(json.loads(out.strip().splitlines()[-1]))
     return rows
 
 
-def growth(result: dict) -> dict:
-    (first_n, first), (last_n, last) = result["samples_kib"][0], result["samples_kib"][-1]
-    per = (last - first) / max(1, last_n - first_n)
-    return {"rss_first_kib": first, "rss_last_kib": last, "growth_kib": last - first,
-            "growth_kib_per_unit": round(per, 3)}
-
-
 def table(kind: str, rows: list[dict], unit: str) -> str:
-    header = ["mode", f"RSS after 1 {unit} (MiB)", f"after the last (MiB)",
+    header = ["mode", f"RSS after 1 {unit} (MiB)", "after the last (MiB)",
               f"growth per {unit} (KiB)", "alive at the end"]
     lines = []
     for row in rows:

@@ -11,10 +11,10 @@ tests/support/guest_lox.py.
 
 Reported: ns per guest call by the wall clock and by the process's CPU time, the overhead over
 plain, and instructions per guest call (bench/_callgrind.py's per_iteration over fib(N1) and
-fib(N2), the cyclic collector off as while timing). `--profile FORM` keeps that form's
-callgrind file for callgrind_annotate.
+fib(N2), the cyclic collector off as while timing). `--keep-callgrind DIR` keeps each form's
+callgrind file of fib(N2), for callgrind_annotate.
 
-    python bench/bench_interp.py [--quick] [--no-callgrind] [--profile framed]
+    python bench/bench_interp.py [--quick] [--no-callgrind] [--keep-callgrind DIR]
 """
 from __future__ import annotations
 
@@ -24,13 +24,11 @@ import time
 
 from callsite import native
 from callsite._cli.tables import markdown_table
-from callsite._cli.timing import minima, round_robin
+from callsite._cli.timing import clock, minima, round_robin
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _callgrind  # noqa: E402
 import _common  # noqa: E402
-
-clock = time.perf_counter_ns
 
 # --- the guest language: a tree of nodes, each with its line ------------------------------
 
@@ -255,14 +253,6 @@ var result = fib(%d);
 """
 
 
-def lox_refusal():
-    try:
-        import loxygen.interpreter  # noqa: F401
-    except ImportError as e:
-        return f"loxygen not installed ({e})"
-    return None
-
-
 def run_lox(framed, n):
     """fib(n) in Lox; `framed`: inside guest_lox's wiring (its patches undone at the end)."""
     import contextlib
@@ -297,10 +287,14 @@ def fib_calls(n):
     return b if n >= 1 else a
 
 
-def available(form):
+def refusal(form):
+    """Why `form` cannot run here, or None."""
     if form in LOX_FORMS:
-        return lox_refusal()
-    if form == "framed+locals" and not hasattr(native.NativeFrame, "locals"):
+        try:
+            import loxygen.interpreter  # noqa: F401
+        except ImportError as e:
+            return f"loxygen not installed ({e})"
+    elif form == "framed+locals" and not hasattr(native.NativeFrame, "locals"):
         return "this build's NativeFrame has no per-activation locals"
     return None
 
@@ -314,7 +308,7 @@ def run(form, n):
 
 def check_forms(n=12):
     for form in FORMS:
-        if not available(form):
+        if not refusal(form):
             assert run(form, n) == run("plain", n), form
 
 
@@ -322,7 +316,7 @@ def time_forms(n, lox_n, repeats):
     """ns per guest call of each available form, wall clock and the process's CPU time: min
     over interleaved repeats (CPU time leaves out the time spent waiting for a core on a
     loaded machine)."""
-    forms = [f for f in FORMS if not available(f)]
+    forms = [f for f in FORMS if not refusal(f)]
     cpu = {}
 
     def timed(f, _):
@@ -344,18 +338,19 @@ CG_CHILD = ("import gc, sys; sys.path.insert(0, {here!r}); import bench_interp a
 
 
 def instructions_per_call(form, n1, n2, keep=None):
-    """Instructions per guest call of `form` (a number), or why there are none (a string);
-    `keep`: the fib(n2) run's callgrind file, with per-instruction detail."""
+    """Instructions per guest call of `form`, or why there are none (n/a and the reason);
+    `keep`: a folder for the fib(n2) run's callgrind file, with per-instruction detail."""
     if why := _callgrind.missing():
-        return why
+        return f"n/a ({why})"
     child = CG_CHILD.format(here=os.path.dirname(os.path.abspath(__file__)), form=form)
+    kept = keep and os.path.join(keep, f"callgrind-interp-{form.replace(' ', '-')}.out")
     try:
-        return _callgrind.per_iteration(
+        return "{:.0f}".format(_callgrind.per_iteration(
             lambda n: [sys.executable, "-c", child, str(n)], n1, n2, units=fib_calls,
-            out_of=lambda n: keep if keep and n == n2 else "/dev/null",
-            extra=["--dump-instr=yes"] if keep else ())
+            out_of=lambda n: kept if kept and n == n2 else "/dev/null",
+            extra=["--dump-instr=yes"] if keep else ()))
     except _callgrind.CallgrindError as e:
-        return f"callgrind failed: {str(e)[-200:]}"
+        return f"n/a (callgrind failed: {str(e)[-200:]})"
 
 
 def main():
@@ -364,14 +359,13 @@ def main():
     ap.add_argument("--fib", type=_common.count, default=22, help="guest fib(N) per timed run")
     ap.add_argument("--lox-fib", type=_common.count, default=18, help="Lox fib(N) per timed run")
     ap.add_argument("--no-callgrind", action="store_true", help="skip instruction counts")
-    ap.add_argument("--profile", choices=list(FORMS), help="keep a callgrind file of this form "
-                    "(build/callgrind-interp-<form>.out in the checkout, with --dump-instr=yes)")
+    ap.add_argument("--keep-callgrind", metavar="DIR", type=_common.output_dir,
+                    help="keep each form's callgrind file of the larger run here "
+                         "(callgrind-interp-<form>.out, with --dump-instr=yes)")
     args = ap.parse_args()
-    keep_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build")
-    if args.profile:
-        if args.no_callgrind:
-            ap.error("--profile keeps a callgrind file, which --no-callgrind skips")
-        os.makedirs(keep_dir, exist_ok=True)
+    if args.keep_callgrind and args.no_callgrind:
+        ap.error("--keep-callgrind keeps the files of the instruction counts, which "
+                 "--no-callgrind skips")
     n, lox_n, repeats = (16, 12, 3) if args.quick else (args.fib, args.lox_fib, args.repeats)
     check_forms()
     print(f"Python {sys.version.split()[0]}, visible frames: "
@@ -379,22 +373,20 @@ def main():
           f"(Lox: fib({lox_n}) = {fib_calls(lox_n)}), min of {repeats} interleaved repeats, "
           f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
     for form in FORMS:
-        if available(form):
-            print(f"{form}: skipped ({available(form)})")
+        if why := refusal(form):
+            print(f"{form}: skipped ({why})")
     ns, cpu_ns = time_forms(n, lox_n, repeats)
     rows = []
     for form, value in ns.items():
-        ir = "--no-callgrind" if args.no_callgrind else instructions_per_call(
-            form, 10, 14 if args.quick else 16,
-            keep=(os.path.join(keep_dir, f"callgrind-interp-{form.replace(' ', '-')}.out")
-                  if form == args.profile else None))
+        ir = "n/a (--no-callgrind)" if args.no_callgrind else instructions_per_call(
+            form, 10, 14 if args.quick else 16, keep=args.keep_callgrind)
         base = "lox plain" if form in LOX_FORMS else "plain"
         over, cpu_over = value - ns[base], cpu_ns[form] - cpu_ns[base]
         rows.append((form, f"{value:.0f}",
                      "—" if form == base else f"{over:+.0f} ({over / ns[base]:+.1%})",
                      f"{cpu_ns[form]:.0f}",
                      "—" if form == base else f"{cpu_over:+.0f} ({cpu_over / cpu_ns[base]:+.1%})",
-                     f"n/a ({ir})" if isinstance(ir, str) else f"{ir:.0f}"))
+                     ir))
     print(markdown_table(("form", "ns per guest call", "overhead vs plain", "CPU ns per guest "
                           "call", "overhead vs plain (CPU)", "instructions per guest call"), rows))
     return 0

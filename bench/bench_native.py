@@ -108,11 +108,8 @@ def bench_push_pop(args):
               [["extra per push+pop", f"{extra:+.2f}"], ["extra per set_state", f"{set_extra:+.2f}"],
                ["per set_state that switches shards", f"{switch:+.2f}"]])
         with_locals = results["bench_push_pop_visible_locals"] - results["bench_push_pop_visible"]
-        set_locals = (results["bench_push_set_pop_visible_locals"]
-                      - results["bench_push_set_pop_visible"])
         table(["with locals= vs without (wall, same run)", "ns"],
               [["extra per push+pop", f"{with_locals:+.2f}"],
-               ["extra per push + 4 x set_state + pop", f"{set_locals:+.2f}"],
                ["locals reifier calls in all the loops above", str(_t.bench_locals_calls())]])
     return results
 
@@ -135,6 +132,8 @@ def bench_python_api(args):
 
     framed = native.frame(exe)(plain)
 
+    # A function per loop, not a factory's closures: those would share one code object, and
+    # with it the specialising interpreter's caches, between callsite's object and Python's.
     def loop_with_frame(n):
         f = exe.frame
         for _ in range(n):
@@ -209,24 +208,22 @@ def bench_capture(args):
             capture()
         return clock() - t0
 
-    def run(label, n):  # ns per capture with k frames of `kind` added
+    def run(label, _):  # ns per capture with k frames of `kind` added
         kind, k = label
         if kind == "python":
-            return recurse(k, lambda: captures(n)) / n
-        return _t.bench_capture(k, n, kind == "visible")
+            return recurse(k, lambda: captures(iters)) / iters
+        return _t.bench_capture(k, iters, kind == "visible")
 
-    labels = [(kind, k) for kind in ("native", "python") for k in (0, 10, 50)]
-    visible = _t.bench_visible_available()
-    labels += [("visible", k) for k in (0, 50)] if visible else []
-    cost = interleaved(lambda label, _: run(label, iters), labels, 1, args.repeats)
-    per = {kind: (cost[kind, 50] - cost[kind, 0]) / 50 for kind, _ in labels}
-    print("## 3. capture() cost with k extra frames on the stack (ns per capture)\n")
-    table(["k", "k native frames (C++)", "k Python frames"],
-          [[f"{k}", f"{cost['native', k]:.0f}", f"{cost['python', k]:.0f}"] for k in (0, 10, 50)])
     names = {"native": "native frame", "visible": "visible native frame", "python": "Python frame"}
+    if not _t.bench_visible_available():
+        del names["visible"]
+    labels = [(kind, k) for kind in names for k in (0, 50)]
+    cost = interleaved(run, labels, 1, args.repeats)
+    per = {kind: (cost[kind, 50] - cost[kind, 0]) / 50 for kind in names}
+    print("## 3. capture() cost per extra frame on the stack (ns, from 0 and 50 extra frames)\n")
     table(["per extra frame", "ns", "ratio to a Python frame"],
           [[name, f"{per[kind]:.2f}", f"{per[kind] / per['python']:.2f}x"]
-           for kind, name in names.items() if kind in per])
+           for kind, name in names.items()])
 
 
 # --- 4. reification ------------------------------------------------------------------------------
@@ -297,10 +294,8 @@ def bench_locals_read(args):
         @executable.frame(state=0)
         def body(n):
             f = sys._getframe(1)
-            t0 = clock()
             for _ in range(n):
                 read(f)
-            return clock() - t0
         return body
 
     bodies = {
@@ -310,7 +305,7 @@ def bench_locals_read(args):
             reads(exe, lambda f: f.f_locals),
         "frame.f_locals['a'] (one reifier call)": reads(exe, lambda f: f.f_locals["a"]),
         "dict(frame.f_locals) (three variables)": reads(exe, lambda f: dict(f.f_locals))}
-    ns = interleaved(lambda label, n: bodies[label](n), bodies, n, args.repeats)
+    ns = interleaved(timed_calls(bodies), bodies, n, args.repeats)
     print("## 6. reading a visible frame's variables (ns per read, Python loop overhead removed)\n")
     table(["read", "ns"], [[k, f"{v - ns['base']:.0f}"] for k, v in ns.items() if k != "base"])
 

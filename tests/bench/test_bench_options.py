@@ -95,10 +95,10 @@ def test_torch_keep_callgrind_without_counting_is_refused_before_the_run(tmp_pat
     assert "--keep-callgrind keeps the files of --callgrind or --callgrind-only" in done.stderr
 
 
-def test_interp_profile_with_no_callgrind_is_refused():
-    done = _run(BENCH / "bench_interp.py", "--profile", "framed", "--no-callgrind")
+def test_interp_keep_callgrind_with_no_callgrind_is_refused(tmp_path):
+    done = _run(BENCH / "bench_interp.py", "--keep-callgrind", tmp_path / "kept", "--no-callgrind")
     assert done.returncode == 2, done.stderr
-    assert "--profile keeps a callgrind file, which --no-callgrind skips" in done.stderr
+    assert "--keep-callgrind keeps the files of the instruction counts" in done.stderr
 
 
 def test_callgrind_breakdown_json_into_a_missing_folder_is_refused(tmp_path):
