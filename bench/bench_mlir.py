@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import importlib
 import os
 import statistics
 import sys
@@ -53,8 +52,8 @@ def installed_bindings():
     except ImportError as e:
         print(f"skipping iree-base-compiler: {e}")
     try:
-        ext = importlib.import_module("jaxlib.mlir._mlir_libs._jax_mlir_ext")
         from jaxlib.mlir import ir as jir
+        from jaxlib.mlir._mlir_libs import _jax_mlir_ext as ext
         from jaxlib.mlir.dialects import arith as jarith
 
         def jax_context(ir=jir, ext=ext):
