@@ -8,8 +8,8 @@ Scenarios: (1) ops built 20 frames deep with (a) Location.unknown(), (b) loc_tra
 (c) auto_locations, (d) loc=location(), (c') (c) through a Python wrapper of OpView.__init__, by
 the clock and in instructions per op (callgrind, N1/N2 runs); (2) one 5k-op straight-line kernel,
 ns per op along it; (3) one location: cache hit, new call site, empty cache; (4) the kernel
-boundary: a 20-frame kernel under 200 framework frames; (5) the cold path, alone with --contexts
-(iree's bindings): a kernel of six nested helpers built in one Context and in a new one per
+boundary: a 20-frame kernel under 200 framework frames; (5) the cold path, with --contexts and
+alone (iree's bindings): a kernel of six nested helpers built in one Context and in a new one per
 build with (a), (b) and (c) the same switch served by callsite: process CPU time and
 instructions per build (only the measured builds collected). Wall times are the minimum of
 interleaved repeats; a peer that is unavailable is skipped with the reason.
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import importlib
 import os
 import statistics
 import sys
@@ -27,6 +26,7 @@ import time
 
 import callsite
 import callsite.mlir
+from callsite._cli.stacks import run_in_fresh_thread
 from callsite._cli.tables import markdown_table
 from callsite._cli.timing import clock, collector_off, minima, round_robin
 
@@ -52,8 +52,8 @@ def installed_bindings():
     except ImportError as e:
         print(f"skipping iree-base-compiler: {e}")
     try:
-        ext = importlib.import_module("jaxlib.mlir._mlir_libs._jax_mlir_ext")
         from jaxlib.mlir import ir as jir
+        from jaxlib.mlir._mlir_libs import _jax_mlir_ext as ext
         from jaxlib.mlir.dialects import arith as jarith
 
         def jax_context(ir=jir, ext=ext):
@@ -73,8 +73,7 @@ def installed_bindings():
 def mlir_walk_refusal(ir, make_context):
     if not hasattr(ir, "loc_tracebacks"):
         return "no loc_tracebacks() in these bindings"
-    with make_context(), ir.Location.unknown():
-        ctx = ir.Context.current
+    with make_context() as ctx, ir.Location.unknown():
         ctx.allow_unregistered_dialects = True
         with ir.loc_tracebacks():
             loc = str(ir.Operation.create("bench.probe").location)
@@ -285,13 +284,8 @@ def bounded_kernel(work, n, levels):
 
 
 def in_thread(fn):
-    """fn() run on a new thread (its stack holds only threading's frames); its result."""
-    import threading
-    out = []
-    t = threading.Thread(target=lambda: out.append(fn()))
-    t.start()
-    t.join()
-    return out[0]
+    """fn() run as the only frame of a new thread; its result."""
+    return run_in_fresh_thread(lambda result: result.set(fn()))
 
 
 def scenario_boundary(name, ir, arith, make_context, n, repeats, mlir_why, kernel_depth=20,
@@ -304,8 +298,6 @@ def scenario_boundary(name, ir, arith, make_context, n, repeats, mlir_why, kerne
     flt = callsite.Filter()
     flt.limit = kernel_depth  # the whole chain is kept: every case renders the same length
     location = callsite.mlir.location
-    limit_before = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit_before, program_depth * 4))
 
     def locations(count):
         for _ in range(count):
@@ -315,13 +307,11 @@ def scenario_boundary(name, ir, arith, make_context, n, repeats, mlir_why, kerne
         for _ in range(count):
             arith.ConstantOp(i32, 1)
 
-    def timer(work, below, levels, scope):
-        def go():
-            with scope():
-                t = clock()
-                deep(below, bounded_kernel, work, n, levels)
-                return clock() - t
-        return go
+    def timed(work, below, levels, scope):
+        with scope():
+            t = clock()
+            deep(below, bounded_kernel, work, n, levels)
+            return clock() - t
 
     # (1) callsite.mlir.location() per call at the kernel's top (cache hits), each case in a
     # thread of its own so that "alone" is a stack of exactly kernel_depth frames.
@@ -343,39 +333,24 @@ def scenario_boundary(name, ir, arith, make_context, n, repeats, mlir_why, kerne
         "ops, MLIR loc_tracebacks(max_depth=40)": (
             None if mlir_why else lambda: ir.loc_tracebacks(max_depth=40)),
     }
-    try:
-        with make_context() as ctx, ir.Location.unknown():
-            i32 = ir.IntegerType.get_signless(32)
+    with make_context() as ctx, ir.Location.unknown():
+        i32 = ir.IntegerType.get_signless(32)
 
-            def run(label, _):
-                if label in calls:
-                    def timed(go=timer(*calls[label])):
-                        with ctx, ir.Location.unknown(ctx):
-                            return go()
-                    return in_thread(timed)
-                module = ir.Module.create()
-                gc.collect()
-                with ir.InsertionPoint(module.body):
-                    return timer(ops, program_depth, kernel_depth, under[label])()
+        def run(label, _):
+            if label in calls:
+                def in_context():
+                    with ctx, ir.Location.unknown(ctx):
+                        return timed(*calls[label])
+                return in_thread(in_context)
+            module = ir.Module.create()
+            gc.collect()
+            with ir.InsertionPoint(module.body):
+                return timed(ops, program_depth, kernel_depth, under[label])
 
-            ns = minima(round_robin(run, [*calls, *(u for u in under if under[u])],
-                                     repeats=repeats, iterations=n))
-    finally:
-        sys.setrecursionlimit(limit_before)
+        ns = minima(round_robin(run, [*calls, *(u for u in under if under[u])],
+                                 repeats=repeats, iterations=n))
     print(markdown_table(["case", "ns"], [[label, f"{ns[label]:.0f}" if label in ns else
                                            f"skipped ({mlir_why})"] for label in [*calls, *under]]))
-    ratio = ns[f"location(), boundary under {program_depth}"] / \
-        ns[f"location(), depth {kernel_depth} alone"]
-    print(f"target: boundary under {program_depth} = depth {kernel_depth} alone (+-10%): "
-          f"{ratio:.3f} {'(met)' if 0.9 <= ratio <= 1.1 else '(NOT met)'}")
-    if "ops, MLIR loc_tracebacks(max_depth=40)" in ns:
-        unknown = ns["ops, Location.unknown()"]
-        ours = ns["ops, callsite boundary"] - unknown
-        mlir = ns["ops, MLIR loc_tracebacks(max_depth=40)"] - unknown
-        less = mlir / max(ours, 1e-9)
-        print(f"target: >= 10x less than MLIR's walk with limit 40: callsite {ours:.0f} ns/op, "
-              f"MLIR {mlir:.0f} ns/op over the op alone: {less:.1f}x "
-              f"{'(met)' if less >= 10 else '(NOT met)'}")
     return ns
 
 
@@ -418,33 +393,26 @@ def leak_check(name, ir, make_context, mlir_why, n=10_000):
 
 # --- scenario 1 in instructions (callgrind): deterministic on a noisy machine ---------------
 
-CG_MODES = {"a": A, "b": B, "c": C, "d": D}
-
-
-def child(binding, mode, n):
-    """Builds n ops in one mode (run under callgrind by callgrind_table)."""
+def child(binding, label, n):
+    """Builds n ops (its command line's text) in one mode, run under callgrind by
+    callgrind_table."""
     name, ir, arith, make_context = next(b for b in installed_bindings() if b[0] == binding)
-    kernel, scope = op_modes(ir, None)[CG_MODES[mode]]
+    kernel, scope = op_modes(ir, None)[label]
     with make_context(), ir.Location.unknown():
         i32 = ir.IntegerType.get_signless(32)
         module = ir.Module.create()
         with ir.InsertionPoint(module.body), scope():
             deep(DEPTH, kernel, arith, i32, 200)  # warm: caches, specialisation
             with collector_off():  # a collection in one run and not the other is noise here
-                deep(DEPTH, kernel, arith, i32, n)
+                deep(DEPTH, kernel, arith, i32, int(n))
 
 
 def callgrind_table(binding, mlir_why, small=2_000, large=12_000):
-    if why := _callgrind.missing():
-        print(f"\n(instruction counts skipped: {why})")
-        return {}
     print(f"\n## scenario 1 in instructions (valgrind --tool=callgrind), {binding}: "
           f"Ir per op = (Ir({large} ops) - Ir({small} ops)) / {large - small}, gc disabled")
     per_op = {}
-    for mode, label in CG_MODES.items():
-        if mode == "b" and mlir_why:
-            continue
-        argv = [sys.executable, SCRIPT, "--child", binding, mode]
+    for label in (A, C, D) if mlir_why else (A, B, C, D):
+        argv = [sys.executable, SCRIPT, "--child", binding, label]
         try:
             per_op[label] = _callgrind.per_iteration(lambda n: [*argv, str(n)], small, large)
         except _callgrind.CallgrindError as e:
@@ -504,16 +472,14 @@ def cold_modes(mlir_why) -> list[str]:
 @contextlib.contextmanager
 def cold_mode(ir, mode: str):
     """(a) no switch, (b) MLIR's own switch, (c) the same switch with the bindings accelerated."""
-    if mode == "a":
-        yield
-        return
     served = mode in ("c", "p")
     if served:
         callsite.mlir.accelerate(ir)
         # (p): callsite's fallback for bindings that do not export MLIR's C API, forced here.
         callsite.mlir.use(ir)._use_python_api(mode == "p")
     try:
-        with ir.loc_tracebacks(max_depth=COLD_LIMIT):
+        with (contextlib.nullcontext() if mode == "a" else
+              ir.loc_tracebacks(max_depth=COLD_LIMIT)):
             yield
     finally:
         if served:
@@ -532,24 +498,14 @@ def cold_build(ir, arith, kernel, context) -> "object":
         return module
 
 
-def print_cold(cells, values, modes, unit, scale):
-    """The modes' table (cells by "mode/kind"), then what MLIR's walk and callsite add per build
-    (values by "mode/kind", times `scale` in `unit`)."""
+def print_cold(cells, modes):
+    """The modes' table, cells by "mode/kind" (bench/cold_report.py compares them)."""
     print(markdown_table(["mode", "one Context", "new Context"],
                          [[COLD_MODES[m], *(cells[f"{m}/{k}"] for k in KINDS)] for m in modes]))
-    for kind in KINDS if "b" in modes else ():
-        a, b = values[f"a/{kind}"], values[f"b/{kind}"]
-        for m in ("c", "p"):
-            x = values[f"{m}/{kind}"]
-            print(f"{kind} Context: MLIR adds {(b - a) * scale:,.0f} {unit}, {COLD_MODES[m][:3]} "
-                  f"{(x - a) * scale:,.0f} {unit} per build: "
-                  f"{f'{(b - a) / (x - a):.1f}x less' if x > a else '—'}")
 
 
 def scenario_contexts(name, ir, arith, sizes, builds, repeats, mlir_why):
     """Builds per (mode, one Context or a new one per build), interleaved, process CPU time."""
-    if name != "iree.compiler.ir":
-        return None  # the cold path is measured on iree's bindings (their own Context class)
     print(f"\n## scenario 5: a kernel built in a new Context each time against one Context "
           f"({name}, MLIR's limit {COLD_LIMIT}, {builds} builds per sample, process CPU time, "
           f"min / median of {repeats}, µs per build)")
@@ -567,8 +523,7 @@ def scenario_contexts(name, ir, arith, sizes, builds, repeats, mlir_why):
                 cold_build(ir, arith, kernel, None)
         n_ops = len(texts["a"])
         assert n_ops == cold_kernel_ops(ops), (n_ops, ops)
-        identical = None if "b" not in texts else \
-            texts["b"] == texts["c"] and texts.get("p", texts["c"]) == texts["c"]
+        identical = texts["b"] == texts["c"] == texts["p"] if "b" in texts else None
         if identical is False:
             raise SystemExit(f"scenario 5, {ops} ops: callsite's locations differ from MLIR's")
         samples: dict = {}
@@ -591,23 +546,23 @@ def scenario_contexts(name, ir, arith, sizes, builds, repeats, mlir_why):
         out["sizes"][str(n_ops)] = entry
         print(f"\n{n_ops} ops, locations identical to MLIR's: {identical}")
         print_cold({k: f"{entry['min'][k] * 1e6:.0f}/{entry['median'][k] * 1e6:.0f}"
-                    for k in samples}, entry["median"], modes, "µs", 1e6)
+                    for k in samples}, modes)
     return out
 
 
 def cold_child(binding, mode, sizes, builds):
-    """Under callgrind: per kernel size and per Context kind, two warm-up builds, then `builds`
-    more inside sys.call_tracing, the one function callgrind collects in and dumps after: one
-    part file per (size, kind), in order."""
+    """Under callgrind (the arguments as its command line spells them): per kernel size and per
+    Context kind, two warm-up builds, then `builds` more inside sys.call_tracing, the one
+    function callgrind collects in and dumps after: one part file per (size, kind), in order."""
     name, ir, arith, _ = next(b for b in installed_bindings() if b[0] == binding)
     with cold_mode(ir, mode):
-        for ops in sizes:
+        for ops in _common.counts(sizes):
             kernel = cold_kernel(ops)
             for kind in KINDS:
                 context = ir.Context() if kind == "one" else None
 
                 def measured():
-                    for _ in range(builds):
+                    for _ in range(int(builds)):
                         cold_build(ir, arith, kernel, context)
                     if kind == "new":
                         # callsite's cache holds the last Context's locations, and so the
@@ -624,9 +579,6 @@ def cold_child(binding, mode, sizes, builds):
 def cold_instructions(binding, mlir_why, sizes, builds=10, keep=None):
     """Instructions per build, per mode, Context kind and size: one process per mode under
     callgrind (the modes' processes side by side), each measured group a part file of its own."""
-    if why := _callgrind.missing():
-        print(f"\n(instruction counts skipped: {why})")
-        return {}
     print(f"\n## scenario 5 in instructions (callgrind, only {builds} builds after two warm-up "
           f"builds collected: --toggle-collect={_callgrind.TOGGLE}), {binding}, gc off, Ir per "
           f"build")
@@ -651,24 +603,21 @@ def cold_instructions(binding, mlir_why, sizes, builds=10, keep=None):
                            os.path.join(folder, f"mlir-{mode}-{kind}-{ops}.out"))
     for ops, values in per_build.items():
         print(f"\n{ops} ops")
-        print_cold({k: f"{v:,.0f}" for k, v in values.items()}, values, modes, "Ir", 1)
+        print_cold({k: f"{v:,.0f}" for k, v in values.items()}, modes)
     return {"builds": builds, "sizes": per_build}
 
 
 def main():
-    if len(sys.argv) == 6 and sys.argv[1] == "--cold-child":
-        cold_child(sys.argv[2], sys.argv[3], [int(x) for x in sys.argv[4].split(",")],
-                   int(sys.argv[5]))
-        return 0
-    if len(sys.argv) == 5 and sys.argv[1] == "--child":
-        child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    children = {"--child": child, "--cold-child": cold_child}  # the processes callgrind counts
+    if len(sys.argv) > 1 and sys.argv[1] in children:
+        children[sys.argv[1]](*sys.argv[2:])
         return 0
     parser = _common.parser(__doc__.split("\n\n")[0], repeats=5, quick="10x fewer ops, 3 repeats")
     parser.add_argument("--ops", type=_common.count, default=100_000)
     parser.add_argument("--long", type=_common.count, default=5_000,
                         help="scenario 2's kernel length (ops)")
     parser.add_argument("--no-callgrind", action="store_true", help="skip instruction counts")
-    parser.add_argument("--contexts", action="store_true", help="scenario 5 only")
+    parser.add_argument("--contexts", action="store_true", help="scenario 5 alone (the cold path)")
     parser.add_argument("--kernel-ops", type=_common.counts, default=[60, 400],
                         help="scenario 5's kernel sizes (ops, comma-separated)")
     parser.add_argument("--builds", type=_common.count, default=10,
@@ -685,6 +634,10 @@ def main():
                      "--no-callgrind skips")
     if args.quick:
         args.ops, args.repeats = args.ops // 10, 3
+    counting = not args.no_callgrind
+    if counting and (missing := _callgrind.missing()):
+        print(f"(instruction counts skipped: {missing})")
+        counting = False
     print(f"callsite {callsite.__version__}, backend {callsite.get_backend()} "
           f"({callsite.layout_name}), Python {sys.version.split()[0]}")
     found = installed_bindings()
@@ -697,14 +650,13 @@ def main():
         if why:
             print(f"\nMLIR's own loc_tracebacks() skipped for {name}: {why}")
         measured = results["bindings"][name] = {"mlir_walk_skipped": why}
-        contexts = scenario_contexts(name, ir, arith, args.kernel_ops, args.builds,
-                                     max(args.repeats, 6), why)
-        if contexts is not None:
-            measured["contexts_s_per_build"] = contexts
-            if not args.no_callgrind:
-                measured["contexts_ir_per_build"] = cold_instructions(
-                    name, why, args.kernel_ops, args.builds, args.keep_callgrind)
         if args.contexts:
+            if name == "iree.compiler.ir":  # on iree's bindings (their own Context class)
+                measured["contexts_s_per_build"] = scenario_contexts(
+                    name, ir, arith, args.kernel_ops, args.builds, max(args.repeats, 6), why)
+                if counting:
+                    measured["contexts_ir_per_build"] = cold_instructions(
+                        name, why, args.kernel_ops, args.builds, args.keep_callgrind)
             continue
         measured["ops_ns"] = scenario_ops(name, ir, arith, make_context, args.ops, args.repeats,
                                           why)
@@ -714,7 +666,7 @@ def main():
         measured["boundary_ns"] = scenario_boundary(name, ir, arith, make_context,
                                                     args.ops // 10, args.repeats, why)
         measured["code_references"] = leak_check(name, ir, make_context, why)
-        if not args.no_callgrind:
+        if counting:
             measured["instructions_per_op"] = callgrind_table(name, why)
     if args.json:
         _common.write_results(args.json, "mlir", results)
