@@ -46,10 +46,9 @@ import torch.nn.functional as F
 import callsite
 import callsite.torch as ct
 from callsite._cli.tables import fmt_noise, fmt_ratio, markdown_table
-from callsite._cli.timing import collector_off, noise, round_robin
+from callsite._cli.timing import clock, collector_off, noise, round_robin
 import deep_models  # this script's folder: models with a model library's depth
 
-clock = time.perf_counter_ns
 PATHS = ("first", "scoped", "fx", "make_fx", "export", "compile")
 RUNS = ("first", "again")  # the two traces of a fresh process
 STATS = (("min", min), ("median", statistics.median))
@@ -135,6 +134,13 @@ MODELS = {
 }
 MODES = ("none", "torch", "callsite")
 SCOPED_MODES = ("none", "callsite", "scoped")
+FRESH = {"first": MODES, "scoped": SCOPED_MODES}  # the paths of fresh processes, their modes
+#: The fresh tables' ratio columns: the key of a figure, its header.
+RATIOS = {"first": {"added_ratio": "torch's added / callsite's",
+                    "callsite_vs_none": "callsite / none", "torch_vs_none": "torch / none"},
+          "scoped": {"scoped_vs_callsite": "scoped / callsite's"}}
+LABELS = {"none": "no stack traces", "torch": "torch's", "callsite": "callsite's",
+          "scoped": "scoped"}
 TEMPERATURES = ("rebuilt", "warm")
 
 
@@ -189,14 +195,29 @@ def texts(graph) -> list[tuple[str, str | None]]:
     return [(n.name, n.stack_trace) for n in graph.nodes]
 
 
-def compared(none: float, theirs: float, ours: float) -> dict:
-    """One measure without stack traces, with torch's and with callsite's, and what each adds."""
-    return {"none_s": none, "torch_s": theirs, "callsite_s": ours,
-            "torch_added_s": theirs - none, "callsite_added_s": ours - none,
+# --- what a recording adds: the figures of every path ----------------------------------------
+
+def seconds(values: dict[str, float]) -> dict:
+    return {f"{mode}_s": value for mode, value in values.items()}
+
+
+def compared(values: dict[str, float], unit: str) -> dict:
+    """torch's and callsite's figure (seconds or instructions) against the one without stack
+    traces: what each adds, and each over none."""
+    none, theirs, ours = (values[m] for m in MODES)
+    return {f"torch_added_{unit}": theirs - none, f"callsite_added_{unit}": ours - none,
             # added cost of torch's over callsite's (how many times less callsite adds)
             "added_ratio": (theirs - none) / (ours - none) if ours > none else None,
             "callsite_vs_none": ours / none, "torch_vs_none": theirs / none}
 
+
+def per_node(values: dict[str, float], nodes: int, unit: str, scale: float = 1) -> dict:
+    """What each mode adds to the trace without stack traces, per node (times `scale`)."""
+    return {f"{mode}_added_{unit}_per_node": (value - values["none"]) / nodes * scale
+            for mode, value in values.items() if mode != "none"}
+
+
+# --- fx, make_fx, export: every mode in one process ------------------------------------------
 
 def measure(path: str, name: str, repeats: int) -> dict:
     """Every (mode, rebuilt or warm) build of one model in this process, round-robin."""
@@ -230,8 +251,9 @@ def measure(path: str, name: str, repeats: int) -> dict:
                  "recorded": sum(1 for _, text in traces["torch"] if text), "identical": True}
     for temperature in TEMPERATURES:
         timed = {m: timings[f"{m}/{temperature}"] for m in MODES}
-        row[temperature] = {**compared(*(timed[m].best / 1e9 for m in MODES)),
-                            "noise": {m: timed[m].noise for m in MODES}}
+        best = {m: t.best / 1e9 for m, t in timed.items()}
+        row[temperature] = {**seconds(best), **compared(best, "s"),
+                            "noise": {m: t.noise for m, t in timed.items()}}
     return row
 
 
@@ -294,8 +316,10 @@ def child_argv(*args: str) -> list[str]:
 
 
 def child_env() -> dict:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-    env.pop("CALLSITE_TORCH", None)  # the parent chooses each process's mode
+    """The kit's environment of a measured child (one BLAS thread, a fixed hash seed), without
+    CALLSITE_TORCH: the parent chooses each process's mode."""
+    env = _callgrind.child_env()
+    env.pop("CALLSITE_TORCH", None)
     return env
 
 
@@ -309,115 +333,80 @@ def fresh_processes(path: str, name: str, modes: tuple[str, ...], repeats: int) 
     results: dict[str, list[dict]] = {m: [] for m in modes}
     for i in range(repeats):
         for mode in modes[i % 3:] + modes[:i % 3]:
-            r = subprocess.run(child_argv("--fresh-child", name, mode), capture_output=True,
-                               text=True, env=child_env())
-            if r.returncode:
-                raise SystemExit(f"the fresh process for {name!r} in mode {mode} failed:\n"
-                                 f"{r.stderr}")
-            results[mode].append(last_json_line(r.stdout))
+            done = subprocess.run(child_argv("--fresh-child", name, mode), check=True,
+                                  stdout=subprocess.PIPE, text=True, env=child_env())
+            results[mode].append(last_json_line(done.stdout))
             print(f"  {path} {name}: repeat {i + 1}/{repeats} {mode}", file=sys.stderr)
     return results
 
 
-def samples(results: dict, run: str, clock_s: str = "cpu_s") -> dict[str, list[float]]:
-    return {m: [r[run][clock_s] for r in results[m]] for m in results}
-
-
-def per_stat(cpu: dict[str, list[float]], modes: tuple[str, ...], figures) -> dict:
-    """min and median: figures(*that statistic of each mode's samples)."""
-    return {stat: figures(*(pick(cpu[m]) for m in modes)) for stat, pick in STATS}
-
-
-def measure_first(name: str, repeats: int) -> dict:
-    """first/again x none/torch/callsite, one fresh process per (repeat, mode)."""
-    results = fresh_processes("first", name, MODES, repeats)
-    digests = {m: {r["digest"] for r in results[m]} for m in MODES}
-    if len(digests["torch"]) != 1 or digests["torch"] != digests["callsite"]:
-        raise SystemExit(f"first {name}: callsite's stack traces differ from torch's")
+def measure_fresh(path: str, name: str, repeats: int) -> dict:
+    """The first trace and again in each mode of `path`, one fresh process per (repeat,
+    mode): process CPU time, min and median, and what each recording adds per node."""
+    modes = FRESH[path]
+    results = fresh_processes(path, name, modes, repeats)
     some = results["callsite"][0]
     nodes = some["nodes"]
-    row: dict = {"path": "first", "model": name, "nodes": nodes,
-                 "recorded": some["recorded"], "frames": some["frames"], "identical": True,
+    row: dict = {"path": path, "model": name, "nodes": nodes, "recorded": some["recorded"],
                  "repeats": repeats, "clock": "process CPU time",
-                 "torch_imports_s": statistics.median(r["imports_s"] for m in MODES
+                 "torch_imports_s": statistics.median(r["imports_s"] for m in modes
                                                       for r in results[m])}
-
-    def figures(none: float, theirs: float, ours: float) -> dict:
-        return {**compared(none, theirs, ours),
-                "torch_added_us_per_node": (theirs - none) / nodes * 1e6,
-                "callsite_added_us_per_node": (ours - none) / nodes * 1e6}
+    if path == "first":
+        digests = {m: {r["digest"] for r in results[m]} for m in modes}
+        if len(digests["torch"]) != 1 or digests["torch"] != digests["callsite"]:
+            raise SystemExit(f"first {name}: callsite's stack traces differ from torch's")
+        row.update(frames=some["frames"], identical=True)
+    else:  # the frames each recording keeps
+        row["frames"] = {m: results[m][0]["frames"] for m in modes[1:]}
     for run in RUNS:
-        cpu = samples(results, run)
-        row[run] = {"samples_cpu_s": cpu, "samples_wall_s": samples(results, run, "wall_s"),
-                    **per_stat(cpu, MODES, figures), "noise": {m: noise(cpu[m]) for m in MODES}}
+        cpu, wall = ({m: [r[run][key] for r in results[m]] for m in modes}
+                     for key in ("cpu_s", "wall_s"))
+        row[run] = {"samples_cpu_s": cpu, "samples_wall_s": wall,
+                    "noise": {m: noise(cpu[m]) for m in modes}}
+        for stat, pick in STATS:
+            picked = {m: pick(cpu[m]) for m in modes}
+            row[run][stat] = {**seconds(picked), **per_node(picked, nodes, "us", 1e6),
+                              **(compared(picked, "s") if path == "first" else
+                                 {"scoped_vs_callsite": picked["scoped"] / picked["callsite"]})}
     return row
 
 
-def measure_scoped(name: str, repeats: int, callgrind: bool, keep: str | None = None) -> dict:
-    """The first trace and again without stack traces, with callsite's default recording
-    (torch's rules) and under frames(user_filter()), as measure_first; with `callgrind`, their
-    instruction counts too."""
-    results = fresh_processes("scoped", name, SCOPED_MODES, repeats)
-    nodes = results["scoped"][0]["nodes"]
-    row: dict = {"path": "scoped", "model": name, "nodes": nodes, "repeats": repeats,
-                 "frames": {m: results[m][0].get("frames") for m in ("callsite", "scoped")},
-                 "clock": "process CPU time"}
-
-    def figures(none: float, default: float, scoped: float) -> dict:
-        return {"none_s": none, "callsite_s": default, "scoped_s": scoped,
-                "callsite_added_us_per_node": (default - none) / nodes * 1e6,
-                "scoped_added_us_per_node": (scoped - none) / nodes * 1e6,
-                "scoped_vs_callsite": scoped / default}
-    for run in RUNS:
-        cpu = samples(results, run)
-        row[run] = {"samples_cpu_s": cpu, "noise": {m: noise(cpu[m]) for m in cpu},
-                    **per_stat(cpu, SCOPED_MODES, figures)}
-    if callgrind and (why := _callgrind.missing()):
-        row["instructions"] = {"skipped": why}
-    elif callgrind:
-        counts, _ = count_instructions(name, keep, SCOPED_MODES, prefix="torch-scoped")
-        row["instructions"] = {run: {
-            "ir": c,
-            "callsite_added_ir_per_node": (c["callsite"] - c["none"]) / nodes,
-            "scoped_added_ir_per_node": (c["scoped"] - c["none"]) / nodes,
-            "scoped_vs_callsite_added": (c["scoped"] - c["none"]) / (c["callsite"] - c["none"])}
-            for run, c in counts.items()}
-    return row
-
-
-# --- instruction counts of the first trace and again (callgrind) ------------------------------
-
-def count_instructions(name: str, keep: str | None, modes: tuple[str, ...],
-                       prefix: str = "torch") -> tuple[dict[str, dict[str, int]], int]:
-    """Ir of the first trace and of the second per mode, each in its own process, and the
-    number of nodes; with `keep`, the callgrind files stay there as
-    PREFIX-MODEL-MODE-RUN.out."""
-    counts: dict[str, dict[str, int]] = {}
-    for run in RUNS:
-        for mode in modes:
-            out = os.path.join(keep, f"{prefix}-{name.split()[0]}-{mode}-{run}.out") \
-                if keep else "/dev/null"
-            ir, stdout = _callgrind.count(child_argv("--callgrind-child", name, mode, run),
-                                          out=out, toggle=_callgrind.TOGGLE, env=child_env())
-            counts.setdefault(run, {})[mode] = ir
-            nodes = last_json_line(stdout)["nodes"]
-            print(f"  callgrind {name}: {run} {mode} {ir:,} Ir", file=sys.stderr)
-    return counts, nodes
-
-
-def measure_instructions(name: str, keep: str | None) -> dict:
-    """Ir of the first trace and of the second, per mode, each in its own process."""
+def measure_instructions(path: str, name: str, keep: str | None) -> dict:
+    """Ir of the first trace and of the second per mode of `path`, each in its own process,
+    the number of nodes, and what each recording adds; with `keep`, the callgrind files stay
+    there as torch[-scoped]-MODEL-MODE-RUN.out."""
     if why := _callgrind.missing():
         return {"skipped": why}
-    counts, nodes = count_instructions(name, keep, MODES)
-    out: dict = {"nodes": nodes}
-    for run, c in counts.items():
-        added_t, added_c = c["torch"] - c["none"], c["callsite"] - c["none"]
-        out[run] = {"ir": c, "torch_added_ir": added_t, "callsite_added_ir": added_c,
-                    "added_ratio": added_t / added_c if added_c > 0 else None,
-                    "callsite_vs_none": c["callsite"] / c["none"],
-                    "torch_vs_none": c["torch"] / c["none"]}
+    prefix = "torch" if path == "first" else "torch-scoped"
+    out: dict = {}
+    for run in RUNS:
+        counts = {}
+        for mode in FRESH[path]:
+            kept = os.path.join(keep, f"{prefix}-{name.split()[0]}-{mode}-{run}.out") \
+                if keep else "/dev/null"
+            counts[mode], stdout = _callgrind.count(
+                child_argv("--callgrind-child", name, mode, run), out=kept,
+                toggle=_callgrind.TOGGLE, env=child_env())
+            print(f"  callgrind {name}: {run} {mode} {counts[mode]:,} Ir", file=sys.stderr)
+        nodes = out["nodes"] = last_json_line(stdout)["nodes"]
+        added = {m: counts[m] - counts["none"] for m in counts}
+        out[run] = {"ir": counts, **per_node(counts, nodes, "ir"),
+                    **(compared(counts, "ir") if path == "first" else
+                       {"scoped_vs_callsite_added": added["scoped"] / added["callsite"]})}
     return out
+
+
+def fresh_row(path: str, name: str, args) -> dict:
+    """One deep model's row of `path`: timed unless --callgrind-only (the first-trace path),
+    counted with --callgrind or --callgrind-only."""
+    if args.callgrind_only and path == "first":
+        row = {"path": path, "model": name}
+    else:
+        row = measure_fresh(path, name, args.repeats)
+    if args.callgrind or args.callgrind_only:
+        row["instructions"] = measure_instructions(path, name, args.keep_callgrind)
+        row.setdefault("nodes", row["instructions"].get("nodes"))
+    return row
 
 
 # --- torch.compile: dynamo's own stack traces ------------------------------------------------
@@ -425,7 +414,7 @@ def measure_instructions(name: str, keep: str | None) -> dict:
 def measure_compile(name: str, repeats: int) -> dict:
     """torch.compile(backend="eager") of a fresh model, with dynamo's stack-trace block as torch
     has it and with it skipped (every translator frame treated as one of torch.nn's, which the
-    block leaves out), interleaved; callsite does not change this path."""
+    block leaves out), round-robin; callsite does not change this path."""
     import torch._dynamo
     from torch._dynamo import symbolic_convert
 
@@ -433,51 +422,43 @@ def measure_compile(name: str, repeats: int) -> dict:
     example = make_example()
     translator = symbolic_convert.InstructionTranslatorBase
     original = translator.is_co_filename_from_nn_modules
+    graphs: dict[str, list] = {}
 
-    def compile_once(skip: bool) -> tuple[float, int, int]:
+    def compile_ns(label: str, _iterations: int) -> int:
         torch._dynamo.reset()
         model = make_model()
-        if skip:
-            translator.is_co_filename_from_nn_modules = lambda self: True
-        graphs = []
+        graphs[label] = []
 
         def backend(gm, inputs):
-            graphs.append(gm)
+            graphs[label].append(gm)
             return gm.forward
-        gc.collect()
+        if label == "skipped":
+            translator.is_co_filename_from_nn_modules = lambda self: True
+        gc.collect()  # round_robin keeps the collector off: each compile starts collected
         try:
             t0 = clock()
             torch.compile(model, backend=backend)(example)
-            elapsed = (clock() - t0) / 1e9
+            return clock() - t0
         finally:
             translator.is_co_filename_from_nn_modules = original
-        nodes = [n for g in graphs for n in g.graph.nodes]
-        return elapsed, len(nodes), sum(1 for n in nodes if n.stack_trace)
 
     set_mode("none")
-    compile_once(False)  # first-use imports
-    times: dict[str, list[float]] = {"torch": [], "skipped": []}
-    nodes = recorded = 0
-    for _ in range(repeats):
-        t, nodes, recorded = compile_once(False)
-        times["torch"].append(t)
-        times["skipped"].append(compile_once(True)[0])
-    theirs, skipped = min(times["torch"]), min(times["skipped"])
-    return {"path": "compile", "model": name, "nodes": nodes, "recorded": recorded,
+    compile_ns("torch", 1)  # first-use imports
+    timings = round_robin(compile_ns, ("torch", "skipped"), repeats=repeats)
+    theirs, skipped = (timings[label].best / 1e9 for label in ("torch", "skipped"))
+    nodes = [n for g in graphs["torch"] for n in g.graph.nodes]
+    return {"path": "compile", "model": name, "nodes": len(nodes),
+            "recorded": sum(1 for n in nodes if n.stack_trace),
             "warm": {"torch_s": theirs, "skipped_s": skipped,
                      "stack_trace_s": theirs - skipped,
                      "stack_trace_share": (theirs - skipped) / theirs,
-                     "noise": {k: noise(v) for k, v in times.items()}}}
+                     "noise": {label: t.noise for label, t in timings.items()}}}
 
 
 # --- output ---------------------------------------------------------------------------------
 
 def ms(seconds: float) -> str:
     return f"{seconds * 1e3:,.1f} ms"
-
-
-def us(microseconds: float) -> str:
-    return f"{microseconds:.1f} µs"
 
 
 def in_the_noise(text: str, share: float, spread: float) -> str:
@@ -505,47 +486,35 @@ def table(rows: list[dict]) -> str:
     return markdown_table(header, lines, align="llrl" + "r" * 8)
 
 
-def per_run_and_stat(rows: list[dict], path: str):
-    """(row, run, stat, figures) for each row of `path`, its first trace and again, min and
-    median: the lines of the fresh-process tables."""
+def frames_kept(row: dict) -> str:
+    """Frames per capture, mean/max, of each recording that keeps captures."""
+    kept = row["frames"] if row["path"] == "scoped" else {"callsite": row["frames"]}
+    return ", ".join(f"{m} {f['mean']:.1f}/{f['max']}" for m, f in kept.items())
+
+
+def fresh_table(rows: list[dict], path: str) -> str:
+    """The rows of `path`: each model's first trace and again, min and median, per mode."""
+    modes = FRESH[path]
+    recorded = modes[1:]
+    counted = any("first" in r.get("instructions", {}) for r in rows if r["path"] == path)
+    header = ["model", "nodes", "frames (mean/max)", "trace", "stat",
+              *(LABELS[m] for m in modes), *(f"{LABELS[m]} adds /node" for m in recorded),
+              *RATIOS[path].values(),
+              *(f"Ir added /node ({LABELS[m]})" for m in recorded if counted), "noise (max)"]
+    lines = []
     for row in (r for r in rows if r["path"] == path):
         for run in RUNS:
+            ir = row.get("instructions", {}).get(run, {})
             for stat, _ in STATS:
-                yield row, run, stat, row[run][stat]
-
-
-def first_table(rows: list[dict]) -> str:
-    header = ["model", "nodes", "frames (mean/max)", "trace", "stat", "no stack traces",
-              "torch's", "callsite's", "torch adds /node", "callsite adds /node",
-              "torch's added / callsite's", "callsite / none", "torch / none", "noise (max)"]
-    return markdown_table(header, ([
-        row["model"], row["nodes"], f"{row['frames']['mean']:.1f}/{row['frames']['max']}", run,
-        stat, ms(r["none_s"]), ms(r["torch_s"]), ms(r["callsite_s"]),
-        us(r["torch_added_us_per_node"]), us(r["callsite_added_us_per_node"]),
-        fmt_ratio(r["added_ratio"]), fmt_ratio(r["callsite_vs_none"]),
-        fmt_ratio(r["torch_vs_none"]), fmt_noise(max(row[run]["noise"].values()))]
-        for row, run, stat, r in per_run_and_stat(rows, "first")), align="lrrll" + "r" * 9)
-
-
-def scoped_table(rows: list[dict]) -> str:
-    header = ["model", "nodes", "frames kept (default/scoped, mean)", "trace", "stat",
-              "no stack traces", "callsite's (torch's rules)", "scoped", "scoped / default",
-              "default adds /node", "scoped adds /node", "Ir added /node (default)",
-              "Ir added /node (scoped)", "noise (max)"]
-    lines = []
-    for row, run, stat, r in per_run_and_stat(rows, "scoped"):
-        frames = row["frames"]
-        ir = row.get("instructions", {}).get(run)
-        lines.append([
-            row["model"], row["nodes"],
-            f"{frames['callsite']['mean']:.1f}/{frames['scoped']['mean']:.1f}", run, stat,
-            ms(r["none_s"]), ms(r["callsite_s"]), ms(r["scoped_s"]),
-            fmt_ratio(r["scoped_vs_callsite"]), us(r["callsite_added_us_per_node"]),
-            us(r["scoped_added_us_per_node"]),
-            f"{ir['callsite_added_ir_per_node']:,.0f}" if ir else "—",
-            f"{ir['scoped_added_ir_per_node']:,.0f}" if ir else "—",
-            fmt_noise(max(row[run]["noise"].values()))])
-    return markdown_table(header, lines, align="lrrll" + "r" * 9)
+                r = row[run][stat]
+                lines.append([
+                    row["model"], row["nodes"], frames_kept(row), run, stat,
+                    *(ms(r[f"{m}_s"]) for m in modes),
+                    *(f"{r[f'{m}_added_us_per_node']:.1f} µs" for m in recorded),
+                    *(fmt_ratio(r[key]) for key in RATIOS[path]),
+                    *(f"{ir[f'{m}_added_ir_per_node']:,.0f}" for m in recorded if counted),
+                    fmt_noise(max(row[run]["noise"].values()))])
+    return markdown_table(header, lines, align="lrlll" + "r" * (len(header) - 5))
 
 
 def compile_table(rows: list[dict]) -> str:
@@ -561,17 +530,15 @@ def compile_table(rows: list[dict]) -> str:
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["--callgrind-child"]:
-        print(json.dumps(callgrind_child(*sys.argv[2:5])))
-        return
-    if sys.argv[1:2] == ["--fresh-child"]:
-        print(json.dumps(fresh_child(*sys.argv[2:4])))
+    children = {"--fresh-child": fresh_child, "--callgrind-child": callgrind_child}
+    if sys.argv[1:2] and sys.argv[1] in children:  # a measured process the parent started
+        print(json.dumps(children[sys.argv[1]](*sys.argv[2:])))
         return
     parser = _common.parser(__doc__.split("\n\n")[0], repeats=7)
     parser.add_argument("--paths", type=_common.names(PATHS),
                         default="first,fx,make_fx,export,compile")
     parser.add_argument("--callgrind", action="store_true",
-                        help="the first-trace path also counts instructions (valgrind)")
+                        help="the fresh-process paths also count instructions (valgrind)")
     parser.add_argument("--callgrind-only", action="store_true",
                         help="the first-trace path's instruction counts alone (no timing)")
     parser.add_argument("--keep-callgrind", metavar="DIR", type=_common.output_dir,
@@ -584,40 +551,31 @@ def main() -> None:
     if args.keep_callgrind and not (args.callgrind or args.callgrind_only):
         parser.error("--keep-callgrind keeps the files of --callgrind or --callgrind-only, "
                      "neither of which is given")
-    if {"first", "scoped"} & set(args.paths) and args.repeats < 2:
+    if set(FRESH) & set(args.paths) and args.repeats < 2:
         parser.error(f"--repeats: at least 2 for the first-trace path, got {args.repeats}")
     models = [m for m in args.models or MODELS if m in MODELS]
     deep = [m for m in args.models or deep_models.MODELS if m in deep_models.MODELS]
-    counting = args.callgrind or args.callgrind_only
     print(f"Python {platform.python_version()}, torch {torch.__version__}, "
           f"{platform.machine()} ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}); "
           f"min of {args.repeats} interleaved repeats")
     rows = []
     for path in args.paths:
-        if path == "scoped":
-            rows.extend(measure_scoped(name, args.repeats, args.callgrind, args.keep_callgrind)
-                        for name in deep)
-        elif path == "first":
-            for name in deep:
-                row = {"path": "first", "model": name} if args.callgrind_only else \
-                    measure_first(name, args.repeats)
-                if counting:
-                    row["instructions"] = measure_instructions(name, args.keep_callgrind)
-                    row.setdefault("nodes", row["instructions"].get("nodes"))
-                rows.append(row)
-        else:  # make_fx and export on the first model only: they run fx's tracer underneath,
-            # and their decompositions take most of the build.
-            for name in (models if path == "fx" else models[:1]):
-                rows.append(measure_compile(name, args.repeats) if path == "compile"
-                            else measure(path, name, args.repeats))
-                print(f"  {path} {name}: {rows[-1]['nodes']} nodes done", file=sys.stderr)
+        if path in FRESH:
+            rows.extend(fresh_row(path, name, args) for name in deep)
+            continue
+        # make_fx and export on the first model only: they run fx's tracer underneath, and
+        # their decompositions take most of the build.
+        for name in (models if path == "fx" else models[:1]):
+            rows.append(measure_compile(name, args.repeats) if path == "compile"
+                        else measure(path, name, args.repeats))
+            print(f"  {path} {name}: {rows[-1]['nodes']} nodes done", file=sys.stderr)
     paths = {r["path"] for r in rows}
     if "first" in paths:
         print("\nThe first trace in a fresh process, and again (deep models, the library's "
               "tracer; process CPU time)")
         if not args.callgrind_only:
-            print(first_table(rows))
-        if counting:
+            print(fresh_table(rows, "first"))
+        if args.callgrind or args.callgrind_only:
             import cold_report  # the docs' tables: one format for both
             print("\nInstructions (callgrind, only the measured trace collected)")
             print("\n".join(cold_report.torch_instruction_lines(rows)))
@@ -625,7 +583,7 @@ def main() -> None:
         print("\nThe scoped mode (callsite.torch.frames, every frame outside torch's files) "
               "beside callsite's default recording (deep models; process CPU time; Ir: "
               "callgrind, the measured trace alone)")
-        print(scoped_table(rows))
+        print(fresh_table(rows, "scoped"))
     if paths & set(BUILDS):
         print(f"\nfx, make_fx, export: every mode in this one process (wall time, minimum of "
               f"{args.repeats}); rebuilt: after emptying the line cache and callsite's caches, "
