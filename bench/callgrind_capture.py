@@ -32,8 +32,8 @@ import _common  # noqa: E402
 from callsite._cli.tables import markdown_table  # noqa: E402
 
 CAPTURE_FN = "callsite::detail::capture_py"
-UNCOMPRESSED = ("--compress-strings=no", "--compress-pos=no")  # names and positions, for Profile
 DEALLOC_FN = "traceback_dealloc"
+UNCOMPRESSED = ("--compress-strings=no", "--compress-pos=no")  # names written out, for Profile
 
 # name -> (statement leaving its result in _r, needs, callsite backend or None)
 METHODS = {
@@ -70,13 +70,12 @@ def namespace(needs: str) -> dict:
 
 def child(method: str, depth: int, n: int) -> int:
     from callsite._cli.stacks import at_depth_in_fresh_thread
-    from callsite._cli.timing import clock, compile_statement
+    from callsite._cli.timing import clock, collector_off, compile_statement
 
     if method in MLIR_CONFIGS:
-        import gc
         loop = mlir_loop(method)  # imports and the Context made with the collector on, as usual
-        gc.disable()
-        at_depth_in_fresh_thread(depth, loop, n, None)
+        with collector_off():
+            at_depth_in_fresh_thread(depth, loop, n, None)
         return 0
     stmt, needs, backend = METHODS[method]
     ns = namespace(needs)
