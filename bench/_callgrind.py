@@ -43,13 +43,10 @@ def missing() -> str | None:
 
 
 def command(argv: Sequence[str], *, out: str = "/dev/null", toggle: str | None = None,
-            dump_after: bool = False, uncompressed: bool = False,
-            extra: Sequence[str] = ()) -> list[str]:
+            dump_after: bool = False, extra: Sequence[str] = ()) -> list[str]:
     """valgrind's command line around `argv`; `extra`: further callgrind options (such as
     --dump-instr=yes, for an annotator of the kept file)."""
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
-    if uncompressed:  # names and positions written out, for a reader of the raw file
-        cmd += ["--compress-strings=no", "--compress-pos=no"]
     if toggle:
         cmd += ["--collect-atstart=no", f"--toggle-collect={toggle}"]
         if dump_after:

@@ -21,13 +21,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def count(text: str) -> int:
     """argparse type of a count of repeats, builds, files...: an integer of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
+    if not text.isdecimal() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
+    return int(text)
 
 
 def counts(text: str) -> list[int]:
@@ -43,8 +39,7 @@ def names(known: tuple[str, ...]):
     """argparse type of a comma-separated subset of `known`."""
     def parse(text: str) -> list[str]:
         chosen = [part for part in text.split(",") if part]
-        unknown = [part for part in chosen if part not in known]
-        if unknown or not chosen:
+        if not chosen or not set(chosen) <= set(known):
             raise argparse.ArgumentTypeError(f"expected names among {', '.join(known)} separated "
                                              f"by commas, got {text!r}")
         return chosen

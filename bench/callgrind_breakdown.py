@@ -6,7 +6,7 @@ into the stages of its cold path (STAGES); ``--stages torch``: the torch recorde
 file of ``bench_torch.py --paths first --callgrind-only --keep-callgrind DIR``, with
 ``--baseline`` (the same trace without stack traces) as shares of what callsite adds.
 
-    python bench/callgrind_breakdown.py FILE [--per N] [--top 25] [--json PATH]
+    python bench/callgrind_breakdown.py FILE [--per N] [--top 25]
     python bench/callgrind_breakdown.py --stages torch FILE --baseline NONE_FILE
 
 A function's inclusive count is the largest of callgrind_annotate's entries for it (with debug
@@ -124,7 +124,7 @@ def torch_rows(found: dict[str, int], added: int | None) -> list[tuple[str, int]
 
 
 def main() -> int:
-    parser = _common.parser(__doc__.split("\n\n")[0])
+    parser = _common.parser(__doc__.split("\n\n")[0], json=False)
     parser.add_argument("file")
     parser.add_argument("--stages", choices=sorted(STAGE_SETS), default="mlir",
                         help="whose stages: bench_mlir.py's (default) or bench_torch.py's")
@@ -162,9 +162,6 @@ def main() -> int:
         print("\ncallsite's functions, inclusive:")
         for v, f in ours[:args.top]:
             print(f"{v / args.per:12,.0f}  {f[:150]}")
-    if args.json:
-        _common.write_results(args.json, "callgrind_breakdown", {
-            "file": args.file, "per": args.per, "total": total, "stages": found})
     return 0
 
 

@@ -23,14 +23,17 @@ import argparse
 import os
 import sys
 import time
+from collections import defaultdict
+from contextlib import nullcontext
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)  # for _common and _callgrind (bench only)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _common and _callgrind
 import _callgrind  # noqa: E402
 import _common  # noqa: E402
+from callsite._cli.tables import markdown_table  # noqa: E402
 
 CAPTURE_FN = "callsite::detail::capture_py"
 DEALLOC_FN = "traceback_dealloc"
+UNCOMPRESSED = ("--compress-strings=no", "--compress-pos=no")  # names written out, for Profile
 
 # name -> (statement leaving its result in _r, needs, callsite backend or None)
 METHODS = {
@@ -67,13 +70,12 @@ def namespace(needs: str) -> dict:
 
 def child(method: str, depth: int, n: int) -> int:
     from callsite._cli.stacks import at_depth_in_fresh_thread
-    from callsite._cli.timing import clock, compile_statement
+    from callsite._cli.timing import clock, collector_off, compile_statement
 
     if method in MLIR_CONFIGS:
-        import gc
         loop = mlir_loop(method)  # imports and the Context made with the collector on, as usual
-        gc.disable()
-        at_depth_in_fresh_thread(depth, loop, n, None)
+        with collector_off():
+            at_depth_in_fresh_thread(depth, loop, n, None)
         return 0
     stmt, needs, backend = METHODS[method]
     ns = namespace(needs)
@@ -106,18 +108,14 @@ def mlir_loop(config: str):
                 for _ in range(n):
                     location()
             return 0
+        locations = callsite.mlir.auto_locations if config == "op-auto" else nullcontext
         with ctx, ir.Location.unknown():
             i32 = ir.IntegerType.get_signless(32)
             attr = ir.IntegerAttr.get(i32, 1)
             module = ir.Module.create()
-            with ir.InsertionPoint(module.body):
-                if config == "op-auto":
-                    with callsite.mlir.auto_locations():
-                        for _ in range(n):
-                            arith.ConstantOp(i32, attr)
-                else:
-                    for _ in range(n):
-                        arith.ConstantOp(i32, attr)
+            with ir.InsertionPoint(module.body), locations():
+                for _ in range(n):
+                    arith.ConstantOp(i32, attr)
         return 0
     return loop
 
@@ -135,8 +133,8 @@ class Profile:
     Format Specification"). Functions are keyed by name across objects."""
 
     def __init__(self, out_file: str):
-        self.self_cost: dict[str, int] = {}
-        self.edges: dict[tuple[str, str], int] = {}
+        self.self_cost: dict[str, int] = defaultdict(int)
+        self.edges: dict[tuple[str, str], int] = defaultdict(int)
         fn = cfn = pending = None
         with open(out_file) as f:
             for line in f:
@@ -145,11 +143,10 @@ class Profile:
                     parts = line.split()
                     ir = int(parts[1]) if len(parts) > 1 else 0
                     if pending is not None:  # the cost line after calls= is the call's inclusive cost
-                        key = (fn, pending)
-                        self.edges[key] = self.edges.get(key, 0) + ir
+                        self.edges[fn, pending] += ir
                         pending = None
                     else:
-                        self.self_cost[fn] = self.self_cost.get(fn, 0) + ir
+                        self.self_cost[fn] += ir
                 elif line.startswith("fn="):
                     fn = line[3:].rstrip("\n")
                 elif line.startswith("cfn="):
@@ -158,10 +155,10 @@ class Profile:
                     pending = cfn
 
     def inclusive(self) -> dict[str, int]:
-        out = dict(self.self_cost)
+        out = defaultdict(int, self.self_cost)
         for (caller, callee), ir in self.edges.items():
             if caller != callee:  # direct self-recursion would count twice
-                out[caller] = out.get(caller, 0) + ir
+                out[caller] += ir
         return out
 
 
@@ -181,13 +178,15 @@ class Config:
         self.file_of = lambda n: os.path.join(outdir, f"{method}-d{depth}-n{n}.out")
 
     def run(self):
-        dn = self.n2 - self.n1
+        started, dn = time.time(), self.n2 - self.n1
         self.per_iter = _callgrind.per_iteration(child_argv(self.method, self.depth), self.n1,
-                                                 self.n2, out_of=self.file_of, uncompressed=True)
+                                                 self.n2, out_of=self.file_of, extra=UNCOMPRESSED)
         p1, p2 = (Profile(self.file_of(n)) for n in (self.n1, self.n2))
         self.self_cost = delta(p1.self_cost, p2.self_cost, dn)
         self.inclusive = delta(p1.inclusive(), p2.inclusive(), dn)
         self.edges = delta(p1.edges, p2.edges, dn)
+        print(f"  ran {self.method} depth {self.depth} ({time.time() - started:.0f} s)",
+              file=sys.stderr, flush=True)
         return self
 
     def callees(self, caller: str) -> list[tuple[float, str]]:
@@ -224,15 +223,12 @@ def mlir_main(args) -> int:
     depth, (n1, n2) = args.depths[0], (args.n1 or 2000, args.n2 or 12000)
     print(f"Python {sys.version.split()[0]}, depth {depth}, "
           f"Ir per iteration = (Ir(n={n2}) - Ir(n={n1})) / {n2 - n1}\n")
-    print("| configuration | Ir per iteration |\n|---|---:|")
-    per = {}
-    for config in args.configs:
-        per[config] = _callgrind.per_iteration(
-            child_argv(config, depth), n1, n2, uncompressed=True,
-            out_of=lambda n: os.path.join(args.outdir, f"mlir-{config}-d{depth}-n{n}.out"))
-        print(f"| {config} | {per[config]:.1f} |", flush=True)
+    per = {config: Config(args.out, config, depth, n1, n2).run().per_iter
+           for config in args.configs}
     if "op-auto" in per and "op-unknown" in per:
-        print(f"| op-auto − op-unknown (location per op) | {per['op-auto'] - per['op-unknown']:.1f} |")
+        per["op-auto − op-unknown (location per op)"] = per["op-auto"] - per["op-unknown"]
+    print(markdown_table(("configuration", "Ir per iteration"),
+                         [(config, f"{v:.1f}") for config, v in per.items()]))
     return 0
 
 
@@ -251,8 +247,8 @@ def main(argv=None) -> int:
     ap.add_argument("--configs", type=_common.names(MLIR_CONFIGS), default=list(MLIR_CONFIGS),
                     help="--mlir: which configurations")
     ap.add_argument("--top", type=int, default=14)
-    ap.add_argument("--out", default=None, type=_common.output_dir,
-                    help="directory for callgrind.out files (created when missing)")
+    ap.add_argument("--out", type=_common.output_dir, help="directory for callgrind.out files "
+                    "(created when missing; default build/callgrind/py3XY)")
     args = ap.parse_args(argv)
     if args.child:
         return child(args.child[0], int(args.child[1]), int(args.child[2]))
@@ -260,10 +256,8 @@ def main(argv=None) -> int:
     if why := _callgrind.missing():
         print(why, file=sys.stderr)
         return 1
-    v = sys.version_info
-    args.outdir = args.out or os.path.join(HERE, "..", "build", "callgrind",
-                                           f"py{v.major}{v.minor}")
-    os.makedirs(args.outdir, exist_ok=True)
+    args.out = args.out or _common.output_dir(os.path.join(
+        _common.REPO, "build", "callgrind", f"py{sys.version_info.major}{sys.version_info.minor}"))
     args.depths = args.depths or ([20] if args.mlir else [20, 50])
     if args.mlir:
         return mlir_main(args)
@@ -271,10 +265,9 @@ def main(argv=None) -> int:
 
 
 def capture_main(args) -> int:
-    from callsite._cli.tables import markdown_table
     import callsite
 
-    n1, n2, outdir, depths = args.n1 or 1000, args.n2 or 11000, args.outdir, args.depths
+    n1, n2, outdir, depths = args.n1 or 1000, args.n2 or 11000, args.out, args.depths
     d0, d1 = depths[0], depths[-1]
     print(f"## callgrind: instructions per capture — {_common.environment_line()}\n")
     print(f"callsite from {os.path.dirname(callsite.__file__)} (layout {callsite.layout_name}); "
@@ -291,12 +284,8 @@ def capture_main(args) -> int:
             methods.remove("jaxlib")
             print(f"jaxlib skipped: {e}")
 
-    t0 = time.time()
-    configs: dict[tuple[str, int], Config] = {}
-    for m in methods:
-        for d in (depths if m in CALLSITE_METHODS else depths[:1]):
-            configs[m, d] = Config(outdir, m, d, n1, n2).run()
-            print(f"  ran {m} depth {d} ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+    configs = {(m, d): Config(outdir, m, d, n1, n2).run()
+               for m in methods for d in (depths if m in CALLSITE_METHODS else depths[:1])}
 
     rows = []
     for m in methods:
@@ -331,7 +320,7 @@ def capture_main(args) -> int:
     print()
     for m in (x for x in methods if x in CALLSITE_METHODS):
         f = os.path.join(outdir, f"{m}-d{d0}-n{n2}-capture_py-only.out")
-        ir, _ = _callgrind.count(child_argv(m, d0)(n2), out=f, uncompressed=True,
+        ir, _ = _callgrind.count(child_argv(m, d0)(n2), out=f, extra=UNCOMPRESSED,
                                  toggle=CAPTURE_FN + "*")
         print(f"{m}: --toggle-collect={CAPTURE_FN}*: {ir / n2:,.1f} Ir per capture "
               f"(includes the {d0}-frame sanity probe) → {os.path.relpath(f)}")

@@ -6,8 +6,7 @@ printed). Each row names its case: warm, first trace in a fresh process, second 
 the Python versions of the files it spans. A range spans the files' versions, bindings, models
 or kernel sizes; a time difference smaller than the clock resolves is said to be, not divided.
 
-    python3 bench/readme_costs.py                 # the committed files
-    python3 bench/readme_costs.py --results DIR   # another folder laid out the same way
+    python3 bench/readme_costs.py
 """
 from __future__ import annotations
 
@@ -20,14 +19,10 @@ from pathlib import Path
 
 import _common  # this script's folder: the options every bench script spells alike
 
-sys.path.insert(0, os.path.join(_common.REPO, "docs", "_ext"))
-from benchmark_data import load_results, minor, python_key  # noqa: E402  the docs' reader
+sys.path.insert(0, os.path.join(_common.REPO, "docs", "_ext"))  # the docs' reader of the files
+from benchmark_data import below_clock, load_results, minor, python_key  # noqa: E402
 
 RESULTS = os.path.join(_common.REPO, "docs", "_data", "benchmarks")
-
-#: Below this share of a build, bench_dsls.py's CPU time per build does not resolve a
-#: difference on the benchmark machine (docs/benchmarks.md, "Real DSLs"): the row says so.
-DSL_RESOLUTION = 0.05
 
 
 def factor(x: float) -> str:
@@ -38,9 +33,7 @@ def factor(x: float) -> str:
     return f"{x:.0f}" if x >= 10 else f"{x:.1f}"
 
 
-def near_one(x: float) -> str:
-    """A ratio near 1 (a build against one without locations): two decimals."""
-    return f"{x:.2f}"
+near_one = "{:.2f}".format  # a ratio near 1 (a build against one without locations)
 
 
 def span(values: list[float], fmt=factor) -> str:
@@ -104,9 +97,8 @@ def dsl_row(run: dict) -> str:
     for d in run["dsls"].values():
         if "skipped" in d:
             continue
-        t = d[run["measure"]]
-        share = (t["callsite"] - t["none"]) / t["none"]
-        if share >= DSL_RESOLUTION:
+        t, share = d[run["measure"]], below_clock(d, run["measure"])
+        if share is None:
             resolved.append((d["label"], (t["mlir"] - t["none"]) / (t["callsite"] - t["none"])))
         else:
             below.append((d["label"].split(" (")[0], share))
@@ -208,8 +200,7 @@ def readme_rows(folder: str = RESULTS) -> list[str]:
     runs = load_results(Path(folder))
 
     def one(name: str) -> dict:
-        with open(os.path.join(folder, "cold", name), encoding="utf-8") as f:
-            return json.load(f)
+        return json.loads(Path(folder, "cold", name).read_text(encoding="utf-8"))
     return [*capture_rows(runs["capture"]), mlir_op_row(runs["mlir"]), dsl_row(runs["dsls"][0]),
             boundary_row(runs["mlir"]),
             *torch_rows(one("torch-first-py3.11.json"), one("torch-first-callgrind-py3.11.json")),
@@ -217,13 +208,8 @@ def readme_rows(folder: str = RESULTS) -> list[str]:
 
 
 def main() -> int:
-    parser = _common.parser(__doc__.split("\n\n")[0], json=False)
-    parser.add_argument("--results", default=RESULTS, metavar="DIR",
-                        help="the results folder (default: docs/_data/benchmarks)")
-    args = parser.parse_args()
-    if not os.path.isdir(args.results):
-        parser.error(f"--results: no such folder {args.results!r}")
-    print("\n".join(readme_rows(args.results)))
+    _common.parser(__doc__.split("\n\n")[0], json=False).parse_args()  # --help
+    print("\n".join(readme_rows()))
     return 0
 
 

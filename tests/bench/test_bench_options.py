@@ -101,10 +101,8 @@ def test_interp_keep_callgrind_with_no_callgrind_is_refused(tmp_path):
     assert "--keep-callgrind keeps the files of the instruction counts" in done.stderr
 
 
-def test_callgrind_breakdown_json_into_a_missing_folder_is_refused(tmp_path):
-    (tmp_path / "x.out").write_text("", encoding="utf-8")
-    done = _run(BENCH / "callgrind_breakdown.py", tmp_path / "x.out", "--json",
-                tmp_path / "missing" / "out.json")
+def test_a_json_file_into_a_missing_folder_is_refused_before_the_run(tmp_path):
+    done = _run(BENCH / "bench_capture.py", "--json", tmp_path / "missing" / "out.json")
     assert done.returncode == 2, done.stderr
     assert "does not exist" in done.stderr
 
