@@ -18,7 +18,6 @@ import re
 from pathlib import Path
 
 from docutils import nodes
-from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
@@ -71,8 +70,6 @@ class BenchmarkDirective(SphinxDirective):
 class BenchmarkFigure(BenchmarkDirective):
     """benchmark_figures.FIGURES; its legend is a table of the runs (a centred list reads badly)."""
 
-    option_spec = {"alt": directives.unchanged}
-
     def draw(self, name: str, folder: Path) -> list[nodes.Node]:
         import benchmark_figures  # matplotlib: loaded only by pages that draw
 
@@ -85,8 +82,7 @@ class BenchmarkFigure(BenchmarkDirective):
                         [[meta["python"], describe_date(meta), describe_machine(meta),
                           f"`{meta['command']}`"] for meta in (run["meta"] for run in runs)],
                         ["benchmark-runs"])
-        return [nodes.figure("", nodes.image(uri=os.path.relpath(png, page_dir),
-                                             alt=self.options.get("alt", caption)),
+        return [nodes.figure("", nodes.image(uri=os.path.relpath(png, page_dir), alt=caption),
                              nodes.caption(caption, caption), nodes.legend("", legend),
                              classes=["benchmark-figure"])]
 

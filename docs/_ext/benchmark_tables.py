@@ -192,7 +192,8 @@ def torch_first_table(result: dict) -> Table:
     """bench_torch.py --paths first: ms per trace, first and again, median and min."""
     rows = []
     for row in (row for row in result["rows"] if row["path"] == "first"):
-        label = f"{row['model']} ({row['nodes']}, {row['frames']['mean']:.0f}/{row['frames']['max']})"
+        frames = row["frames"]
+        label = f"{row['model']} ({row['nodes']}, {frames['mean']:.0f}/{frames['max']})"
         for run in ("first", "again"):
             # callsite's part against the spread of its own repeats: a ratio of a difference
             # smaller than the spread is marked, not read as a measurement.
@@ -202,7 +203,8 @@ def torch_first_table(result: dict) -> Table:
                 added = ratio(r["added_ratio"])
                 if r["added_ratio"] is not None and r["callsite_added_s"] / r["none_s"] < spread:
                     added += f", in the noise ({spread:.0%})"
-                rows.append([label, run, stat, ms(r["none_s"]), ms(r["torch_s"]), ms(r["callsite_s"]),
+                rows.append([label, run, stat,
+                             *(ms(r[f"{m}_s"]) for m in ("none", "torch", "callsite")),
                              f"{r['torch_added_us_per_node']:.1f} µs",
                              f"{r['callsite_added_us_per_node']:.1f} µs", added,
                              ratio(r["callsite_vs_none"]), ratio(r["torch_vs_none"])])
@@ -224,8 +226,8 @@ def torch_instructions_table(rows: list[dict]) -> Table:
             r = ins[run]
             # One decimal past 100 too: a ratio of two counts, which the page quotes so.
             added = "—" if r["added_ratio"] is None else f"{r['added_ratio']:.1f}×"
-            out.append([f"{row['model']} ({n})", run, *(f"{r['ir'][m]:,}" for m in
-                                                        ("none", "torch", "callsite")),
+            out.append([f"{row['model']} ({n})", run,
+                        *(f"{r['ir'][m]:,}" for m in ("none", "torch", "callsite")),
                         f"{r['torch_added_ir'] / n:,.0f}", f"{r['callsite_added_ir'] / n:,.0f}",
                         added, f"{r['callsite_vs_none']:.3f}", f"{r['torch_vs_none']:.2f}"])
     return (["model (nodes)", "trace", "no stack traces", "torch's", "callsite's",
@@ -239,7 +241,8 @@ def mlir_contexts_table(result: dict) -> Table:
     wall = measured["contexts_s_per_build"]["sizes"]
     rows = []
     for ops, counts in measured["contexts_ir_per_build"]["sizes"].items():
-        times, samples = wall.get(ops, {}).get("median", {}), wall.get(ops, {}).get("samples_s", {})
+        timed = wall.get(ops, {})
+        times, samples = timed.get("median", {}), timed.get("samples_s", {})
         for kind, label in (("one", "one"), ("new", "new per build")):
             a, b, c = (counts[f"{m}/{kind}"] for m in "abc")
             ta, tb, tc = (times.get(f"{m}/{kind}") for m in "abc")
@@ -264,7 +267,7 @@ def memory_table(part: dict, unit: str) -> Table:
     for row in part["modes"]:
         g = row["growth"]
         alive = row.get("live_contexts_at_end", row.get("callsite_cached_texts"))
-        rows.append([row["mode"], f"{g['rss_first_kib'] / 1024:.1f}", f"{g['rss_last_kib'] / 1024:.1f}",
+        rows.append([row["mode"], *(f"{g[f'rss_{at}_kib'] / 1024:.1f}" for at in ("first", "last")),
                      f"{g['growth_kib_per_unit']:.2f}", "—" if alive is None else str(alive)])
     return (["mode", f"RSS after 1 {unit} (MiB)", "after the last (MiB)",
              f"growth per {unit} (KiB)", "alive at the end"], rows)
@@ -275,7 +278,7 @@ def memory_table(part: dict, unit: str) -> Table:
 COLD_TABLES: dict[str, tuple[str, int, Callable[[dict], Table]]] = {
     "torch-first": ("cold/torch-first-py3.11.json", 3, torch_first_table),
     "torch-instructions": ("cold/torch-first-callgrind-py3.11.json", 2,
-                           lambda result: torch_instructions_table(result["rows"])),
+                           lambda r: torch_instructions_table(r["rows"])),
     "mlir-contexts": ("cold/mlir-contexts-py3.11.json", 2, mlir_contexts_table),
     "memory-torch": ("cold/memory-py3.11.json", 1, lambda r: memory_table(r["torch"], "tracer")),
     "memory-mlir": ("cold/memory-py3.11.json", 1, lambda r: memory_table(r["mlir"], "Context")),
