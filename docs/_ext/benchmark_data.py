@@ -56,16 +56,22 @@ def load_results(folder: Path) -> dict[str, list[dict]]:
         raise ResultFileError(f"no benchmark results folder {folder}")
     by_bench: dict[str, list[dict]] = {}
     for path in sorted(folder.glob("*.json")):
-        try:
-            result = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise ResultFileError(f"{path}: not JSON ({e})") from None
-        check_result(result, path)
-        result["_path"] = path
+        result = load_result(path)
         by_bench.setdefault(result["bench"], []).append(result)
     for runs in by_bench.values():
         runs.sort(key=python_key)
     return by_bench
+
+
+def load_result(path: Path) -> dict:
+    """One result file, checked; its path under "_path"."""
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise ResultFileError(f"{path}: not a JSON file ({e})") from None
+    check_result(result, path)
+    result["_path"] = path
+    return result
 
 
 def runs_of(kind: str, registry: dict, name: str, results: dict[str, list[dict]]) -> list[dict]:

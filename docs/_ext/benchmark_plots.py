@@ -18,23 +18,28 @@ import re
 from pathlib import Path
 
 from docutils import nodes
-from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 import benchmark_tables
-from benchmark_data import describe_date, describe_machine, load_results
+from benchmark_data import describe_date, describe_machine, load_result, load_results
 
 _CODE = re.compile(r"`([^`]+)`")
 
 
-def _table(header: list[str], rows: list[list[str]], classes: list[str]) -> nodes.table:
+def _table(header: list[str], rows: list[list[str]], classes: list[str],
+           labels: int | None = None) -> nodes.table:
     """A docutils table of plain-string cells; `code` spans become literals (re.split leaves
-    them at the odd indices)."""
+    them at the odd indices). Given `labels`, that many leading columns are aligned left and
+    the rest right, as a markdown table's `:--` and `--:`."""
+    def align(i: int) -> list[str]:
+        return [] if labels is None else ["text-left" if i < labels else "text-right"]
+
     def row(cells: list[str]) -> nodes.row:
         return nodes.row("", *(nodes.entry("", nodes.paragraph("", "", *(
             nodes.literal(part, part) if i % 2 else nodes.Text(part)
-            for i, part in enumerate(_CODE.split(cell)) if part))) for cell in cells))
+            for i, part in enumerate(_CODE.split(cell)) if part)), classes=align(column))
+            for column, cell in enumerate(cells)))
 
     group = nodes.tgroup("", *(nodes.colspec(colwidth=1) for _ in header), cols=len(header))
     group += [nodes.thead("", row(header)), nodes.tbody("", *map(row, rows))]
@@ -48,26 +53,28 @@ class BenchmarkDirective(SphinxDirective):
     required_arguments = 1
 
     def run(self) -> list[nodes.Node]:
-        folder = Path(self.env.srcdir) / self.config.benchmark_results
         try:
-            results = load_results(folder)
-            for path in sorted(folder.glob("*.json")):
-                self.env.note_dependency(str(path))
-            return self.draw(self.arguments[0], results)
+            return self.draw(self.arguments[0],
+                             Path(self.env.srcdir) / self.config.benchmark_results)
         except ValueError as e:  # ResultFileError too
             raise self.error(f"{self.name} {self.arguments[0]}: {e}") from None
+
+    def results(self, folder: Path) -> dict[str, list[dict]]:
+        """Every result file in `folder` (not its subfolders), by bench."""
+        results = load_results(folder)
+        for path in sorted(folder.glob("*.json")):
+            self.env.note_dependency(str(path))
+        return results
 
 
 class BenchmarkFigure(BenchmarkDirective):
     """benchmark_figures.FIGURES; its legend is a table of the runs (a centred list reads badly)."""
 
-    option_spec = {"alt": directives.unchanged}
-
-    def draw(self, name: str, results: dict[str, list[dict]]) -> list[nodes.Node]:
+    def draw(self, name: str, folder: Path) -> list[nodes.Node]:
         import benchmark_figures  # matplotlib: loaded only by pages that draw
 
         png = Path(self.env.doctreedir) / "benchmark_plots" / f"{name}.png"
-        runs = benchmark_figures.draw(name, results, png)
+        runs = benchmark_figures.draw(name, self.results(folder), png)
         # An image path relative to this page's folder: Sphinx copies it into _images/.
         page_dir = Path(self.env.srcdir) / Path(self.env.docname).parent
         caption = benchmark_figures.FIGURES[name][1]
@@ -75,17 +82,22 @@ class BenchmarkFigure(BenchmarkDirective):
                         [[meta["python"], describe_date(meta), describe_machine(meta),
                           f"`{meta['command']}`"] for meta in (run["meta"] for run in runs)],
                         ["benchmark-runs"])
-        return [nodes.figure("", nodes.image(uri=os.path.relpath(png, page_dir),
-                                             alt=self.options.get("alt", caption)),
+        return [nodes.figure("", nodes.image(uri=os.path.relpath(png, page_dir), alt=caption),
                              nodes.caption(caption, caption), nodes.legend("", legend),
                              classes=["benchmark-figure"])]
 
 
 class BenchmarkTable(BenchmarkDirective):
-    """benchmark_tables.TABLES."""
+    """benchmark_tables.TABLES, or a COLD_TABLES one of its one file."""
 
-    def draw(self, name: str, results: dict[str, list[dict]]) -> list[nodes.Node]:
-        return [_table(*benchmark_tables.table(name, results), ["benchmark-table"])]
+    def draw(self, name: str, folder: Path) -> list[nodes.Node]:
+        if name not in benchmark_tables.COLD_TABLES:
+            return [_table(*benchmark_tables.table(name, self.results(folder)),
+                           ["benchmark-table"])]
+        file, labels, compute = benchmark_tables.COLD_TABLES[name]
+        self.env.note_dependency(str(folder / file))
+        # Laid out as the page's markdown tables around it, which MyST marks "colwidths-auto".
+        return [_table(*compute(load_result(folder / file)), ["colwidths-auto"], labels)]
 
 
 def setup(app: Sphinx) -> dict[str, object]:

@@ -1,7 +1,8 @@
 """The benchmarks page's tables, computed from the result files (benchmark_data.py).
 
-Each function takes the loaded results and returns (header, rows) of plain strings; cells
-wrapped in backticks are shown as code. ``TABLES`` maps a table's name to its function.
+Each function returns (header, rows) of plain strings; cells wrapped in backticks are shown as
+code. ``TABLES`` maps a table's name to its function of the loaded results; ``COLD_TABLES``
+the cold-path section's tables to the one file under docs/_data/benchmarks/cold/ each reads.
 """
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Callable
 
 from benchmark_data import (below_clock, by_tracker, describe_date, describe_machine, minor,
                             ordered_union, runs_of)
+from callsite._cli.tables import fmt_ratio as ratio
+from callsite._cli.timing import noise
 
 Table = tuple[list[str], list[list[str]]]
 CAPTURE_DEPTH = "20"
@@ -21,12 +24,6 @@ def ns(value: float | None) -> str:
     if value >= 10_000:
         return f"{value / 1000:,.1f} µs"
     return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
-
-
-def ratio(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return f"{value:,.0f}×" if value >= 100 else f"{value:.1f}×" if value >= 10 else f"{value:.2f}×"
 
 
 def runs_table(results: dict[str, list[dict]]) -> Table:
@@ -182,6 +179,109 @@ TABLES: dict[str, tuple[str, Callable[[dict[str, list[dict]]], Table]]] = {
     "dsls": ("dsls", dsls_table),
     "tracking": ("tracking", tracking_table),
     "tracking-query": ("tracking", query_table),
+}
+
+
+# --- the cold path: one result file per table ------------------------------------------------
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1e3:,.1f}"
+
+
+def torch_first_table(result: dict) -> Table:
+    """bench_torch.py --paths first: ms per trace, first and again, median and min."""
+    rows = []
+    for row in (row for row in result["rows"] if row["path"] == "first"):
+        frames = row["frames"]
+        label = f"{row['model']} ({row['nodes']}, {frames['mean']:.0f}/{frames['max']})"
+        for run in ("first", "again"):
+            # callsite's part against the spread of its own repeats: a ratio of a difference
+            # smaller than the spread is marked, not read as a measurement.
+            spread = row[run]["noise"]["callsite"]
+            for stat in ("median", "min"):
+                r = row[run][stat]
+                added = ratio(r["added_ratio"])
+                if r["added_ratio"] is not None and r["callsite_added_s"] / r["none_s"] < spread:
+                    added += f", in the noise ({spread:.0%})"
+                rows.append([label, run, stat,
+                             *(ms(r[f"{m}_s"]) for m in ("none", "torch", "callsite")),
+                             f"{r['torch_added_us_per_node']:.1f} µs",
+                             f"{r['callsite_added_us_per_node']:.1f} µs", added,
+                             ratio(r["callsite_vs_none"]), ratio(r["torch_vs_none"])])
+    return (["model (nodes, frames per capture mean/max)", "trace", "stat", "no stack traces",
+             "torch's", "callsite's", "torch adds per node", "callsite adds per node",
+             "torch's added / callsite's", "callsite / none", "torch / none"], rows)
+
+
+def torch_instructions_table(rows: list[dict]) -> Table:
+    """The callgrind counts of `bench_torch.py --paths first --callgrind[-only]` rows: each
+    trace in a process of its own, only the trace collected."""
+    out = []
+    for row in rows:
+        ins = row.get("instructions")
+        if row["path"] != "first" or not ins or "skipped" in ins:
+            continue
+        n = ins["nodes"]
+        for run in ("first", "again"):
+            r = ins[run]
+            # One decimal past 100 too: a ratio of two counts, which the page quotes so.
+            added = "—" if r["added_ratio"] is None else f"{r['added_ratio']:.1f}×"
+            out.append([f"{row['model']} ({n})", run,
+                        *(f"{r['ir'][m]:,}" for m in ("none", "torch", "callsite")),
+                        f"{r['torch_added_ir'] / n:,.0f}", f"{r['callsite_added_ir'] / n:,.0f}",
+                        added, f"{r['callsite_vs_none']:.3f}", f"{r['torch_vs_none']:.2f}"])
+    return (["model (nodes)", "trace", "no stack traces", "torch's", "callsite's",
+             "torch adds per node", "callsite adds per node", "torch's added / callsite's",
+             "callsite / none", "torch / none"], out)
+
+
+def mlir_contexts_table(result: dict) -> Table:
+    """bench_mlir.py --contexts: what each mode adds per build, in instructions and CPU time."""
+    measured = result["bindings"]["iree.compiler.ir"]
+    wall = measured["contexts_s_per_build"]["sizes"]
+    rows = []
+    for ops, counts in measured["contexts_ir_per_build"]["sizes"].items():
+        timed = wall.get(ops, {})
+        times, samples = timed.get("median", {}), timed.get("samples_s", {})
+        for kind, label in (("one", "one"), ("new", "new per build")):
+            a, b, c = (counts[f"{m}/{kind}"] for m in "abc")
+            ta, tb, tc = (times.get(f"{m}/{kind}") for m in "abc")
+            clock = ratio((tb - ta) / (tc - ta)) if ta and tc and tc > ta else "—"
+            if clock != "—" and all(f"{m}/{kind}" in samples for m in "ac"):
+                spread = max(noise(samples[f"{m}/{kind}"]) for m in "ac")
+                if (tc - ta) / ta < spread:  # callsite's part smaller than the repeats' spread
+                    clock += f", in the noise ({spread:.0%})"
+            p = counts.get(f"p/{kind}")
+            rows.append([f"{ops} ops", label, f"{a:,.0f}", f"{b - a:,.0f}", f"{c - a:,.0f}",
+                         ratio((b - a) / (c - a)) if c > a else "—", f"{c / a:.3f}", clock,
+                         "—" if p is None else f"{p - a:,.0f}",
+                         ratio((b - a) / (p - a)) if p is not None and p > a else "—"])
+    return (["kernel", "Context", "(a) no locations", "(b) MLIR's walk adds", "(c) callsite adds",
+             "(b−a)/(c−a) Ir", "(c)/(a) Ir", "(b−a)/(c−a) CPU time",
+             "(p) callsite through the Python API adds", "(b−a)/(p−a) Ir"], rows)
+
+
+def memory_table(part: dict, unit: str) -> Table:
+    """bench_cold_memory.py: the resident set per mode over the tracers or the Contexts."""
+    rows = []
+    for row in part["modes"]:
+        g = row["growth"]
+        alive = row.get("live_contexts_at_end", row.get("callsite_cached_texts"))
+        rows.append([row["mode"], *(f"{g[f'rss_{at}_kib'] / 1024:.1f}" for at in ("first", "last")),
+                     f"{g['growth_kib_per_unit']:.2f}", "—" if alive is None else str(alive)])
+    return (["mode", f"RSS after 1 {unit} (MiB)", "after the last (MiB)",
+             f"growth per {unit} (KiB)", "alive at the end"], rows)
+
+
+#: name -> (its result file under the results folder, how many label columns lead its rows
+#: (left-aligned; the figures after them right-aligned), its function of the file's contents)
+COLD_TABLES: dict[str, tuple[str, int, Callable[[dict], Table]]] = {
+    "torch-first": ("cold/torch-first-py3.11.json", 3, torch_first_table),
+    "torch-instructions": ("cold/torch-first-callgrind-py3.11.json", 2,
+                           lambda r: torch_instructions_table(r["rows"])),
+    "mlir-contexts": ("cold/mlir-contexts-py3.11.json", 2, mlir_contexts_table),
+    "memory-torch": ("cold/memory-py3.11.json", 1, lambda r: memory_table(r["torch"], "tracer")),
+    "memory-mlir": ("cold/memory-py3.11.json", 1, lambda r: memory_table(r["mlir"], "Context")),
 }
 
 
