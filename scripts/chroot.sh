@@ -9,8 +9,6 @@
 #   scripts/chroot.sh test RESULTS [3.X ...] builds the chroot unless a cached one matches, then
 #                                           scripts/setup.sh + pytest.sh: RESULTS/pytest-py3.X.*
 #                                           (default: the wanted ones); no chroot: a skip, in CI a failure
-#   scripts/chroot.sh run 3.14 CMD ...      runs CMD in the chroot's copy of the repo, in that
-#                                           version's venv
 # The chroot lives in $CALLSITE_CACHE/sid-KEY (KEY: a hash of its package list); inside it the
 # venvs' dependencies are cached the way setup.sh caches them on the host, so a second run, from
 # any checkout, reuses both. The mirror is the host's Debian mirror, read from its apt
@@ -53,8 +51,8 @@ cmd_check() {
     { echo "mmdebstrap is not installed and apt-get could not install it (build/logs/apt-mmdebstrap.log)"; return 1; }
 }
 
+# cmd_ensure : builds the chroot unless it is ready (cmd_check has passed).
 cmd_ensure() {
-  local why; why="$(cmd_check)" || die "chroot unavailable: $why"
   if [ -f "$CHROOT_DIR/.callsite-ready" ]; then log "chroot: reusing $CHROOT_DIR"; return 0; fi
   local mirror t0=$SECONDS tmp="$CHROOT_DIR.partial"; mirror="$(host_mirror)"
   mkdir -p "$CALLSITE_LOGS"; rm -rf "$tmp"
@@ -113,19 +111,16 @@ enter() {
   [ ! -d /etc/xdg/pip ] || { mkdir -p "$CHROOT_DIR/etc/xdg"; cp -r /etc/xdg/pip "$CHROOT_DIR/etc/xdg/"; }
 }
 
-# in_chroot CMD... : runs CMD inside the chroot with a clean environment.
+# in_chroot CMD... : runs CMD inside the chroot with a clean environment, but for the host's
+# settings below that are set.
 in_chroot() {
+  local v pass=()
+  for v in PIP_FIND_LINKS CALLSITE_SETUP_RETRY CALLSITE_TEST_TIMEOUT CALLSITE_PYTEST_ARGS CALLSITE_PEER_SUITES; do
+    [ -z "${!v:-}" ] || pass+=("$v=${!v}")
+  done
   chroot "$CHROOT_DIR" /usr/bin/env -i HOME=/root PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
     PIP_CERT=/etc/ssl/certs/host-ca-certificates.crt PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    PIP_DEFAULT_TIMEOUT="${PIP_DEFAULT_TIMEOUT:-180}" ${PIP_FIND_LINKS:+PIP_FIND_LINKS="$PIP_FIND_LINKS"} \
-    CALLSITE_CACHE="$IN_ROOT" "$@"
-}
-
-# setup_in MINOR : setup.sh in the chroot. The DSLs publish no wheels for these versions, and
-# the chroot carries its own system packages.
-setup_in() {
-  in_chroot CALLSITE_SYSTEM_PACKAGES=0 CALLSITE_DSLS=0 \
-    ${CALLSITE_SETUP_RETRY:+CALLSITE_SETUP_RETRY="$CALLSITE_SETUP_RETRY"} bash "$SRC_IN/scripts/setup.sh" "$1"
+    PIP_DEFAULT_TIMEOUT="${PIP_DEFAULT_TIMEOUT:-180}" CALLSITE_CACHE="$IN_ROOT" "${pass[@]}" "$@"
 }
 
 cmd_test() {
@@ -143,23 +138,15 @@ cmd_test() {
   enter
   bind "$results" "$CHROOT_DIR$SRC_IN/build/test-results" || die "cannot bind-mount $results"
   for m in "$@"; do
-    setup_in "$m" || { log "Python $m (chroot): setup failed (build/logs/build-py$m.log)"; rc=1; continue; }
+    # The DSLs publish no wheels for these versions, and the chroot has its own system packages.
+    in_chroot CALLSITE_SYSTEM_PACKAGES=0 CALLSITE_DSLS=0 bash "$SRC_IN/scripts/setup.sh" "$m" ||
+      { log "Python $m (chroot): setup failed (build/logs/build-py$m.log)"; rc=1; continue; }
     log "=== Python $m (chroot): pytest"
     # CALLSITE_EXAMPLES: the demo tests find examples/ beside a venv in the checkout.
     in_chroot CALLSITE_EXAMPLES="$SRC_IN/examples" CALLSITE_PYTEST_LIVE="${CALLSITE_PYTEST_LIVE:-1}" \
-      ${CALLSITE_TEST_TIMEOUT:+CALLSITE_TEST_TIMEOUT="$CALLSITE_TEST_TIMEOUT"} \
-      ${CALLSITE_PYTEST_ARGS:+CALLSITE_PYTEST_ARGS="$CALLSITE_PYTEST_ARGS"} \
-      ${CALLSITE_PEER_SUITES:+CALLSITE_PEER_SUITES="$CALLSITE_PEER_SUITES"} \
       bash "$SRC_IN/scripts/pytest.sh" "$SRC_IN/build/test-results/pytest-py$m" "$SRC_IN/.venv/py$m/bin/python" || rc=1
   done
   return $rc
-}
-
-cmd_run() {
-  local m="$1"; shift
-  cmd_ensure; enter
-  setup_in "$m" || die "setup failed for $m"
-  in_chroot sh -c 'cd "$0" && PATH="$1/bin:$PATH" && shift && exec "$@"' "$SRC_IN" "$SRC_IN/.venv/py$m" "$@"
 }
 
 # One user of the chroot at a time: they share its mounts.
@@ -172,6 +159,5 @@ lock_chroot() {
 case "${1:-}" in
   wanted) shift; cmd_wanted "$@" ;;
   test) shift; lock_chroot; cmd_test "$@" ;;
-  run) shift; lock_chroot; cmd_run "$@" ;;
   *) callsite_usage; exit 2 ;;
 esac
