@@ -98,24 +98,7 @@ callsite_available_minors() {
 # callsite_requirements FILE... : the requirement lines of FILEs (comments and blanks dropped).
 callsite_requirements() { sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d' "$@"; }
 
-# callsite_peer_minor NAME : the Python minor named by requirements/peers/NAME.txt's first line.
-callsite_peer_minor() {
-  sed -n '1s/^#[[:space:]]*python:[[:space:]]*\(3\.[0-9]*\).*/\1/p' "$CALLSITE_REQUIREMENTS/peers/$1.txt"
-}
-
 callsite_venv() { echo "$CALLSITE_ROOT/.venv/py$1"; }
-
-# callsite_first_python MINOR... : prints the first MINOR that has a usable interpreter; fails,
-# with each one's reason on stderr, when none has.
-callsite_first_python() {
-  local m why whys=()
-  for m; do
-    why="$(callsite_skip_reason "$m")" || { echo "$m"; return 0; }
-    whys+=("Python $m: $why")
-  done
-  printf '[callsite] %s\n' "${whys[@]}" >&2
-  return 1
-}
 
 # callsite_pip_install VENV FILE... : installs the requirements of FILEs into VENV.
 callsite_pip_install() {
