@@ -10,7 +10,7 @@ CALLSITE_DEFAULT_MINOR=3.11
 CALLSITE_REQUIREMENTS="$CALLSITE_ROOT/requirements"
 CALLSITE_LOGS="$CALLSITE_ROOT/build/logs"
 # Caches shared by every checkout on the machine (CI's fresh clone included): chroots, peer venvs.
-CALLSITE_CACHE="${CALLSITE_CACHE:-${CALLSITE_CHROOT_CACHE:-/var/cache/callsite}}"
+CALLSITE_CACHE="${CALLSITE_CACHE:-/var/cache/callsite}"
 PYENV_ROOT="${PYENV_ROOT:-$HOME/.pyenv}"
 
 # Compiler cache for every build the scripts start (test venvs, peers' wheel, C++ suites,
