@@ -77,22 +77,15 @@ pip_local_dirs() {
     while read -r d; do [ -d "$d" ] && echo "$d"; done | sort -u
 }
 
-MOUNTED=()
-unmount_all() {
-  local i
-  for ((i = ${#MOUNTED[@]} - 1; i >= 0; i--)); do umount -l "${MOUNTED[$i]}" 2>/dev/null; done
-  MOUNTED=()
-}
 bind() { # bind SRC DST [ro]
   mkdir -p "$2"
   mount --bind "$1" "$2" || return 1
-  MOUNTED+=("$2")
   [ "${3:-}" != ro ] || mount -o remount,bind,ro "$2"
 }
 
 # Refreshes the repo copy, mounts /proc, /dev, the host's local pip directories and this
 # checkout's build/logs (so the logs are where the host's are); copies resolver, CA bundle and
-# pip configuration in. Unmounted by the EXIT trap.
+# pip configuration in. The mounts are the test's mount namespace's (below): they go with it.
 enter() {
   local src="$CHROOT_DIR$SRC_IN" d
   mkdir -p "$src" "$CALLSITE_LOGS"
@@ -100,8 +93,6 @@ enter() {
   # which stay, see only what changed.
   find "$src" -mindepth 1 -maxdepth 1 ! -name build ! -name .venv -exec rm -rf {} +
   (cd "$CALLSITE_ROOT" && tar -c --exclude=./.venv --exclude=./build --exclude=./.git .) | tar -x -C "$src"
-  trap unmount_all EXIT
-  trap 'exit 130' INT TERM # the EXIT trap then unmounts
   bind /proc "$CHROOT_DIR/proc" && bind /dev "$CHROOT_DIR/dev" && bind "$CALLSITE_LOGS" "$src/build/logs" ||
     die "cannot bind-mount /proc, /dev, build/logs"
   while read -r d; do [ -n "$d" ] && bind "$d" "$CHROOT_DIR$d" ro; done < <(pip_local_dirs)
@@ -156,6 +147,10 @@ lock_chroot() {
   flock -w 3600 9 || die "chroot: another scripts/chroot.sh still holds $CALLSITE_CACHE/.lock"
 }
 
+# test runs in a mount namespace of its own, so its mounts go when it ends, however it ends.
+if [ "${1:-}" = test ] && [ -z "${CALLSITE_CHROOT_NS:-}" ] && [ "$(id -u)" = 0 ]; then
+  CALLSITE_CHROOT_NS=1 exec unshare --mount "$BASH" "$0" "$@"
+fi
 case "${1:-}" in
   wanted) shift; cmd_wanted "$@" ;;
   test) shift; lock_chroot; cmd_test "$@" ;;
