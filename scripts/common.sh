@@ -85,16 +85,6 @@ callsite_skip_reason() {
   echo "$why"
 }
 
-# Echoes the minors from the requested list ($@, default: all supported) that have an
-# interpreter; prints "skipping Python X: reason" on stderr for every one that has none.
-callsite_available_minors() {
-  local want=("$@") m why
-  [ ${#want[@]} -gt 0 ] || want=("${CALLSITE_HOST_MINORS[@]}")
-  for m in "${want[@]}"; do
-    if why="$(callsite_skip_reason "$m")"; then log "skipping Python $m: $why"; else echo "$m"; fi
-  done
-}
-
 # callsite_requirements FILE... : the requirement lines of FILEs (comments and blanks dropped).
 callsite_requirements() { sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d' "$@"; }
 
