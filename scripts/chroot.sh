@@ -9,6 +9,8 @@
 #   scripts/chroot.sh test RESULTS [3.X ...] builds the chroot unless a cached one matches, then
 #                                           scripts/setup.sh + pytest.sh: RESULTS/pytest-py3.X.*
 #                                           (default: the wanted ones); no chroot: a skip, in CI a failure
+#   scripts/chroot.sh run 3.14 CMD ...      runs CMD in the chroot's copy of the repo, in that
+#                                           version's venv
 # The chroot lives in $CALLSITE_CACHE/sid-KEY (KEY: a hash of its package list); inside it the
 # venvs' dependencies are cached the way setup.sh caches them on the host, so a second run, from
 # any checkout, reuses both. The mirror is the host's Debian mirror, read from its apt
@@ -51,8 +53,8 @@ cmd_check() {
     { echo "mmdebstrap is not installed and apt-get could not install it (build/logs/apt-mmdebstrap.log)"; return 1; }
 }
 
-# cmd_ensure : builds the chroot unless it is ready (cmd_check has passed).
 cmd_ensure() {
+  local why; why="$(cmd_check)" || die "chroot unavailable: $why"
   if [ -f "$CHROOT_DIR/.callsite-ready" ]; then log "chroot: reusing $CHROOT_DIR"; return 0; fi
   local mirror t0=$SECONDS tmp="$CHROOT_DIR.partial"; mirror="$(host_mirror)"
   mkdir -p "$CALLSITE_LOGS"; rm -rf "$tmp"
@@ -85,7 +87,7 @@ bind() { # bind SRC DST [ro]
 
 # Refreshes the repo copy, mounts /proc, /dev, the host's local pip directories and this
 # checkout's build/logs (so the logs are where the host's are); copies resolver, CA bundle and
-# pip configuration in. The mounts are the test's mount namespace's (below): they go with it.
+# pip configuration in. The mounts go with the mount namespace of their own (below).
 enter() {
   local src="$CHROOT_DIR$SRC_IN" d
   mkdir -p "$src" "$CALLSITE_LOGS"
@@ -114,6 +116,10 @@ in_chroot() {
     PIP_DEFAULT_TIMEOUT="${PIP_DEFAULT_TIMEOUT:-180}" CALLSITE_CACHE="$IN_ROOT" "${pass[@]}" "$@"
 }
 
+# setup_in MINOR : setup.sh in the chroot. The DSLs publish no wheels for these versions, and
+# the chroot carries its own system packages.
+setup_in() { in_chroot CALLSITE_SYSTEM_PACKAGES=0 CALLSITE_DSLS=0 bash "$SRC_IN/scripts/setup.sh" "$1"; }
+
 cmd_test() {
   local results="$1" m rc=0 why; shift
   [ $# -gt 0 ] || set -- $(cmd_wanted)
@@ -129,15 +135,20 @@ cmd_test() {
   enter
   bind "$results" "$CHROOT_DIR$SRC_IN/build/test-results" || die "cannot bind-mount $results"
   for m in "$@"; do
-    # The DSLs publish no wheels for these versions, and the chroot has its own system packages.
-    in_chroot CALLSITE_SYSTEM_PACKAGES=0 CALLSITE_DSLS=0 bash "$SRC_IN/scripts/setup.sh" "$m" ||
-      { log "Python $m (chroot): setup failed (build/logs/build-py$m.log)"; rc=1; continue; }
+    setup_in "$m" || { log "Python $m (chroot): setup failed (build/logs/build-py$m.log)"; rc=1; continue; }
     log "=== Python $m (chroot): pytest"
     # CALLSITE_EXAMPLES: the demo tests find examples/ beside a venv in the checkout.
     in_chroot CALLSITE_EXAMPLES="$SRC_IN/examples" CALLSITE_PYTEST_LIVE="${CALLSITE_PYTEST_LIVE:-1}" \
       bash "$SRC_IN/scripts/pytest.sh" "$SRC_IN/build/test-results/pytest-py$m" "$SRC_IN/.venv/py$m/bin/python" || rc=1
   done
   return $rc
+}
+
+cmd_run() {
+  local m="$1"; shift
+  cmd_ensure; enter
+  setup_in "$m" || die "setup failed for $m"
+  in_chroot sh -c 'cd "$0" && PATH="$1/bin:$PATH" && shift && exec "$@"' "$SRC_IN" "$SRC_IN/.venv/py$m" "$@"
 }
 
 # One user of the chroot at a time: they share its mounts.
@@ -147,12 +158,13 @@ lock_chroot() {
   flock -w 3600 9 || die "chroot: another scripts/chroot.sh still holds $CALLSITE_CACHE/.lock"
 }
 
-# test runs in a mount namespace of its own, so its mounts go when it ends, however it ends.
-if [ "${1:-}" = test ] && [ -z "${CALLSITE_CHROOT_NS:-}" ] && [ "$(id -u)" = 0 ]; then
+# test and run work in a mount namespace of their own: their mounts go when they end, however.
+if [[ "${1:-}" =~ ^(test|run)$ ]] && [ -z "${CALLSITE_CHROOT_NS:-}" ] && [ "$(id -u)" = 0 ]; then
   CALLSITE_CHROOT_NS=1 exec unshare --mount "$BASH" "$0" "$@"
 fi
 case "${1:-}" in
   wanted) shift; cmd_wanted "$@" ;;
   test) shift; lock_chroot; cmd_test "$@" ;;
+  run) shift; lock_chroot; cmd_run "$@" ;;
   *) callsite_usage; exit 2 ;;
 esac
