@@ -79,22 +79,15 @@ pip_local_dirs() {
     while read -r d; do [ -d "$d" ] && echo "$d"; done | sort -u
 }
 
-MOUNTED=()
-unmount_all() {
-  local i
-  for ((i = ${#MOUNTED[@]} - 1; i >= 0; i--)); do umount -l "${MOUNTED[$i]}" 2>/dev/null; done
-  MOUNTED=()
-}
 bind() { # bind SRC DST [ro]
   mkdir -p "$2"
   mount --bind "$1" "$2" || return 1
-  MOUNTED+=("$2")
   [ "${3:-}" != ro ] || mount -o remount,bind,ro "$2"
 }
 
 # Refreshes the repo copy, mounts /proc, /dev, the host's local pip directories and this
 # checkout's build/logs (so the logs are where the host's are); copies resolver, CA bundle and
-# pip configuration in. Unmounted by the EXIT trap.
+# pip configuration in. The mounts go with the mount namespace of their own (below).
 enter() {
   local src="$CHROOT_DIR$SRC_IN" d
   mkdir -p "$src" "$CALLSITE_LOGS"
@@ -102,8 +95,6 @@ enter() {
   # which stay, see only what changed.
   find "$src" -mindepth 1 -maxdepth 1 ! -name build ! -name .venv -exec rm -rf {} +
   (cd "$CALLSITE_ROOT" && tar -c --exclude=./.venv --exclude=./build --exclude=./.git .) | tar -x -C "$src"
-  trap unmount_all EXIT
-  trap 'exit 130' INT TERM # the EXIT trap then unmounts
   bind /proc "$CHROOT_DIR/proc" && bind /dev "$CHROOT_DIR/dev" && bind "$CALLSITE_LOGS" "$src/build/logs" ||
     die "cannot bind-mount /proc, /dev, build/logs"
   while read -r d; do [ -n "$d" ] && bind "$d" "$CHROOT_DIR$d" ro; done < <(pip_local_dirs)
@@ -113,20 +104,21 @@ enter() {
   [ ! -d /etc/xdg/pip ] || { mkdir -p "$CHROOT_DIR/etc/xdg"; cp -r /etc/xdg/pip "$CHROOT_DIR/etc/xdg/"; }
 }
 
-# in_chroot CMD... : runs CMD inside the chroot with a clean environment.
+# in_chroot CMD... : runs CMD inside the chroot with a clean environment, but for the host's
+# settings below that are set.
 in_chroot() {
+  local v pass=()
+  for v in PIP_FIND_LINKS CALLSITE_SETUP_RETRY CALLSITE_TEST_TIMEOUT CALLSITE_PYTEST_ARGS CALLSITE_PEER_SUITES; do
+    [ -z "${!v:-}" ] || pass+=("$v=${!v}")
+  done
   chroot "$CHROOT_DIR" /usr/bin/env -i HOME=/root PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
     PIP_CERT=/etc/ssl/certs/host-ca-certificates.crt PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    PIP_DEFAULT_TIMEOUT="${PIP_DEFAULT_TIMEOUT:-180}" ${PIP_FIND_LINKS:+PIP_FIND_LINKS="$PIP_FIND_LINKS"} \
-    CALLSITE_CACHE="$IN_ROOT" "$@"
+    PIP_DEFAULT_TIMEOUT="${PIP_DEFAULT_TIMEOUT:-180}" CALLSITE_CACHE="$IN_ROOT" "${pass[@]}" "$@"
 }
 
 # setup_in MINOR : setup.sh in the chroot. The DSLs publish no wheels for these versions, and
 # the chroot carries its own system packages.
-setup_in() {
-  in_chroot CALLSITE_SYSTEM_PACKAGES=0 CALLSITE_DSLS=0 \
-    ${CALLSITE_SETUP_RETRY:+CALLSITE_SETUP_RETRY="$CALLSITE_SETUP_RETRY"} bash "$SRC_IN/scripts/setup.sh" "$1"
-}
+setup_in() { in_chroot CALLSITE_SYSTEM_PACKAGES=0 CALLSITE_DSLS=0 bash "$SRC_IN/scripts/setup.sh" "$1"; }
 
 cmd_test() {
   local results="$1" m rc=0 why; shift
@@ -147,9 +139,6 @@ cmd_test() {
     log "=== Python $m (chroot): pytest"
     # CALLSITE_EXAMPLES: the demo tests find examples/ beside a venv in the checkout.
     in_chroot CALLSITE_EXAMPLES="$SRC_IN/examples" CALLSITE_PYTEST_LIVE="${CALLSITE_PYTEST_LIVE:-1}" \
-      ${CALLSITE_TEST_TIMEOUT:+CALLSITE_TEST_TIMEOUT="$CALLSITE_TEST_TIMEOUT"} \
-      ${CALLSITE_PYTEST_ARGS:+CALLSITE_PYTEST_ARGS="$CALLSITE_PYTEST_ARGS"} \
-      ${CALLSITE_PEER_SUITES:+CALLSITE_PEER_SUITES="$CALLSITE_PEER_SUITES"} \
       bash "$SRC_IN/scripts/pytest.sh" "$SRC_IN/build/test-results/pytest-py$m" "$SRC_IN/.venv/py$m/bin/python" || rc=1
   done
   return $rc
@@ -169,6 +158,10 @@ lock_chroot() {
   flock -w 3600 9 || die "chroot: another scripts/chroot.sh still holds $CALLSITE_CACHE/.lock"
 }
 
+# test and run work in a mount namespace of their own: their mounts go when they end, however.
+if [[ "${1:-}" =~ ^(test|run)$ ]] && [ -z "${CALLSITE_CHROOT_NS:-}" ] && [ "$(id -u)" = 0 ]; then
+  CALLSITE_CHROOT_NS=1 exec unshare --mount "$BASH" "$0" "$@"
+fi
 case "${1:-}" in
   wanted) shift; cmd_wanted "$@" ;;
   test) shift; lock_chroot; cmd_test "$@" ;;

@@ -10,7 +10,7 @@ CALLSITE_DEFAULT_MINOR=3.11
 CALLSITE_REQUIREMENTS="$CALLSITE_ROOT/requirements"
 CALLSITE_LOGS="$CALLSITE_ROOT/build/logs"
 # Caches shared by every checkout on the machine (CI's fresh clone included): chroots, peer venvs.
-CALLSITE_CACHE="${CALLSITE_CACHE:-${CALLSITE_CHROOT_CACHE:-/var/cache/callsite}}"
+CALLSITE_CACHE="${CALLSITE_CACHE:-/var/cache/callsite}"
 PYENV_ROOT="${PYENV_ROOT:-$HOME/.pyenv}"
 
 # Compiler cache for every build the scripts start (test venvs, peers' wheel, C++ suites,
@@ -85,37 +85,10 @@ callsite_skip_reason() {
   echo "$why"
 }
 
-# Echoes the minors from the requested list ($@, default: all supported) that have an
-# interpreter; prints "skipping Python X: reason" on stderr for every one that has none.
-callsite_available_minors() {
-  local want=("$@") m why
-  [ ${#want[@]} -gt 0 ] || want=("${CALLSITE_HOST_MINORS[@]}")
-  for m in "${want[@]}"; do
-    if why="$(callsite_skip_reason "$m")"; then log "skipping Python $m: $why"; else echo "$m"; fi
-  done
-}
-
 # callsite_requirements FILE... : the requirement lines of FILEs (comments and blanks dropped).
 callsite_requirements() { sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d' "$@"; }
 
-# callsite_peer_minor NAME : the Python minor named by requirements/peers/NAME.txt's first line.
-callsite_peer_minor() {
-  sed -n '1s/^#[[:space:]]*python:[[:space:]]*\(3\.[0-9]*\).*/\1/p' "$CALLSITE_REQUIREMENTS/peers/$1.txt"
-}
-
 callsite_venv() { echo "$CALLSITE_ROOT/.venv/py$1"; }
-
-# callsite_first_python MINOR... : prints the first MINOR that has a usable interpreter; fails,
-# with each one's reason on stderr, when none has.
-callsite_first_python() {
-  local m why whys=()
-  for m; do
-    why="$(callsite_skip_reason "$m")" || { echo "$m"; return 0; }
-    whys+=("Python $m: $why")
-  done
-  printf '[callsite] %s\n' "${whys[@]}" >&2
-  return 1
-}
 
 # callsite_pip_install VENV FILE... : installs the requirements of FILEs into VENV.
 callsite_pip_install() {

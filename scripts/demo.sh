@@ -15,8 +15,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$CALLSITE_ROOT"
 CANDIDATES=(3.12 3.13 3.11 3.10)
 [ -z "${CALLSITE_DEMO_PYTHON:-}" ] || CANDIDATES=("$CALLSITE_DEMO_PYTHON")
-MINOR="$(callsite_first_python "${CANDIDATES[@]}")" ||
-  die "no usable Python among ${CANDIDATES[*]} for the demo (one on PATH or under pyenv)"
+for MINOR in "${CANDIDATES[@]}"; do
+  why="$(callsite_skip_reason "$MINOR")" || break
+  log "Python $MINOR: $why"; MINOR=
+done
+[ -n "$MINOR" ] || die "no usable Python among ${CANDIDATES[*]} for the demo (one on PATH or under pyenv)"
 NAME="demo-py$MINOR"
 VENV="$CALLSITE_ROOT/.venv/$NAME"
 t0=$SECONDS

@@ -23,18 +23,15 @@ callsite_linked_venv "$DEPS" "$VENV"
 mkdir -p "$OUT"
 : >"$LOGF"
 
-if ! command -v doxygen >/dev/null 2>&1; then
-  [ "$(id -u)" = 0 ] || die "doxygen is not installed (apt-get install doxygen)"
-  log "docs: apt-get install doxygen"
-  callsite_install_packages doxygen >>"$LOGF" 2>&1 || die "apt-get install doxygen failed (see $LOGF)"
-fi
-
-# The site's browser test (tests/docs/test_docs_site.py) renders pages in Debian's headless chromium.
-if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-  log "docs: apt-get install chromium (for tests/docs/test_docs_site.py)"
-  callsite_install_packages chromium >>"$LOGF" 2>&1 ||
-    log "docs: apt-get install chromium failed: the browser test will fail (see $LOGF)"
-fi
+# Doxygen for the C++ reference; Debian's headless chromium for the site's browser test
+# (tests/docs/test_docs_site.py), which fails without it. Installed when missing and we are root.
+for tool in doxygen chromium; do
+  if ! command -v "$tool" >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    log "docs: apt-get install $tool"
+    callsite_install_packages "$tool" >>"$LOGF" 2>&1 || log "docs: apt-get install $tool failed (see $LOGF)"
+  fi
+done
+command -v doxygen >/dev/null 2>&1 || die "doxygen is not installed (apt-get install doxygen; see $LOGF)"
 
 callsite_install_checkout "$VENV" build/docs/ext "$LOGF" || die "callsite build failed (see $LOGF)"
 

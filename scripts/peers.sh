@@ -6,8 +6,8 @@
 #   CALLSITE_SETUP_RETRY=1   retry peers whose install failed before
 #   CALLSITE_PEERS=0         do nothing (the peer tests then skip)
 # The peer's dependencies (its file and requirements/test.txt) live in a cached venv (common.sh's
-# callsite_cached_venv) that every checkout on the machine shares; .venv/peer-NAME is a thin venv
-# of this checkout that adds the cached site-packages (a .pth) and holds this checkout's callsite.
+# callsite_cached_venv) that every checkout on the machine shares; .venv/peer-NAME is a
+# hard-linked copy of it (callsite_linked_venv) holding this checkout's callsite.
 # A failure is tolerated and its reason written to .venv/peer-NAME.failed (tests/support/peers.py
 # skips with it). Exits 0 unless the arguments are bad.
 set -uo pipefail
@@ -24,31 +24,23 @@ fail() {
 }
 
 setup_peer() {
-  local name="$1" minor base deps thin="$CALLSITE_ROOT/.venv/peer-$1" logf="$CALLSITE_LOGS/build-peer-$1.log"
+  local name="$1" minor base deps venv="$CALLSITE_ROOT/.venv/peer-$1" logf="$CALLSITE_LOGS/build-peer-$1.log"
   local failed="$CALLSITE_ROOT/.venv/peer-$1.failed"
   if [ -f "$failed" ] && [ "${CALLSITE_SETUP_RETRY:-0}" != 1 ]; then
     log "peer $name not installed: $(cat "$failed") (earlier attempt; CALLSITE_SETUP_RETRY=1 retries)"
     return 0
   fi
-  minor="$(callsite_peer_minor "$name")"
+  minor="$(sed -n '1s/^#[[:space:]]*python:[[:space:]]*\(3\.[0-9]*\).*/\1/p' "$CALLSITE_REQUIREMENTS/peers/$name.txt")"
   [ -n "$minor" ] || { fail "$name" "requirements/peers/$name.txt lacks its first line '# python: 3.X'"; return 0; }
   base="$(callsite_find_python "$minor")" || { fail "$name" "Python $minor: $base"; return 0; }
   deps="$(callsite_cached_venv "peer-$name" "$base" callsite_pip_install "$CALLSITE_REQUIREMENTS/test.txt" \
     "$CALLSITE_REQUIREMENTS/peers/$name.txt")" ||
     { fail "$name" "$(callsite_pip_error <"$CALLSITE_LOGS/pip-peer-$name.log") (see build/logs/pip-peer-$name.log)"; return 0; }
-  local site; site="$("$deps/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-  if [ "$(cat "$thin/.callsite-deps" 2>/dev/null)" != "$deps" ] || [ ! -x "$thin/bin/python" ]; then
-    rm -rf "$thin"
-    "$base" -m venv --without-pip "$thin" || { fail "$name" "venv creation failed"; return 0; }
-    local own; own="$("$thin/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-    # addsitedir (not a bare path line) so the cached site-packages' own .pth files run too.
-    echo "import site; site.addsitedir('$site')" >"$own/callsite-peer-deps.pth"
-    echo "$deps" >"$thin/.callsite-deps"
-  fi
+  callsite_linked_venv "$deps" "$venv" || { fail "$name" "could not copy $deps"; return 0; }
   local wheel; wheel="$(callsite_wheel "$minor")" ||
     { fail "$name" "callsite did not build for Python $minor (see build/logs/build-py$minor.log)"; return 0; }
-  if "$thin/bin/python" -m pip install --disable-pip-version-check -q --no-deps --force-reinstall \
-       "$wheel" >"$logf" 2>&1 && (cd / && "$thin/bin/python" -c 'import callsite') >>"$logf" 2>&1; then
+  if "$venv/bin/python" -m pip install --disable-pip-version-check -q --no-deps --force-reinstall \
+       "$wheel" >"$logf" 2>&1 && (cd / && "$venv/bin/python" -c 'import callsite') >>"$logf" 2>&1; then
     rm -f "$failed"
     log "peer $name: ready"
   else

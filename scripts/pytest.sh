@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/pytest.sh — the one pytest run of every suite (host venvs, the chroot's, the sanitized
-# module): OUT.{xml,log,rc,secs}; the installed package is under test, so no PYTHONPATH from the
+# module): OUT.{xml,log,rc}; the installed package is under test, so no PYTHONPATH from the
 # caller (set CALLSITE_PYTHONPATH to test a dev build's pkg/).
 #
 # Usage: scripts/pytest.sh OUT PYTHON [TEST_PATH ...]   (default: the repo's tests/)
@@ -12,7 +12,6 @@ set -uo pipefail
 OUT="$1" PY="$2"; shift 2
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 [ $# -gt 0 ] || set -- "$ROOT/tests"
-t0=$SECONDS
 rm -f "$OUT.xml"
 run() {
   # shellcheck disable=SC2086
@@ -23,5 +22,4 @@ run() {
 if [ "${CALLSITE_PYTEST_LIVE:-0}" = 1 ]; then run "$@" 2>&1 | tee "$OUT.log"; rc=${PIPESTATUS[0]}
 else run "$@" >"$OUT.log" 2>&1; rc=$?; fi
 echo "$rc" >"$OUT.rc"
-echo $((SECONDS - t0)) >"$OUT.secs"
 exit "$rc"

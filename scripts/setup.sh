@@ -104,8 +104,12 @@ setup_one() {
   fi
 }
 
-mapfile -t AVAIL < <(callsite_available_minors "${MINORS[@]}")
-[ ${#AVAIL[@]} -gt 0 ] || die "no usable Python interpreter among: ${MINORS[*]:-${CALLSITE_HOST_MINORS[*]}}"
+[ ${#MINORS[@]} -gt 0 ] || MINORS=("${CALLSITE_HOST_MINORS[@]}")
+AVAIL=()
+for m in "${MINORS[@]}"; do
+  if why="$(callsite_skip_reason "$m")"; then log "skipping Python $m: $why"; else AVAIL+=("$m"); fi
+done
+[ ${#AVAIL[@]} -gt 0 ] || die "no usable Python interpreter among: ${MINORS[*]}"
 
 failed=()
 for m in "${AVAIL[@]}"; do

@@ -9,7 +9,7 @@
 #   CALLSITE_SANITIZED_TESTS  test files (paths under tests/) to run; default: the hardening tests
 #                             (findings, hostile states, stress, fuzz) and the core suites
 #                             below; "all" runs the whole suite (several times longer)
-#   writes build/test-results/pytest-asan-pyX.{xml,log,rc,secs} (CALLSITE_RESULTS: another folder)
+#   writes build/test-results/pytest-asan-pyX.{xml,log,rc} (CALLSITE_RESULTS: another folder)
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$CALLSITE_ROOT"
@@ -21,7 +21,6 @@ BUILD="$CALLSITE_ROOT/build/asan-module-py$MINOR"
 RESULTS="${CALLSITE_RESULTS:-$CALLSITE_ROOT/build/test-results}"
 mkdir -p "$RESULTS"
 OUT="$RESULTS/pytest-asan-py$MINOR"
-t0=$SECONDS
 
 log "=== sanitized module, Python $MINOR: configure + build ($BUILD)"
 export PATH="$(dirname "$PY"):$PATH"
@@ -29,7 +28,7 @@ if ! { cmake -S "$CALLSITE_ROOT" -B "$BUILD" -G Ninja -DPython_EXECUTABLE="$PY" 
          -DCALLSITE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
        cmake --build "$BUILD" -j "$(nproc)"; } >"$OUT.build.log" 2>&1; then
   tail -n 40 "$OUT.build.log"
-  echo build >"$OUT.rc"; echo $((SECONDS - t0)) >"$OUT.secs"
+  echo build >"$OUT.rc"
   exit 1
 fi
 
@@ -55,7 +54,6 @@ CALLSITE_PYTHONPATH="$BUILD/pkg" LD_PRELOAD="$PRELOAD" PYTHONMALLOC=malloc CALLS
   CALLSITE_STRESS_SECONDS="${CALLSITE_STRESS_SECONDS:-10}" \
   "$CALLSITE_ROOT/scripts/pytest.sh" "$OUT" "$PY" "${TESTS[@]}"
 rc=$?
-echo $((SECONDS - t0)) >"$OUT.secs"
 tail -n 15 "$OUT.log"
 # A sanitizer report anywhere (also from a subprocess whose test tolerated a failure) fails it.
 if grep -qE "ERROR: AddressSanitizer|runtime error:" "$OUT.log"; then
