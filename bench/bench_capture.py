@@ -52,6 +52,14 @@ def probe_callsite():
     return {"capture": callsite.capture, "callsite": callsite}
 
 
+def probe_callsite_internal():
+    """The internal backend's rows are skipped, with the reason, where callsite refuses it."""
+    import callsite
+    if (refusal := callsite.internal_backend_refusal()) is not None:
+        raise Skip(f"callsite refuses its internal backend here: {refusal}")
+    return probe_callsite()
+
+
 def probe_stdlib():
     import inspect
     import traceback
@@ -95,10 +103,11 @@ def probe_torch():
 
 
 CALLSITE = Peer("callsite", probe_callsite)
+CALLSITE_INTERNAL = Peer("callsite's internal backend", probe_callsite_internal)
 STDLIB = Peer("stdlib (sys, traceback, inspect)", probe_stdlib)
 JAX = Peer("jaxlib Traceback", probe_jax)
 TORCH = Peer("torch CapturedTraceback", probe_torch)
-PEERS = (CALLSITE, STDLIB, JAX, TORCH)
+PEERS = (CALLSITE, CALLSITE_INTERNAL, STDLIB, JAX, TORCH)
 
 # A sys._getframe loop collecting (code, offset) per frame: the strongest pure-Python form,
 # inlined in the timed loop.
@@ -113,7 +122,7 @@ while f is not None:
 
 def capture_methods() -> list[Method]:
     return [
-        Method("callsite (internal)", CALLSITE, "_r = capture()", backend="internal"),
+        Method("callsite (internal)", CALLSITE_INTERNAL, "_r = capture()", backend="internal"),
         Method("callsite (public)", CALLSITE, "_r = capture()", backend="public"),
         Method("sys._getframe loop (f_code, f_lasti)", STDLIB, GETFRAME_LOOP),
         Method("traceback.extract_stack()", STDLIB, "_r = extract_stack()"),
@@ -135,7 +144,8 @@ SYMBOLIZED = "callsite (internal) .frames"
 def symbolize_methods(cold: bool) -> list[Method]:
     """callsite's capture + symbolize, beside what every row of its table includes: the timer
     pair (cold) or the loop (warm)."""
-    symbolized = Method(SYMBOLIZED, CALLSITE, "_r = capture().frames", backend="internal")
+    symbolized = Method(SYMBOLIZED, CALLSITE_INTERNAL, "_r = capture().frames",
+                        backend="internal")
     if cold:
         return [symbolized, Method("timer pair only", STDLIB, "_r = None", count=None, note=(
             "reference: perf_counter_ns() twice, included in every row"))]
@@ -294,10 +304,8 @@ def header() -> None:
     print(f"## callsite capture benchmark — {_common.environment_line()}\n")
     if CALLSITE.available():
         import callsite
-        refusal = callsite.internal_backend_refusal()
         print(f"callsite {callsite.__version__} from {os.path.dirname(callsite.__file__)}; layout "
-              f"{callsite.layout_name}; internal backend: "
-              f"{'available' if refusal is None else f'unavailable ({refusal}), its rows skipped'}")
+              f"{callsite.layout_name}")
     report_peers(PEERS)
     # The timed statements live in real module files, like user code: inspect.getmodule()
     # finds them in its cache instead of rescanning sys.modules per frame.
