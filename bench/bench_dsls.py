@@ -171,32 +171,14 @@ def count_instructions(name: str, builds: int) -> dict:
 
 # --- driver ------------------------------------------------------------------------------------
 
-def _ratio(x: float, y: float) -> str:
-    return f"{x / y:.1f}x" if y > 0 else "n/a (callsite adds nothing measurable)"
+def table(payload: dict) -> str:
+    """The benchmarks page's table of this run (docs/_ext/benchmark_tables.py's, one format)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "docs", "_ext"))
+    from benchmark_tables import dsls_table
+    from callsite._cli.tables import markdown_table
 
-
-def table(results: dict, key: str = "seconds_per_build") -> str:
-    """The ratio table: ms per build (timings) or instructions per op (key
-    "instructions_per_build")."""
-    per_op = key == "instructions_per_build"
-    unit = "Ir/op" if per_op else "ms"
-    lines = [f"| DSL | ops | (a) none, {unit} | (b) DSL's own | (c) MLIR loc_tracebacks "
-             "| (d) callsite | d/a | (c-a)/(d-a) | (b-a)/(d-a) |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for name, r in results.items():
-        label = DESIGNS[name][0]
-        if "skipped" in r:
-            lines.append(f"| {label} | skipped: {r['skipped']} |||||||| ")
-            continue
-        t, n = r[key], r["ops"]
-        a, c, d = t["none"], t["mlir"], t["callsite"]
-        b = t.get("own")
-        show = (lambda x: f"{x / n:,.0f}") if per_op else (lambda x: f"{x * 1e3:.2f}")
-        own = show(b) if b is not None else ("= (c)" if name == "cute_design" else "none")
-        lines.append(f"| {label} | {n} | {show(a)} | {own} | {show(c)} | {show(d)} | "
-                     f"{d / a:.3f} | {_ratio(c - a, d - a)} | "
-                     f"{_ratio(b - a, d - a) if b is not None else '-'} |")
-    return "\n".join(lines)
+    header, rows = dsls_table({"dsls": [{**payload, "meta": {"python": payload["python"]}}]})
+    return markdown_table(header, rows, align="lr" + "r" * (len(header) - 2))
 
 
 def main() -> None:
@@ -239,9 +221,10 @@ def main() -> None:
     else:
         key, settings = "seconds_per_build", {"repeats": args.repeats, "seconds": args.seconds}
         print(f"Python {sys.version.split()[0]}, min of {args.repeats} interleaved rounds")
-    print(table(results, key))
+    payload = _result_file(results, key, **settings)
+    print(table(payload))
     if args.json:
-        write_results(args.json, "dsls", _result_file(results, key, **settings))
+        write_results(args.json, "dsls", payload)
 
 
 def _result_file(results: dict, key: str, **settings) -> dict:
