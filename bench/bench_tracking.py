@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import platform
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -102,6 +103,17 @@ def both(_):
 '''
 
 
+def page_table(name: str, labels: int, **run) -> str:
+    """The benchmarks page's table `name` of this run (docs/_ext/benchmark_tables.py's), its
+    first `labels` columns left-aligned."""
+    sys.path.insert(0, os.path.join(_common.REPO, "docs", "_ext"))
+    import benchmark_tables
+
+    run["meta"] = {"python": platform.python_version()}
+    header, rows = benchmark_tables.table(name, {"tracking": [run]})
+    return markdown_table(header, rows, align="l" * labels + "r" * (len(header) - labels))
+
+
 # --- the tax per call -----------------------------------------------------------------------
 
 def best_ns(workload, scopes: dict, repeats: int) -> dict[str, float]:
@@ -139,7 +151,7 @@ def count_calls(mode, fn):
 def tax_table(repeats):
     if "monitoring" not in MODES:
         print("  monitoring mode: SKIPPED — sys.monitoring needs Python 3.12+")
-    rows, records = [], []
+    records = []
     for wname, fn in WORKLOADS.items():
         fn()  # warm (specialisation, caches)
         best = best_ns(fn, {"off": contextlib.nullcontext, **{
@@ -147,16 +159,10 @@ def tax_table(repeats):
         for mode in MODES:
             calls = count_calls(mode, fn)
             off = best["off"] / calls
-            taxes = {name: best[f"{mode}/{name}"] / calls - off for name in trackers(mode)}
-            callsite_tax, lean, plain = taxes.values()
-            rows.append((wname, mode, f"{calls:,}", fmt_ns(off), fmt_ns(callsite_tax), fmt_ns(lean),
-                         fmt_ns(plain), fmt_ratio(callsite_tax / lean), fmt_ratio(callsite_tax / plain),
-                         fmt_ratio((off + callsite_tax) / off)))
             records.append({"workload": wname, "mode": mode, "calls": calls, "off_ns": off,
-                            "tax_ns": taxes})
-    print(markdown_table(
-        ["workload", "mode", "calls", "off ns/call", "callsite tax", "lean Python tax",
-         "plain Python tax", "callsite/lean", "callsite/plain", "slowdown (callsite)"], rows))
+                            "tax_ns": {name: best[f"{mode}/{name}"] / calls - off
+                                       for name in trackers(mode)}})
+    print(page_table("tracking", 3, tax=records))
     for r in records:
         callsite_tax, lean, _ = r["tax_ns"].values()
         print(f"  target (callsite tax <= 50% of the lean Python tax), {r['mode']}, "
@@ -233,7 +239,7 @@ def query_table(repeats, quick, lib, flt):
     loops = query_loops(flt)
     mode = tracking.available_modes()["auto"]
     n = 2000 if quick else 20000
-    rows, records = [], []
+    records = []
     for depth in (5, 20, 200):
         for placement, lf in (("user frame just below", 1), ("user frame at the bottom", depth - 4)):
             def run(name, n):
@@ -243,17 +249,14 @@ def query_table(repeats, quick, lib, flt):
             best = minima(round_robin(run, loops, repeats=repeats, iterations=n))
             # All methods must name the same user call site.
             tb, frame = run_in_fresh_thread(_measure, depth, lf, lib, lib["both"], None, flt, mode)
-            same = len(tb) == 1 and tb[0].code is frame.code and tb[0].lineno == frame.lineno
-            base = best["walk: Filter.first_user_frame()"]
+            if not (len(tb) == 1 and tb[0].code is frame.code and tb[0].lineno == frame.lineno):
+                raise SystemExit(f"depth {depth}, {placement}: the window and the walk name "
+                                 "different call sites")
             records.append({"depth": depth, "placement": placement, "library_frames": lf,
-                            "ns": best, "same_site": same})
-            rows += [(depth, f"{placement} ({lf} library frames)", name, fmt_ns(t),
-                      fmt_ratio(t / base), "" if name.startswith("empty") else
-                      ("same site" if same else "DIFFERENT")) for name, t in best.items()]
-    print(markdown_table(["depth", "stack", "query", "ns/query", "vs first_user_frame",
-                          "check"], rows, align="rllrrl"))
+                            "ns": best, "same_site": True})
+    print(page_table("tracking-query", 1, query={"mode": mode, "rows": records}))
     print(f"  window mode: {mode}, recording filter = the query filter; the walk runs with "
-          "tracking off. Times include the loop (see 'empty loop').")
+          "tracking off. Times include the timing loop's own cost.")
     return {"mode": mode, "rows": records}
 
 
