@@ -88,16 +88,21 @@ class BenchmarkFigure(BenchmarkDirective):
 
 
 class BenchmarkTable(BenchmarkDirective):
-    """benchmark_tables.TABLES, or a COLD_TABLES one of its one file."""
+    """benchmark_tables.TABLES, or a COLD_TABLES one of its one file or subfolder."""
 
     def draw(self, name: str, folder: Path) -> list[nodes.Node]:
         if name not in benchmark_tables.COLD_TABLES:
             return [_table(*benchmark_tables.table(name, self.results(folder)),
                            ["benchmark-table"])]
         file, labels, compute = benchmark_tables.COLD_TABLES[name]
-        self.env.note_dependency(str(folder / file))
+        path = folder / file
+        if path.is_dir():
+            data = self.results(path)
+        else:
+            self.env.note_dependency(str(path))
+            data = load_result(path)
         # Laid out as the page's markdown tables around it, which MyST marks "colwidths-auto".
-        return [_table(*compute(load_result(folder / file)), ["colwidths-auto"], labels)]
+        return [_table(*compute(data), ["colwidths-auto"], labels)]
 
 
 def setup(app: Sphinx) -> dict[str, object]:

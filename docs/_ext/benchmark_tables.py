@@ -2,7 +2,7 @@
 
 Each function returns (header, rows) of plain strings; cells wrapped in backticks are shown as
 code. ``TABLES`` maps a table's name to its function of the loaded results; ``COLD_TABLES``
-the cold-path section's tables to the one file under docs/_data/benchmarks/cold/ each reads.
+the tables that read one file, or one subfolder's files, below docs/_data/benchmarks/.
 """
 from __future__ import annotations
 
@@ -273,8 +273,9 @@ def memory_table(part: dict, unit: str) -> Table:
              f"growth per {unit} (KiB)", "alive at the end"], rows)
 
 
-#: name -> (its result file under the results folder, how many label columns lead its rows
-#: (left-aligned; the figures after them right-aligned), its function of the file's contents)
+#: name -> (its result file, or a subfolder of them, under the results folder, how many label
+#: columns lead its rows (left-aligned; the figures after them right-aligned), its function of
+#: the file's contents or of the subfolder's files by bench)
 COLD_TABLES: dict[str, tuple[str, int, Callable[[dict], Table]]] = {
     "torch-first": ("cold/torch-first-py3.11.json", 3, torch_first_table),
     "torch-instructions": ("cold/torch-first-callgrind-py3.11.json", 2,
@@ -282,6 +283,7 @@ COLD_TABLES: dict[str, tuple[str, int, Callable[[dict], Table]]] = {
     "mlir-contexts": ("cold/mlir-contexts-py3.11.json", 2, mlir_contexts_table),
     "memory-torch": ("cold/memory-py3.11.json", 1, lambda r: memory_table(r["torch"], "tracer")),
     "memory-mlir": ("cold/memory-py3.11.json", 1, lambda r: memory_table(r["mlir"], "Context")),
+    "dsls-instructions": ("instructions", 1, dsls_table),
 }
 
 
