@@ -2,8 +2,8 @@
 # with --mlir, per MLIR location.
 """Instructions per loop iteration at exactly `depth` frames (a fresh thread, real recursion),
 counted by bench/_callgrind.py's per_iteration: each configuration runs twice, with N1 and N2
-iterations, so start-up and imports cancel; the same difference taken per function (inclusive
-and self) says where an iteration's instructions go.
+iterations, so start-up and imports cancel; the same difference of callgrind_annotate's
+inclusive counts gives the instructions inside capture_py and traceback_dealloc.
 
     bench/callgrind_capture.sh [3.11 ...] [-- options]    # builds build/bench-cg-3XY first
     PYTHONPATH=build/bench-cg-311/pkg python bench/callgrind_capture.py [--peers]
@@ -23,17 +23,16 @@ import argparse
 import os
 import sys
 import time
-from collections import defaultdict
 from contextlib import nullcontext
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _common and _callgrind
 import _callgrind  # noqa: E402
 import _common  # noqa: E402
+from callgrind_breakdown import annotate  # noqa: E402
 from callsite._cli.tables import markdown_table  # noqa: E402
 
 CAPTURE_FN = "callsite::detail::capture_py"
 DEALLOC_FN = "traceback_dealloc"
-UNCOMPRESSED = ("--compress-strings=no", "--compress-pos=no")  # names written out, for Profile
 
 # name -> (statement leaving its result in _r, needs, callsite backend or None)
 METHODS = {
@@ -127,47 +126,8 @@ def child_argv(method: str, depth: int):
                       str(n)]
 
 
-class Profile:
-    """Self cost per function and inclusive cost per call edge, read from a callgrind.out
-    written with --compress-strings=no --compress-pos=no (format: valgrind docs, "Callgrind
-    Format Specification"). Functions are keyed by name across objects."""
-
-    def __init__(self, out_file: str):
-        self.self_cost: dict[str, int] = defaultdict(int)
-        self.edges: dict[tuple[str, str], int] = defaultdict(int)
-        fn = cfn = pending = None
-        with open(out_file) as f:
-            for line in f:
-                c = line[:1]
-                if c.isdigit() or c in "+-*":
-                    parts = line.split()
-                    ir = int(parts[1]) if len(parts) > 1 else 0
-                    if pending is not None:  # the cost line after calls= is the call's inclusive cost
-                        self.edges[fn, pending] += ir
-                        pending = None
-                    else:
-                        self.self_cost[fn] += ir
-                elif line.startswith("fn="):
-                    fn = line[3:].rstrip("\n")
-                elif line.startswith("cfn="):
-                    cfn = line[4:].rstrip("\n")
-                elif line.startswith("calls="):
-                    pending = cfn
-
-    def inclusive(self) -> dict[str, int]:
-        out = defaultdict(int, self.self_cost)
-        for (caller, callee), ir in self.edges.items():
-            if caller != callee:  # direct self-recursion would count twice
-                out[caller] += ir
-        return out
-
-
-def delta(a: dict, b: dict, n: int) -> dict:
-    return {k: (b.get(k, 0) - a.get(k, 0)) / n for k in set(a) | set(b)}
-
-
 def find(fns: dict[str, float], needle: str) -> float:
-    return sum(v for k, v in fns.items() if needle in k and "'" not in k)
+    return sum(v for k, v in fns.items() if needle in k)
 
 
 class Config:
@@ -178,40 +138,18 @@ class Config:
         self.file_of = lambda n: os.path.join(outdir, f"{method}-d{depth}-n{n}.out")
 
     def run(self):
-        started, dn = time.time(), self.n2 - self.n1
+        started = time.time()
         self.per_iter = _callgrind.per_iteration(child_argv(self.method, self.depth), self.n1,
-                                                 self.n2, out_of=self.file_of, extra=UNCOMPRESSED)
-        p1, p2 = (Profile(self.file_of(n)) for n in (self.n1, self.n2))
-        self.self_cost = delta(p1.self_cost, p2.self_cost, dn)
-        self.inclusive = delta(p1.inclusive(), p2.inclusive(), dn)
-        self.edges = delta(p1.edges, p2.edges, dn)
+                                                 self.n2, out_of=self.file_of)
         print(f"  ran {self.method} depth {self.depth} ({time.time() - started:.0f} s)",
               file=sys.stderr, flush=True)
         return self
 
-    def callees(self, caller: str) -> list[tuple[float, str]]:
-        return sorted(((v, k[1]) for k, v in self.edges.items()
-                       if k[0] == caller and k[1] != caller and v >= 0.05), reverse=True)
-
-    def tree(self, root_needle: str, levels: int = 3) -> list[str]:
-        """The call tree under the function matching root_needle: inclusive Ir per iteration."""
-        roots = [k for k in self.inclusive if root_needle in k and "'" not in k]
-        lines = []
-
-        def walk(fn, depth, seen):
-            for v, callee in self.callees(fn):
-                lines.append(f"{'  ' * depth}{v:9.1f}  {short(callee, 90 - 2 * depth)}")
-                if depth < levels and callee not in seen:
-                    walk(callee, depth + 1, seen | {callee})
-        for r in roots:
-            lines.append(f"{self.inclusive[r]:9.1f}  {short(r)}   (self {self.self_cost.get(r, 0):.1f})")
-            walk(r, 1, {r})
-        return lines
-
-
-def short(name: str, width: int = 78) -> str:
-    name = name.replace("(anonymous namespace)::", "").replace("_object", "PyObject")
-    return name if len(name) <= width else name[: width - 1] + "…"
+    def inclusive(self) -> dict[str, float]:
+        """Inclusive Ir per iteration of each function: callgrind_annotate's count in the N2
+        run's file minus the N1 run's."""
+        (_, a), (_, b) = (annotate(self.file_of(n)) for n in (self.n1, self.n2))
+        return {k: (b.get(k, 0) - a.get(k, 0)) / (self.n2 - self.n1) for k in a.keys() | b.keys()}
 
 
 def mlir_main(args) -> int:
@@ -246,7 +184,6 @@ def main(argv=None) -> int:
     ap.add_argument("--mlir", action="store_true", help="count MLIR locations instead")
     ap.add_argument("--configs", type=_common.names(MLIR_CONFIGS), default=list(MLIR_CONFIGS),
                     help="--mlir: which configurations")
-    ap.add_argument("--top", type=int, default=14)
     ap.add_argument("--out", type=_common.output_dir, help="directory for callgrind.out files "
                     "(created when missing; default build/callgrind/py3XY)")
     args = ap.parse_args(argv)
@@ -287,43 +224,32 @@ def capture_main(args) -> int:
     configs = {(m, d): Config(outdir, m, d, n1, n2).run()
                for m in methods for d in (depths if m in CALLSITE_METHODS else depths[:1])}
 
+    # Inclusive Ir per iteration inside capture_py and traceback_dealloc, per (method, depth).
+    inside = {key: [find(inclusive, fn) for fn in (CAPTURE_FN, DEALLOC_FN)] for key, inclusive in
+              ((key, c.inclusive()) for key, c in configs.items() if key[0] in CALLSITE_METHODS)}
     rows = []
     for m in methods:
         c, ours = configs[m, d0], m in CALLSITE_METHODS
-        row = [m, f"{c.per_iter:,.0f}"] + [f"{find(c.inclusive, fn):,.0f}" if ours else "—"
-                                           for fn in (CAPTURE_FN, DEALLOC_FN)]
+        row = [m, f"{c.per_iter:,.0f}", *(f"{v:,.0f}" for v in inside.get((m, d0), ()))]
         if ours and d1 != d0:  # per extra frame
-            c1 = configs[m, d1]
-            row += [f"{(find(c1.inclusive, fn) - find(c.inclusive, fn)) / (d1 - d0):.1f}"
-                    for fn in (CAPTURE_FN, DEALLOC_FN)]
-            row.append(f"{(c1.per_iter - c.per_iter) / (d1 - d0):.1f}")
+            row += [f"{(far - near) / (d1 - d0):.1f}" for near, far in zip(inside[m, d0],
+                                                                            inside[m, d1])]
+            row.append(f"{(configs[m, d1].per_iter - c.per_iter) / (d1 - d0):.1f}")
         rows.append(row + ["—"] * (7 - len(row)))
     print(f"### Ir per loop iteration at depth {d0} (per extra frame: depth {d0}→{d1})\n")
     print(markdown_table(("method", "whole iteration", "capture_py", "traceback_dealloc",
                           "capture_py /frame", "traceback_dealloc /frame", "whole /frame"), rows))
 
+    # Where the instructions go is callgrind_annotate's to show, from the kept files; the
+    # toggle runs' files hold the capture path alone, for its per-line counts.
+    print("\nper function: callgrind_annotate --inclusive=yes --tree=calling FILE, on")
     for m in (x for x in methods if x in CALLSITE_METHODS):
-        c = configs[m, d0]
-        print(f"\n### {m}, depth {d0}: where one iteration's instructions go\n")
-        print("call tree (inclusive Ir per iteration):\n```")
-        print("\n".join(c.tree(CAPTURE_FN) + c.tree(DEALLOC_FN)) + "\n```\n")
-        selfs = sorted(((v, k) for k, v in c.self_cost.items() if v >= 0.5), reverse=True)
-        print(markdown_table(("Ir self", "function (whole iteration, interpreter included)"),
-                             [(f"{v:,.1f}", short(k)) for v, k in selfs[: args.top]]))
-        if d1 != d0:
-            grow = sorted(delta(c.self_cost, configs[m, d1].self_cost, d1 - d0).items(),
-                          key=lambda kv: kv[1], reverse=True)
-            print(f"\nper extra frame (self Ir, depth {d0}→{d1}):")
-            print("\n".join(f"  {v:6.2f}  {short(k)}" for k, v in grow[:8] if v >= 0.05))
-
-    # Toggle runs: just the capture path, for callgrind_annotate --auto=yes / kcachegrind.
-    print()
-    for m in (x for x in methods if x in CALLSITE_METHODS):
+        print(f"  {os.path.relpath(configs[m, d0].file_of(n2))}")
         f = os.path.join(outdir, f"{m}-d{d0}-n{n2}-capture_py-only.out")
-        ir, _ = _callgrind.count(child_argv(m, d0)(n2), out=f, extra=UNCOMPRESSED,
-                                 toggle=CAPTURE_FN + "*")
-        print(f"{m}: --toggle-collect={CAPTURE_FN}*: {ir / n2:,.1f} Ir per capture "
-              f"(includes the {d0}-frame sanity probe) → {os.path.relpath(f)}")
+        ir, _ = _callgrind.count(child_argv(m, d0)(n2), out=f, toggle=CAPTURE_FN + "*")
+        print(f"  {os.path.relpath(f)}: --toggle-collect={CAPTURE_FN}*, {ir / n2:,.1f} Ir per "
+              f"capture (the {d0}-frame sanity probe included); callgrind_annotate --auto=yes "
+              f"gives its per-line counts")
     return 0
 
 
