@@ -395,9 +395,9 @@ def main() -> None:
     rows = [fresh_row(path, name, args) for path in args.paths
             for name in args.models or deep_models.MODELS]
     result = {"torch": torch.__version__, "repeats": args.repeats, "rows": rows}
-    print_tables(result, timed=not args.callgrind_only)
-    if args.json:
+    if args.json:  # before the tables: a run of minutes is kept even if printing fails
         _common.write_results(args.json, "torch", result)
+    print_tables(result, timed=not args.callgrind_only)
 
 
 if __name__ == "__main__":
