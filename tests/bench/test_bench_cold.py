@@ -190,26 +190,27 @@ def test_mlir_kernel_has_the_ops_it_says():
         assert bench_mlir.cold_kernel_ops(ops) == per_call * 63 + 1
 
 
-def test_torch_first_trace_run_writes_first_and_again(tmp_path):
+def _short_torch_run(tmp_path, paths):
+    """bench_torch.py --paths `paths` on the resnet, 2 repeats: its printout and its rows."""
     pytest.importorskip("torch", reason="the torch benchmark needs torch (the 3.11 bench venv)")
     out = tmp_path / "torch.json"
-    text = _run("bench_torch.py", "--paths", "first", "--repeats", "2", "--models",
+    text = _run("bench_torch.py", "--paths", paths, "--repeats", "2", "--models",
                 "resnet (4x3 blocks)", "--json", str(out))
+    return text, _load(out)["rows"]
+
+
+def test_torch_first_trace_run_writes_first_and_again(tmp_path):
+    text, rows = _short_torch_run(tmp_path, "first")
     assert "| first |" in text and "| again |" in text
-    result = _load(out)
-    assert [r["model"] for r in result["rows"]] == ["resnet (4x3 blocks)"]
-    _check_first_row(result["rows"][0], repeats_at_least=2)
+    assert [r["model"] for r in rows] == ["resnet (4x3 blocks)"]
+    _check_first_row(rows[0], repeats_at_least=2)
     # The model is as deep as a model library's at every recorded node.
-    assert result["rows"][0]["frames"]["mean"] >= 30
+    assert rows[0]["frames"]["mean"] >= 30
 
 
 def test_torch_export_and_compile_runs_write_their_rows(tmp_path):
-    pytest.importorskip("torch", reason="the torch benchmark needs torch (the 3.11 bench venv)")
-    out = tmp_path / "torch.json"
-    text = _run("bench_torch.py", "--paths", "export,compile", "--repeats", "2", "--models",
-                "resnet (4x3 blocks)", "--json", str(out))
+    text, (export, compiled) = _short_torch_run(tmp_path, "export,compile")
     assert "| export |" in text and "stack-trace block skipped" in text
-    export, compiled = _load(out)["rows"]
     _check_first_row(export, repeats_at_least=2, path="export")
     _check_compile_row(compiled, repeats_at_least=2)
 
