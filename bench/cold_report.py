@@ -14,21 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import _common  # noqa: E402
 import callgrind_breakdown  # noqa: E402
-
-sys.path.insert(0, os.path.join(_common.REPO, "docs", "_ext"))
-
-
-def torch_instruction_lines(rows: list[dict]) -> list[str]:
-    """The callgrind counts of `bench_torch.py --paths first --callgrind[-only]` rows as a
-    markdown table, the page's (imported here: they need callsite's formatters, which
-    bench_torch.py has and the breakdown's plain python3 may not)."""
-    from benchmark_tables import torch_instructions_table
-    from callsite._cli.tables import markdown_table
-
-    header, lines = torch_instructions_table(rows)
-    return markdown_table(header, lines, align="ll" + "r" * (len(header) - 2)).split("\n")
 
 
 def mlir_breakdown(result: dict, folder: str) -> str:

@@ -4,7 +4,8 @@ that a node is created as deep as in a library's own trace. Per module level: to
 ``Module.__call__``, the tracer's ``call_module`` (the subclass's, then ``fx.Tracer``'s), the
 decorators' ``functools.wraps`` wrappers (as libraries write them for deprecated keywords and
 output conversion) and the ``forward``; at the node, the subclass's ``create_proxy`` and torch's
-``create_proxy`` / ``create_node``. ``bench_torch.py --paths first`` traces them.
+``create_proxy`` / ``create_node``. ``bench_torch.py --paths first`` traces them; its
+``make_fx``, ``export`` and ``compile`` paths build the same models from their example inputs.
 """
 from __future__ import annotations
 

@@ -188,29 +188,54 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1e3:,.1f}"
 
 
-def torch_first_table(result: dict) -> Table:
-    """bench_torch.py --paths first: ms per trace, first and again, median and min."""
+def in_the_noise(text: str, part: float, spread: float) -> str:
+    """`text`, marked when the part it measures (a share of the build) is smaller than the spread
+    of the repeats: a ratio of such a difference is not read as a measurement."""
+    return f"{text}, in the noise ({spread:.0%})" if part < spread else text
+
+
+def torch_first_table(result: dict, paths: tuple[str, ...] = ("first",)) -> Table:
+    """bench_torch.py's rows of `paths` (--paths first; make_fx, export): ms per build, first
+    and again, median and min; a path column when there are several."""
+    named = len(paths) > 1
     rows = []
-    for row in (row for row in result["rows"] if row["path"] == "first"):
+    for row in (row for row in result["rows"] if row["path"] in paths):
         frames = row["frames"]
         label = f"{row['model']} ({row['nodes']}, {frames['mean']:.0f}/{frames['max']})"
         for run in ("first", "again"):
-            # callsite's part against the spread of its own repeats: a ratio of a difference
-            # smaller than the spread is marked, not read as a measurement.
+            # callsite's part against the spread of its own repeats.
             spread = row[run]["noise"]["callsite"]
             for stat in ("median", "min"):
                 r = row[run][stat]
                 added = ratio(r["added_ratio"])
-                if r["added_ratio"] is not None and r["callsite_added_s"] / r["none_s"] < spread:
-                    added += f", in the noise ({spread:.0%})"
-                rows.append([label, run, stat,
+                if r["added_ratio"] is not None:
+                    added = in_the_noise(added, r["callsite_added_s"] / r["none_s"], spread)
+                rows.append([*([row["path"]] if named else []), label, run, stat,
                              *(ms(r[f"{m}_s"]) for m in ("none", "torch", "callsite")),
                              f"{r['torch_added_us_per_node']:.1f} µs",
                              f"{r['callsite_added_us_per_node']:.1f} µs", added,
                              ratio(r["callsite_vs_none"]), ratio(r["torch_vs_none"])])
-    return (["model (nodes, frames per capture mean/max)", "trace", "stat", "no stack traces",
-             "torch's", "callsite's", "torch adds per node", "callsite adds per node",
-             "torch's added / callsite's", "callsite / none", "torch / none"], rows)
+    return ([*(["path"] if named else []), "model (nodes, frames per capture mean/max)", "trace",
+             "stat", "no stack traces", "torch's", "callsite's", "torch adds per node",
+             "callsite adds per node", "torch's added / callsite's", "callsite / none",
+             "torch / none"], rows)
+
+
+def torch_compile_table(result: dict) -> Table:
+    """bench_torch.py --paths compile: ms per compile, first and again, median and min, with
+    dynamo's stack-trace block and with it skipped."""
+    rows = []
+    for row in (row for row in result["rows"] if row["path"] == "compile"):
+        for run in ("first", "again"):
+            spread = row[run]["noise"]["torch"]  # the block is part of torch's compile
+            for stat in ("median", "min"):
+                r = row[run][stat]
+                share = r["stack_trace_share"]
+                rows.append([f"{row['model']} ({row['nodes']})", run, stat, ms(r["torch_s"]),
+                             ms(r["skipped_s"]), ms(r["stack_trace_s"]),
+                             in_the_noise(f"{share:.1%}", share, spread)])
+    return (["model (nodes)", "compile", "stat", "torch's", "stack-trace block skipped",
+             "stack traces", "share of the compile"], rows)
 
 
 def torch_instructions_table(rows: list[dict]) -> Table:
@@ -278,6 +303,9 @@ def memory_table(part: dict, unit: str) -> Table:
 #: the file's contents or of the subfolder's files by bench)
 COLD_TABLES: dict[str, tuple[str, int, Callable[[dict], Table]]] = {
     "torch-first": ("cold/torch-first-py3.11.json", 3, torch_first_table),
+    "torch-paths": ("cold/torch-paths-py3.11.json", 4,
+                    lambda r: torch_first_table(r, ("make_fx", "export"))),
+    "torch-compile": ("cold/torch-paths-py3.11.json", 3, torch_compile_table),
     "torch-instructions": ("cold/torch-first-callgrind-py3.11.json", 2,
                            lambda r: torch_instructions_table(r["rows"])),
     "mlir-contexts": ("cold/mlir-contexts-py3.11.json", 2, mlir_contexts_table),

@@ -50,8 +50,8 @@ def _deep_model_rows(result):
     return rows
 
 
-def _check_first_row(row, repeats_at_least):
-    assert row["path"] == "first" and row["identical"] is True
+def _check_first_row(row, repeats_at_least, path="first"):
+    assert row["path"] == path and row["identical"] is True
     assert row["nodes"] > 0 and row["recorded"] > 0
     assert row["frames"]["max"] >= row["frames"]["mean"] > 0
     assert row["repeats"] >= repeats_at_least
@@ -89,7 +89,8 @@ def _check_instructions(counts):
 def test_the_cold_path_result_files_are_committed():
     names = {p.name for p in RESULTS.glob("*.json")}
     assert {"torch-first-py3.11.json", "torch-first-callgrind-py3.11.json",
-            "mlir-contexts-py3.11.json", "memory-py3.11.json"} <= names, names
+            "torch-paths-py3.11.json", "mlir-contexts-py3.11.json",
+            "memory-py3.11.json"} <= names, names
 
 
 def test_the_memory_result_file_has_every_mode_of_both_parts():
@@ -107,6 +108,29 @@ def test_the_torch_result_file_reports_first_and_again_for_every_deep_model():
     result = _committed("torch-first-py3.11.json", "torch", "bench_torch.py")
     for row in _deep_model_rows(result):
         _check_first_row(row, repeats_at_least=6)
+
+
+def _check_compile_row(row, repeats_at_least):
+    assert row["nodes"] > 0 and row["recorded"] > 0 and row["repeats"] >= repeats_at_least
+    for run in ("first", "again"):
+        assert set(row[run]["noise"]) == {"torch", "skipped"}
+        for stat in ("min", "median"):
+            r = row[run][stat]
+            assert r["stack_trace_s"] == pytest.approx(r["torch_s"] - r["skipped_s"])
+            assert r["stack_trace_share"] == pytest.approx(r["stack_trace_s"] / r["torch_s"])
+
+
+def test_the_torch_paths_file_reports_make_fx_export_and_compile_for_every_deep_model():
+    """bench_torch.py --paths make_fx,export,compile: the rows of make_fx and export are
+    --paths first's (the same keys, drawn by the same table), compile's its own."""
+    result = _committed("torch-paths-py3.11.json", "torch", "bench_torch.py")
+    paths = [r["path"] for r in result["rows"]]
+    assert {"make_fx", "export", "compile"} == set(paths) and paths.count("make_fx") >= 1
+    for row in result["rows"]:
+        if row["path"] == "compile":
+            _check_compile_row(row, repeats_at_least=5)
+        else:
+            _check_first_row(row, repeats_at_least=5, path=row["path"])
 
 
 def test_the_torch_callgrind_file_counts_both_traces_of_every_deep_model():
@@ -166,22 +190,34 @@ def test_mlir_kernel_has_the_ops_it_says():
         assert bench_mlir.cold_kernel_ops(ops) == per_call * 63 + 1
 
 
-def test_torch_first_trace_run_writes_first_and_again(tmp_path):
+def _short_torch_run(tmp_path, paths):
+    """bench_torch.py --paths `paths` on the resnet, 2 repeats: its printout and its rows."""
     pytest.importorskip("torch", reason="the torch benchmark needs torch (the 3.11 bench venv)")
     out = tmp_path / "torch.json"
-    text = _run("bench_torch.py", "--paths", "first", "--repeats", "2", "--models",
+    text = _run("bench_torch.py", "--paths", paths, "--repeats", "2", "--models",
                 "resnet (4x3 blocks)", "--json", str(out))
+    return text, _load(out)["rows"]
+
+
+def test_torch_first_trace_run_writes_first_and_again(tmp_path):
+    text, rows = _short_torch_run(tmp_path, "first")
     assert "| first |" in text and "| again |" in text
-    result = _load(out)
-    assert [r["model"] for r in result["rows"]] == ["resnet (4x3 blocks)"]
-    _check_first_row(result["rows"][0], repeats_at_least=2)
+    assert [r["model"] for r in rows] == ["resnet (4x3 blocks)"]
+    _check_first_row(rows[0], repeats_at_least=2)
     # The model is as deep as a model library's at every recorded node.
-    assert result["rows"][0]["frames"]["mean"] >= 30
+    assert rows[0]["frames"]["mean"] >= 30
+
+
+def test_torch_export_and_compile_runs_write_their_rows(tmp_path):
+    text, (export, compiled) = _short_torch_run(tmp_path, "export,compile")
+    assert "| export |" in text and "stack-trace block skipped" in text
+    _check_first_row(export, repeats_at_least=2, path="export")
+    _check_compile_row(compiled, repeats_at_least=2)
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--paths", "first", "--repeats", "1"], "at least 2 for the first-trace path, got 1"),
-    (["--paths", "firstt"], "expected names among first, scoped, fx, make_fx, export, compile "
+    (["--paths", "first", "--repeats", "1"], "at least 2 (a min and a median per mode), got 1"),
+    (["--paths", "firstt"], "expected names among first, scoped, make_fx, export, compile "
                             "separated by commas, got 'firstt'"),
 ])
 def test_torch_bad_arguments_are_refused_naming_the_value(args, message):
