@@ -19,6 +19,23 @@ except ImportError:  # the scripts that read callgrind files run without a build
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def page_tables():
+    """docs/_ext/benchmark_tables.py: the benchmarks page's tables, which the scripts print too,
+    so that a run's printout and the page share one format."""
+    sys.path.insert(0, os.path.join(REPO, "docs", "_ext"))
+    import benchmark_tables
+    return benchmark_tables
+
+
+def page_table(table: tuple[list[str], list[list[str]]], labels: int = 1) -> str:
+    """One of those tables as markdown, laid out as the page lays it out: the first `labels`
+    columns left-aligned, the figures after them right-aligned."""
+    from callsite._cli.tables import markdown_table
+
+    header, rows = table
+    return markdown_table(header, rows, align="l" * labels + "r" * (len(header) - labels))
+
+
 def count(text: str) -> int:
     """argparse type of a count of repeats, builds, files...: an integer of at least 1."""
     if not text.isdecimal() or int(text) < 1:

@@ -27,7 +27,6 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common  # noqa: E402
-from callsite._cli.tables import markdown_table  # noqa: E402
 
 TORCH_MODES = ("none", "torch", "callsite")
 MLIR_MODES = ("a", "b", "c")
@@ -145,19 +144,6 @@ def measure_modes(kind: str, modes: tuple[str, ...], count: int) -> list[dict]:
     return rows
 
 
-def table(kind: str, rows: list[dict], unit: str) -> str:
-    header = ["mode", f"RSS after 1 {unit} (MiB)", "after the last (MiB)",
-              f"growth per {unit} (KiB)", "alive at the end"]
-    lines = []
-    for row in rows:
-        g = row["growth"]
-        alive = row.get("live_contexts_at_end", row.get("callsite_cached_texts"))
-        lines.append([row["mode"], f"{g['rss_first_kib'] / 1024:.1f}",
-                      f"{g['rss_last_kib'] / 1024:.1f}", f"{g['growth_kib_per_unit']:.2f}",
-                      "—" if alive is None else str(alive)])
-    return markdown_table(header, lines)
-
-
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         kind, mode, count = sys.argv[2], sys.argv[3], int(sys.argv[4])
@@ -180,7 +166,7 @@ def main() -> None:
         results["torch"] = {"tracers": args.tracers,
                             "modes": measure_modes("torch", TORCH_MODES, args.tracers)}
         print(f"\ntorch: {args.tracers} tracers, each of a model in a file of its own\n")
-        print(table("torch", results["torch"]["modes"], "tracer"))
+        print(_common.page_table(_common.page_tables().memory_table(results["torch"], "tracer")))
     if args.mlir or both:
         try:
             import iree.compiler.ir  # noqa: F401
@@ -190,7 +176,7 @@ def main() -> None:
             results["mlir"] = {"contexts": args.contexts,
                                "modes": measure_modes("mlir", MLIR_MODES, args.contexts)}
             print(f"\nMLIR: {args.contexts} kernels of 64 ops, a new Context each\n")
-            print(table("mlir", results["mlir"]["modes"], "Context"))
+            print(_common.page_table(_common.page_tables().memory_table(results["mlir"], "Context")))
     if args.json:
         _common.write_results(args.json, "cold_memory", results)
 

@@ -30,6 +30,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # for _common and _callgrind (bench only)
 import _callgrind  # noqa: E402
+import _common  # noqa: E402
 from _common import count, parser as bench_parser, write_results  # noqa: E402
 from callsite._cli.timing import collector_off, minima, round_robin  # noqa: E402
 
@@ -172,13 +173,9 @@ def count_instructions(name: str, builds: int) -> dict:
 # --- driver ------------------------------------------------------------------------------------
 
 def table(payload: dict) -> str:
-    """The benchmarks page's table of this run (docs/_ext/benchmark_tables.py's, one format)."""
-    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "docs", "_ext"))
-    from benchmark_tables import dsls_table
-    from callsite._cli.tables import markdown_table
-
-    header, rows = dsls_table({"dsls": [{**payload, "meta": {"python": payload["python"]}}]})
-    return markdown_table(header, rows, align="lr" + "r" * (len(header) - 2))
+    """The benchmarks page's table of this run."""
+    run = {**payload, "meta": {"python": payload["python"]}}
+    return _common.page_table(_common.page_tables().dsls_table({"dsls": [run]}))
 
 
 def main() -> None:

@@ -44,8 +44,7 @@ from callsite._cli.tables import fmt_noise, fmt_ratio, markdown_table
 from callsite._cli.timing import collector_off, noise
 import deep_models  # this script's folder: models with a model library's depth
 
-sys.path.insert(0, os.path.join(_common.REPO, "docs", "_ext"))
-import benchmark_tables  # noqa: E402  (the docs' tables: one format for the page and the printout)
+benchmark_tables = _common.page_tables()
 
 RUNS = ("first", "again")  # the two builds of a fresh process
 STATS = (("min", min), ("median", statistics.median))
@@ -358,7 +357,7 @@ def print_tables(result: dict, timed: bool) -> None:
         header, lines = compute(result) if timed or name != "torch-first" else ([], [])
         if lines:
             print(f"\n{title}")
-            print(markdown_table(header, lines, align="l" * labels + "r" * (len(header) - labels)))
+            print(_common.page_table((header, lines), labels))
     if any(row["path"] == "scoped" for row in result["rows"]):
         print("\nThe scoped mode (callsite.torch.frames, every frame outside torch's files) "
               "beside callsite's default recording (deep models; process CPU time; Ir: "

@@ -104,14 +104,9 @@ def both(_):
 
 
 def page_table(name: str, labels: int, **run) -> str:
-    """The benchmarks page's table `name` of this run (docs/_ext/benchmark_tables.py's), its
-    first `labels` columns left-aligned."""
-    sys.path.insert(0, os.path.join(_common.REPO, "docs", "_ext"))
-    import benchmark_tables
-
+    """The benchmarks page's table `name` of this run; `labels`: its label columns."""
     run["meta"] = {"python": platform.python_version()}
-    header, rows = benchmark_tables.table(name, {"tracking": [run]})
-    return markdown_table(header, rows, align="l" * labels + "r" * (len(header) - labels))
+    return _common.page_table(_common.page_tables().table(name, {"tracking": [run]}), labels)
 
 
 # --- the tax per call -----------------------------------------------------------------------
