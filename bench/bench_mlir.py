@@ -91,19 +91,12 @@ def stack_depth():
     return deep(DEPTH, lambda: len(callsite.capture())) - 1
 
 
-def print_against_unknown(per_op, unit, mlir_why):
-    """Each mode's cost per op against (a)'s, then the targets: (c) within 1.15 x (a), and
-    callsite adding at most a fifth of what MLIR's walk adds."""
-    a, c, b = per_op[A], per_op[C], per_op.get(B)
-    rows = [[label, f"{v:,.0f}", f"{v / a:.3f}", f"{v - a:,.0f}"] for label, v in per_op.items()]
-    if b is None:
-        rows.insert(1, [B, "skipped", mlir_why, ""])
-    print(markdown_table(["mode", unit, "vs (a)", f"location cost {unit}"], rows))
-    print(f"target (c) <= 1.15 x (a): {c / a:.3f} {'met' if c <= 1.15 * a else 'NOT met'}")
-    if b is not None:
-        print(f"target (c-a) <= (b-a)/5: callsite adds {c - a:,.0f}, MLIR {b - a:,.0f} {unit}: "
-              f"{(b - a) / max(c - a, 1e-9):.1f}x less "
-              f"{'(met)' if c - a <= (b - a) / 5 else '(NOT met)'}")
+def print_page_table(table, name, field, per_op):
+    """The benchmarks page's scenario 1 table (`table`: mlir or mlir-instructions) of this
+    binding's `per_op`, whose (c)/(a) and (b−a)/(c−a) are the targets' ratios: at most 1.15, at
+    least 5."""
+    run = {"meta": {"python": sys.version.split()[0]}, "bindings": {name: {field: per_op}}}
+    print(_common.page_table(getattr(_common.page_tables(), table)({"mlir": [run]})))
 
 
 # --- scenario 1 --------------------------------------------------------------------------
@@ -167,7 +160,7 @@ def scenario_ops(name, ir, arith, make_context, n, repeats, mlir_why):
 
         per_op = minima(round_robin(build, [m for m in modes if modes[m]], repeats=repeats,
                                      iterations=n))
-    print_against_unknown(per_op, "ns/op", mlir_why)
+    print_page_table("mlir_table", name, "ops_ns", per_op)
     return per_op
 
 
@@ -419,7 +412,7 @@ def callgrind_table(binding, mlir_why, small=2_000, large=12_000):
             print(f"{label}: {e}")
     if A not in per_op or C not in per_op:
         return {}
-    print_against_unknown(per_op, "Ir/op", mlir_why)
+    print_page_table("mlir_instructions_table", binding, "instructions_per_op", per_op)
     return per_op
 
 
