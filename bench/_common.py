@@ -19,10 +19,18 @@ except ImportError:  # the scripts that read callgrind files run without a build
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def use_docs_ext() -> None:
+    """Makes docs/_ext's modules importable: the docs' reader of the result files and the
+    page's tables, which the scripts use too."""
+    folder = os.path.join(REPO, "docs", "_ext")
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+
+
 def page_tables():
     """docs/_ext/benchmark_tables.py: the benchmarks page's tables, which the scripts print too,
     so that a run's printout and the page share one format."""
-    sys.path.insert(0, os.path.join(REPO, "docs", "_ext"))
+    use_docs_ext()
     import benchmark_tables
     return benchmark_tables
 

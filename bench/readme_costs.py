@@ -10,7 +10,6 @@ or kernel sizes; a time difference smaller than the clock resolves is said to be
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import statistics
@@ -19,8 +18,8 @@ from pathlib import Path
 
 import _common  # this script's folder: the options every bench script spells alike
 
-sys.path.insert(0, os.path.join(_common.REPO, "docs", "_ext"))  # the docs' reader of the files
-from benchmark_data import below_clock, load_results, minor, python_key  # noqa: E402
+_common.use_docs_ext()  # the docs' reader of the files
+from benchmark_data import below_clock, load_result, load_results, minor, python_key  # noqa: E402
 
 RESULTS = os.path.join(_common.REPO, "docs", "_data", "benchmarks")
 
@@ -200,7 +199,7 @@ def readme_rows(folder: str = RESULTS) -> list[str]:
     runs = load_results(Path(folder))
 
     def one(name: str) -> dict:
-        return json.loads(Path(folder, "cold", name).read_text(encoding="utf-8"))
+        return load_result(Path(folder, "cold", name))
     return [*capture_rows(runs["capture"]), mlir_op_row(runs["mlir"]), dsl_row(runs["dsls"][0]),
             boundary_row(runs["mlir"]),
             *torch_rows(one("torch-first-py3.11.json"), one("torch-first-callgrind-py3.11.json")),

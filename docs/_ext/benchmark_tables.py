@@ -274,8 +274,7 @@ def mlir_contexts_table(result: dict) -> Table:
             clock = ratio((tb - ta) / (tc - ta)) if ta and tc and tc > ta else "—"
             if clock != "—" and all(f"{m}/{kind}" in samples for m in "ac"):
                 spread = max(noise(samples[f"{m}/{kind}"]) for m in "ac")
-                if (tc - ta) / ta < spread:  # callsite's part smaller than the repeats' spread
-                    clock += f", in the noise ({spread:.0%})"
+                clock = in_the_noise(clock, (tc - ta) / ta, spread)
             p = counts.get(f"p/{kind}")
             rows.append([f"{ops} ops", label, f"{a:,.0f}", f"{b - a:,.0f}", f"{c - a:,.0f}",
                          ratio((b - a) / (c - a)) if c > a else "—", f"{c / a:.3f}", clock,
