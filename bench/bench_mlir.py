@@ -92,11 +92,11 @@ def stack_depth():
 
 
 def print_page_table(table, name, field, per_op):
-    """The benchmarks page's scenario 1 table (`table`: mlir or mlir-instructions) of this
+    """The benchmarks page's scenario 1 table (`table`: its function of the runs) of this
     binding's `per_op`, whose (c)/(a) and (b−a)/(c−a) are the targets' ratios: at most 1.15, at
     least 5."""
     run = {"meta": {"python": sys.version.split()[0]}, "bindings": {name: {field: per_op}}}
-    print(_common.page_table(getattr(_common.page_tables(), table)({"mlir": [run]})))
+    print(_common.page_table(table({"mlir": [run]})))
 
 
 # --- scenario 1 --------------------------------------------------------------------------
@@ -160,7 +160,7 @@ def scenario_ops(name, ir, arith, make_context, n, repeats, mlir_why):
 
         per_op = minima(round_robin(build, [m for m in modes if modes[m]], repeats=repeats,
                                      iterations=n))
-    print_page_table("mlir_table", name, "ops_ns", per_op)
+    print_page_table(_common.page_tables().mlir_table, name, "ops_ns", per_op)
     return per_op
 
 
@@ -412,7 +412,8 @@ def callgrind_table(binding, mlir_why, small=2_000, large=12_000):
             print(f"{label}: {e}")
     if A not in per_op or C not in per_op:
         return {}
-    print_page_table("mlir_instructions_table", binding, "instructions_per_op", per_op)
+    print_page_table(_common.page_tables().mlir_instructions_table, binding,
+                     "instructions_per_op", per_op)
     return per_op
 
 
