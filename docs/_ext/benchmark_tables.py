@@ -84,21 +84,24 @@ MLIR_MODE_HEADERS = {
 }
 
 
+def _mlir_measured(results: dict[str, list[dict]], field: str) -> list[tuple[str, dict]]:
+    """("3.X, bindings", figures) for each bindings of each MLIR run that measured `field`."""
+    return [(f"{minor(run)}, {name.split('.')[0]}", measured[field])
+            for run in results["mlir"] for name, measured in run["bindings"].items()
+            if measured.get(field)]
+
+
 def _mlir_table(results: dict[str, list[dict]], field: str, modes: list[str], cell) -> list:
     """A row per bindings of each MLIR run that measured `field`: its figure per mode ("no walk"
     where the bindings record none), (c)/(a), callsite's build against none, and (b−a)/(c−a),
     how many times what MLIR's walk adds is what callsite's adds."""
     rows = []
-    for run in results["mlir"]:
-        for name, measured in run["bindings"].items():
-            figures = measured.get(field)
-            if not figures:
-                continue
-            a, b, c = (figures.get(m) for m in list(MLIR_MODE_HEADERS)[:3])
-            rows.append([f"{minor(run)}, {name.split('.')[0]}",
-                         *("no walk" if figures.get(m) is None else cell(figures[m]) for m in modes),
-                         f"{c / a:.3f}" if a and c else "—",
-                         ratio((b - a) / (c - a)) if a and b and c and c > a else "—"])
+    for label, figures in _mlir_measured(results, field):
+        a, b, c = (figures.get(m) for m in list(MLIR_MODE_HEADERS)[:3])
+        rows.append([label,
+                     *("no walk" if figures.get(m) is None else cell(figures[m]) for m in modes),
+                     f"{c / a:.3f}" if a and c else "—",
+                     ratio((b - a) / (c - a)) if a and b and c and c > a else "—"])
     return rows
 
 
@@ -116,6 +119,30 @@ def mlir_instructions_table(results: dict[str, list[dict]]) -> Table:
     return (["Python, bindings", "(a) Ir/op", *(MLIR_MODE_HEADERS[m] for m in modes[1:]),
              "(c)/(a)", "(b−a)/(c−a)"],
             _mlir_table(results, "instructions_per_op", modes, lambda v: f"{v:,.0f}"))
+
+
+def mlir_long_kernel_table(results: dict[str, list[dict]]) -> Table:
+    """Scenario 2: ns each mode adds to an op over Location.unknown(), in the first tenth of one
+    long kernel → in its last tenth."""
+    measured = _mlir_measured(results, "long_kernel_ns_per_tenth")
+    modes = [m for m in ordered_union(figures for _, figures in measured) if m != "(a) unknown"]
+
+    def added(tenths: list[float] | None, none: list[float]) -> str:
+        if not tenths:
+            return "no walk"
+        return f"{tenths[0] - none[0]:,.0f} → {tenths[-1] - none[-1]:,.0f}"
+
+    return (["Python, bindings", *modes],
+            [[label, *(added(figures.get(m), figures["(a) unknown"]) for m in modes)]
+             for label, figures in measured])
+
+
+def mlir_cases_table(results: dict[str, list[dict]], field: str) -> Table:
+    """Scenarios 3 and 4: ns per call or op of each case `field` names, a column per case."""
+    measured = _mlir_measured(results, field)
+    cases = ordered_union(figures for _, figures in measured)
+    return (["Python, bindings", *cases],
+            [[label, *(ns(figures.get(c)) for c in cases)] for label, figures in measured])
 
 
 def dsls_table(results: dict[str, list[dict]]) -> Table:
@@ -176,6 +203,9 @@ TABLES: dict[str, tuple[str, Callable[[dict[str, list[dict]]], Table]]] = {
     "capture": ("capture", capture_table),
     "mlir": ("mlir", mlir_table),
     "mlir-instructions": ("mlir", mlir_instructions_table),
+    "mlir-long-kernel": ("mlir", mlir_long_kernel_table),
+    "mlir-one-location": ("mlir", lambda r: mlir_cases_table(r, "one_location_ns")),
+    "mlir-boundary": ("mlir", lambda r: mlir_cases_table(r, "boundary_ns")),
     "dsls": ("dsls", dsls_table),
     "tracking": ("tracking", tracking_table),
     "tracking-query": ("tracking", query_table),
