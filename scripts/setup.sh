@@ -48,17 +48,11 @@ fi
 # --- the venvs ---------------------------------------------------------------------------------
 # test_venv_install VENV REQUIRED OPTIONAL... : REQUIRED's lines must install; each line of the
 # OPTIONAL files may fail, its first pip error then recorded beside the venv (.callsite-failed-NAME,
-# the reason its tests skip with). Run again on the ready venv, it retries the lines that failed.
+# the reason its tests skip with). Run again on the ready venv, pip passes over what is installed
+# and retries the lines that failed.
 test_venv_install() {
-  local venv="$1" required="$2" f; shift 2
-  if [ ! -f "$venv/.callsite-ready" ]; then
-    callsite_pip_install "$venv" "$required" || return 1
-    callsite_requirements "$@" | test_venv_install_optional "$venv"
-    return 0
-  fi
-  for f in "$venv"/.callsite-failed-*; do
-    [ ! -f "$f" ] || grep -hE "^[[:space:]]*${f##*/.callsite-failed-}([^A-Za-z0-9._-]|$)" "$@"
-  done | test_venv_install_optional "$venv"
+  callsite_pip_install "$1" "$2" || return 1
+  callsite_requirements "${@:3}" | test_venv_install_optional "$1"
 }
 
 # test_venv_install_optional VENV < LINES : pip-installs each requirement line on its own.
