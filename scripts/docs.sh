@@ -19,7 +19,6 @@ LOGF="$CALLSITE_LOGS/docs.log"
 DEPS="$(callsite_cached_venv docs "$BASE" callsite_pip_install "$CALLSITE_REQUIREMENTS/test.txt" \
   "$CALLSITE_REQUIREMENTS/docs.txt")" || die "pip failed (see build/logs/pip-docs.log)"
 callsite_linked_venv "$DEPS" "$VENV"
-mkdir -p "$OUT"
 : >"$LOGF"
 
 # Doxygen for the C++ reference; Debian's headless chromium for the site's browser test

@@ -99,16 +99,13 @@ setup_one() {
 }
 
 [ ${#MINORS[@]} -gt 0 ] || MINORS=("${CALLSITE_HOST_MINORS[@]}")
-AVAIL=()
+AVAIL=() failed=()
 for m in "${MINORS[@]}"; do
-  if why="$(callsite_skip_reason "$m")"; then log "skipping Python $m: $why"; else AVAIL+=("$m"); fi
-done
-[ ${#AVAIL[@]} -gt 0 ] || die "no usable Python interpreter among: ${MINORS[*]}"
-
-failed=()
-for m in "${AVAIL[@]}"; do
+  if why="$(callsite_skip_reason "$m")"; then log "skipping Python $m: $why"; continue; fi
+  AVAIL+=("$m")
   setup_one "$m" || failed+=("$m")
 done
+[ ${#AVAIL[@]} -gt 0 ] || die "no usable Python interpreter among: ${MINORS[*]}"
 if [ ${#failed[@]} -gt 0 ]; then
   log "setup failed for Python: ${failed[*]}"
   exit 1
