@@ -47,9 +47,9 @@ fi
 
 # --- the venvs ---------------------------------------------------------------------------------
 # test_venv_install VENV REQUIRED OPTIONAL... : REQUIRED's lines must install; each line of the
-# OPTIONAL files may fail, its first pip error then recorded beside the venv (.callsite-failed-NAME,
-# the reason its tests skip with). Run again on the ready venv, pip passes over what is installed
-# and retries the lines that failed.
+# OPTIONAL files may fail (its tests then skip), its first pip error recorded beside the venv
+# (.callsite-failed-NAME, which every set-up reports). Run again on the ready venv, pip passes
+# over what is installed and retries the lines that failed.
 test_venv_install() {
   callsite_pip_install "$1" "$2" || return 1
   callsite_requirements "${@:3}" | test_venv_install_optional "$1"
