@@ -39,9 +39,8 @@ if [ "${CALLSITE_SYSTEM_PACKAGES:-1}" != 0 ]; then
   done
   if [ ${#apt_missing[@]} -gt 0 ]; then
     log "installing system packages: ${apt_missing[*]}"
-    if ! callsite_install_packages "${apt_missing[@]}" >"$CALLSITE_LOGS/apt.log" 2>&1; then
+    callsite_install_packages "${apt_missing[@]}" >"$CALLSITE_LOGS/apt.log" 2>&1 ||
       log "WARNING: apt-get install failed (see $CALLSITE_LOGS/apt.log); C++ tests will not build"
-    fi
   fi
 fi
 
