@@ -138,8 +138,8 @@ cmd_test() {
     setup_in "$m" || { log "Python $m (chroot): setup failed (build/logs/build-py$m.log)"; rc=1; continue; }
     log "=== Python $m (chroot): pytest"
     # CALLSITE_EXAMPLES: the demo tests find examples/ beside a venv in the checkout.
-    in_chroot CALLSITE_EXAMPLES="$SRC_IN/examples" CALLSITE_PYTEST_LIVE="${CALLSITE_PYTEST_LIVE:-1}" \
-      bash "$SRC_IN/scripts/pytest.sh" "$SRC_IN/build/test-results/pytest-py$m" "$SRC_IN/.venv/py$m/bin/python" || rc=1
+    in_chroot CALLSITE_EXAMPLES="$SRC_IN/examples" bash "$SRC_IN/scripts/pytest.sh" \
+      "$SRC_IN/build/test-results/pytest-py$m" "$SRC_IN/.venv/py$m/bin/python" || rc=1
   done
   return $rc
 }

@@ -54,7 +54,6 @@ callsite_find_python() {
   local minor="$1" full exe best="" on_path
   for full in $(callsite_pyenv_versions "$minor"); do
     exe="$PYENV_ROOT/versions/$full/bin/python$minor"
-    [ -x "$exe" ] || exe="$PYENV_ROOT/versions/$full/bin/python3"
     if callsite_usable_python "$exe"; then best="$exe"; fi
   done
   on_path="$(command -v "python$minor" 2>/dev/null || true)"

@@ -25,7 +25,6 @@ VENV="$CALLSITE_ROOT/.venv/$NAME"
 t0=$SECONDS
 DEPS="$(callsite_cached_venv "$NAME" "$(callsite_find_python "$MINOR")" callsite_pip_install \
   "$CALLSITE_REQUIREMENTS/demo.txt")" || die "the demo's set-up failed (build/logs/pip-$NAME.log)"
-# A hard-linked copy, so that installing callsite leaves the cache as it is.
 callsite_linked_venv "$DEPS" "$VENV"
 : >"$CALLSITE_LOGS/build-$NAME.log"
 callsite_install_checkout "$VENV" "build/$NAME" "$CALLSITE_LOGS/build-$NAME.log" ||

@@ -14,13 +14,11 @@ cd "$CALLSITE_ROOT"
 MINOR="${CALLSITE_DOCS_PYTHON:-3.12}"
 BASE="$(callsite_find_python "$MINOR")" || die "scripts/docs.sh needs Python $MINOR: $BASE"
 VENV="$CALLSITE_ROOT/.venv/docs"
-PY="$VENV/bin/python"
 OUT="$CALLSITE_ROOT/build/docs"
 LOGF="$CALLSITE_LOGS/docs.log"
 DEPS="$(callsite_cached_venv docs "$BASE" callsite_pip_install "$CALLSITE_REQUIREMENTS/test.txt" \
   "$CALLSITE_REQUIREMENTS/docs.txt")" || die "pip failed (see build/logs/pip-docs.log)"
 callsite_linked_venv "$DEPS" "$VENV"
-mkdir -p "$OUT"
 : >"$LOGF"
 
 # Doxygen for the C++ reference; Debian's headless chromium for the site's browser test
@@ -47,7 +45,7 @@ fi
 
 log "docs: sphinx-build -W into ${OUT#"$CALLSITE_ROOT"/}/html"
 rm -rf "$OUT/html" "$OUT/doctrees"
-(cd / && env -u PYTHONPATH "$PY" -m sphinx -W --keep-going -q -b html -d "$OUT/doctrees" \
+(cd / && env -u PYTHONPATH "$VENV/bin/python" -m sphinx -W --keep-going -q -b html -d "$OUT/doctrees" \
   "$CALLSITE_ROOT/docs" "$OUT/html") 2>&1 | tee -a "$LOGF"
 rc=${PIPESTATUS[0]}
 [ "$rc" = 0 ] || die "sphinx-build failed (rc=$rc)"

@@ -39,26 +39,19 @@ if [ "${CALLSITE_SYSTEM_PACKAGES:-1}" != 0 ]; then
   done
   if [ ${#apt_missing[@]} -gt 0 ]; then
     log "installing system packages: ${apt_missing[*]}"
-    if ! callsite_install_packages "${apt_missing[@]}" >"$CALLSITE_LOGS/apt.log" 2>&1; then
+    callsite_install_packages "${apt_missing[@]}" >"$CALLSITE_LOGS/apt.log" 2>&1 ||
       log "WARNING: apt-get install failed (see $CALLSITE_LOGS/apt.log); C++ tests will not build"
-    fi
   fi
 fi
 
 # --- the venvs ---------------------------------------------------------------------------------
 # test_venv_install VENV REQUIRED OPTIONAL... : REQUIRED's lines must install; each line of the
-# OPTIONAL files may fail, its first pip error then recorded beside the venv (.callsite-failed-NAME,
-# the reason its tests skip with). Run again on the ready venv, it retries the lines that failed.
+# OPTIONAL files may fail (its tests then skip), its first pip error recorded beside the venv
+# (.callsite-failed-NAME, which every set-up reports). Run again on the ready venv, pip passes
+# over what is installed and retries the lines that failed.
 test_venv_install() {
-  local venv="$1" required="$2" f; shift 2
-  if [ ! -f "$venv/.callsite-ready" ]; then
-    callsite_pip_install "$venv" "$required" || return 1
-    callsite_requirements "$@" | test_venv_install_optional "$venv"
-    return 0
-  fi
-  for f in "$venv"/.callsite-failed-*; do
-    [ ! -f "$f" ] || grep -hE "^[[:space:]]*${f##*/.callsite-failed-}([^A-Za-z0-9._-]|$)" "$@"
-  done | test_venv_install_optional "$venv"
+  callsite_pip_install "$1" "$2" || return 1
+  callsite_requirements "${@:3}" | test_venv_install_optional "$1"
 }
 
 # test_venv_install_optional VENV < LINES : pip-installs each requirement line on its own.
@@ -105,16 +98,13 @@ setup_one() {
 }
 
 [ ${#MINORS[@]} -gt 0 ] || MINORS=("${CALLSITE_HOST_MINORS[@]}")
-AVAIL=()
+AVAIL=() failed=()
 for m in "${MINORS[@]}"; do
-  if why="$(callsite_skip_reason "$m")"; then log "skipping Python $m: $why"; else AVAIL+=("$m"); fi
-done
-[ ${#AVAIL[@]} -gt 0 ] || die "no usable Python interpreter among: ${MINORS[*]}"
-
-failed=()
-for m in "${AVAIL[@]}"; do
+  if why="$(callsite_skip_reason "$m")"; then log "skipping Python $m: $why"; continue; fi
+  AVAIL+=("$m")
   setup_one "$m" || failed+=("$m")
 done
+[ ${#AVAIL[@]} -gt 0 ] || die "no usable Python interpreter among: ${MINORS[*]}"
 if [ ${#failed[@]} -gt 0 ]; then
   log "setup failed for Python: ${failed[*]}"
   exit 1

@@ -54,7 +54,6 @@ CALLSITE_PYTHONPATH="$BUILD/pkg" LD_PRELOAD="$PRELOAD" PYTHONMALLOC=malloc CALLS
   CALLSITE_STRESS_SECONDS="${CALLSITE_STRESS_SECONDS:-10}" \
   "$CALLSITE_ROOT/scripts/pytest.sh" "$OUT" "$PY" "${TESTS[@]}"
 rc=$?
-tail -n 15 "$OUT.log"
 # A sanitizer report anywhere (also from a subprocess whose test tolerated a failure) fails it.
 if grep -qE "ERROR: AddressSanitizer|runtime error:" "$OUT.log"; then
   log "sanitizer reports in $OUT.log"; [ "$rc" != 0 ] || rc=1

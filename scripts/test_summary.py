@@ -28,8 +28,7 @@ def counts(xml):
 
 def suites(folder):
     """The stems of the results in folder: pytest-py3.11 for pytest-py3.11.{xml,rc,skipped}."""
-    return sorted({f.name[: -len(suffix)] for f in folder.iterdir()
-                   for suffix in (".xml", ".rc", ".skipped") if f.name.endswith(suffix)})
+    return sorted({f.stem for f in folder.iterdir() if f.suffix in (".xml", ".rc", ".skipped")})
 
 
 def rows(results):
