@@ -54,8 +54,7 @@ class BenchmarkDirective(SphinxDirective):
 
     def run(self) -> list[nodes.Node]:
         try:
-            return self.draw(self.arguments[0],
-                             Path(self.env.srcdir) / self.config.benchmark_results)
+            return self.draw(self.arguments[0], Path(self.env.srcdir, "_data", "benchmarks"))
         except ValueError as e:  # ResultFileError too
             raise self.error(f"{self.name} {self.arguments[0]}: {e}") from None
 
@@ -106,7 +105,6 @@ class BenchmarkTable(BenchmarkDirective):
 
 
 def setup(app: Sphinx) -> dict[str, object]:
-    app.add_config_value("benchmark_results", "_data/benchmarks", "env")
     app.add_directive("benchmark-figure", BenchmarkFigure)
     app.add_directive("benchmark-table", BenchmarkTable)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
