@@ -112,11 +112,10 @@ def below_clock(dsl: dict, measure: str) -> float | None:
 
 
 def describe_machine(meta: dict) -> str:
+    """Every page's file records the memory and the load (tests/docs checks it)."""
     m = meta["machine"]
-    load = m.get("load_average_at_start")
-    load_text = f"load average {load[0]:.2f} at start" if load else "load average unknown"
-    memory = f", {m['memory_gib']:g} GiB" if m.get("memory_gib") else ""
-    return f"{m['cpu']}, {m['cores']} cores{memory}, {load_text}"
+    return (f"{m['cpu']}, {m['cores']} cores, {m['memory_gib']:g} GiB, "
+            f"load average {m['load_average_at_start'][0]:.2f} at start")
 
 
 def describe_date(meta: dict) -> str:

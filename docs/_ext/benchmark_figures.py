@@ -65,8 +65,6 @@ def _grouped_bars(ax, groups: list[str], series: dict[str, list[float | None]],
     ax.grid(axis="y", alpha=0.3)
 
 
-# --- capture: cost against depth ---------------------------------------------------------------
-
 def draw_capture(runs: list[dict], path: Path) -> None:
     """One panel per Python version: ns per capture against stack depth, log-log, a line per
     method (the peers a version has installed appear in its panel only)."""
@@ -86,12 +84,10 @@ def draw_capture(runs: list[dict], path: Path) -> None:
                       if "ns" in table[d].get(method, {})]
             if points:
                 ax.plot(*zip(*points), marker="o", color=colours[method], label=method)
-        ax.set_xscale("log")
+        ax.set(xscale="log", title=f"Python {minor(run)}", xlabel="stack depth (frames)")
         _log_y(ax)
         ax.set_xticks([int(d) for d in depths], depths)
         ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
-        ax.set_title(f"Python {minor(run)}")
-        ax.set_xlabel("stack depth (frames)")
         ax.grid(which="both", alpha=0.3)
     for ax in axes[:, 0]:
         ax.set_ylabel("ns per capture (wall time, warm)")
@@ -99,8 +95,6 @@ def draw_capture(runs: list[dict], path: Path) -> None:
         ax.set_visible(False)
     _save(fig, path, axes.flat)
 
-
-# --- MLIR: cost per op ------------------------------------------------------------------------
 
 def draw_mlir(runs: list[dict], path: Path) -> None:
     """Per Python version and bindings: ns per op in each mode (top), and what the location
@@ -110,21 +104,18 @@ def draw_mlir(runs: list[dict], path: Path) -> None:
     modes = ordered_union(ops for _, ops in groups)
     baseline = modes[0]
     colours = _colours(modes)
-    fig, (left, right) = plt.subplots(2, 1, figsize=(8.5, 7.5), sharex=True)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8.5, 7.5), sharex=True)
     labels = [label for label, _ in groups]
-    _grouped_bars(left, labels, {m: [ops.get(m) for _, ops in groups] for m in modes}, colours)
-    left.set_ylabel("ns per op")
-    left.set_title("build time per op (wall time, warm)")
+    _grouped_bars(top, labels, {m: [ops.get(m) for _, ops in groups] for m in modes}, colours)
+    top.set(ylabel="ns per op", title="build time per op (wall time, warm)")
     added = {m: [(ops[m] - ops[baseline]) if m in ops and ops[m] > ops[baseline] else None
                  for _, ops in groups] for m in modes[1:]}
-    _grouped_bars(right, labels, added, colours)
-    _log_y(right)
-    right.set_ylabel("ns per op over " + baseline.split(" ", 1)[-1])
-    right.set_title("what the location adds (log scale)")
-    _save(fig, path, [left])
+    _grouped_bars(bottom, labels, added, colours)
+    _log_y(bottom)
+    bottom.set(ylabel="ns per op over " + baseline.split(" ", 1)[-1],
+               title="what the location adds (log scale)")
+    _save(fig, path, [top])
 
-
-# --- real DSLs ---------------------------------------------------------------------------------
 
 DSL_MODES = {"none": "(a) no locations", "own": "(b) the DSL's own", "mlir": "(c) MLIR loc_tracebacks()",
              "callsite": "(d) callsite"}
@@ -162,8 +153,6 @@ def draw_dsls(runs: list[dict], path: Path) -> None:
     _save(fig, path)
 
 
-# --- tracked windows: the tax per call ---------------------------------------------------------
-
 TRACKER_ROLES = {"callsite": "callsite (C)", "lean": "lean Python tracker",
                  "plain": "plain Python tracker"}
 
@@ -194,7 +183,6 @@ def draw_tracking(runs: list[dict], path: Path) -> None:
     _save(fig, path, axes[:, 0], ncol=3)
 
 
-#: name -> (bench whose runs it draws, what it shows, drawing function)
 FIGURES: dict[str, tuple[str, str, Callable[[list[dict], Path], None]]] = {
     "capture": ("capture", "Capture cost against stack depth, per Python version and peer "
                 "(log-log; lower is better).", draw_capture),

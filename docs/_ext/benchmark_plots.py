@@ -47,24 +47,19 @@ def _table(header: list[str], rows: list[list[str]], classes: list[str],
 
 
 class BenchmarkDirective(SphinxDirective):
-    """A figure or table (its argument names it) drawn from the result files, which the page
-    then depends on."""
+    """A figure or table (its argument names it) drawn from the result files; the page depends
+    on every one of them, the subfolders' too."""
 
     required_arguments = 1
 
     def run(self) -> list[nodes.Node]:
+        folder = Path(self.env.srcdir, "_data", "benchmarks")
+        for path in sorted(folder.rglob("*.json")):
+            self.env.note_dependency(str(path))
         try:
-            return self.draw(self.arguments[0],
-                             Path(self.env.srcdir) / self.config.benchmark_results)
+            return self.draw(self.arguments[0], folder)
         except ValueError as e:  # ResultFileError too
             raise self.error(f"{self.name} {self.arguments[0]}: {e}") from None
-
-    def results(self, folder: Path) -> dict[str, list[dict]]:
-        """Every result file in `folder` (not its subfolders), by bench."""
-        results = load_results(folder)
-        for path in sorted(folder.glob("*.json")):
-            self.env.note_dependency(str(path))
-        return results
 
 
 class BenchmarkFigure(BenchmarkDirective):
@@ -74,7 +69,7 @@ class BenchmarkFigure(BenchmarkDirective):
         import benchmark_figures  # matplotlib: loaded only by pages that draw
 
         png = Path(self.env.doctreedir) / "benchmark_plots" / f"{name}.png"
-        runs = benchmark_figures.draw(name, self.results(folder), png)
+        runs = benchmark_figures.draw(name, load_results(folder), png)
         # An image path relative to this page's folder: Sphinx copies it into _images/.
         page_dir = Path(self.env.srcdir) / Path(self.env.docname).parent
         caption = benchmark_figures.FIGURES[name][1]
@@ -92,21 +87,16 @@ class BenchmarkTable(BenchmarkDirective):
 
     def draw(self, name: str, folder: Path) -> list[nodes.Node]:
         if name not in benchmark_tables.COLD_TABLES:
-            return [_table(*benchmark_tables.table(name, self.results(folder)),
+            return [_table(*benchmark_tables.table(name, load_results(folder)),
                            ["benchmark-table"])]
         file, labels, compute = benchmark_tables.COLD_TABLES[name]
         path = folder / file
-        if path.is_dir():
-            data = self.results(path)
-        else:
-            self.env.note_dependency(str(path))
-            data = load_result(path)
+        data = load_results(path) if path.is_dir() else load_result(path)
         # Laid out as the page's markdown tables around it, which MyST marks "colwidths-auto".
         return [_table(*compute(data), ["colwidths-auto"], labels)]
 
 
 def setup(app: Sphinx) -> dict[str, object]:
-    app.add_config_value("benchmark_results", "_data/benchmarks", "env")
     app.add_directive("benchmark-figure", BenchmarkFigure)
     app.add_directive("benchmark-table", BenchmarkTable)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
