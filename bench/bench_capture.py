@@ -20,6 +20,7 @@ import sys
 import types
 from dataclasses import dataclass
 
+import callsite
 from callsite._cli.peers import Peer, Skip, report_peers
 from callsite._cli.stacks import at_depth_in_fresh_thread, run_in_fresh_thread
 from callsite._cli.tables import fmt_noise, fmt_ns, fmt_ratio, markdown_table
@@ -47,17 +48,11 @@ class Method:
 
 # --- peers --------------------------------------------------------------------------------
 
-def probe_callsite():
-    import callsite
-    return {"capture": callsite.capture, "callsite": callsite}
-
-
 def probe_callsite_internal():
     """The internal backend's rows are skipped, with the reason, where callsite refuses it."""
-    import callsite
     if (refusal := callsite.internal_backend_refusal()) is not None:
         raise Skip(f"callsite refuses its internal backend here: {refusal}")
-    return probe_callsite()
+    return {"capture": callsite.capture}
 
 
 def probe_stdlib():
@@ -72,10 +67,7 @@ JAX_NOTES: list[str] = []
 
 
 def probe_jax():
-    try:
-        import jaxlib
-    except ImportError as e:
-        raise Skip(f"jaxlib is not installed ({e})")
+    import jaxlib  # not installed: the skip names the ImportError (Peer.available)
     try:
         from jaxlib import _jax
     except ImportError:
@@ -102,7 +94,7 @@ def probe_torch():
     return {"extract": CapturedTraceback.extract, "torch_version": torch.__version__}
 
 
-CALLSITE = Peer("callsite", probe_callsite)
+CALLSITE = Peer("callsite", lambda: {"capture": callsite.capture})
 CALLSITE_INTERNAL = Peer("callsite's internal backend", probe_callsite_internal)
 STDLIB = Peer("stdlib (sys, traceback, inspect)", probe_stdlib)
 JAX = Peer("jaxlib Traceback", probe_jax)
@@ -120,70 +112,55 @@ while f is not None:
 """
 
 
-def capture_methods() -> list[Method]:
-    return [
-        Method("callsite (internal)", CALLSITE_INTERNAL, "_r = capture()", backend="internal"),
-        Method("callsite (public)", CALLSITE, "_r = capture()", backend="public"),
-        Method("sys._getframe loop (f_code, f_lasti)", STDLIB, GETFRAME_LOOP),
-        Method("traceback.extract_stack()", STDLIB, "_r = extract_stack()"),
-        Method("StackSummary.extract(walk_stack(None), lookup_lines=False)", STDLIB,
-               "_r = StackSummary.extract(walk_stack(None), lookup_lines=False)"),
-        Method("inspect.stack(0)", STDLIB, "_r = stack(0)"),
-        Method("jaxlib Traceback.get_traceback()", JAX, "_r = get_traceback()",
-               count=lambda r: len(r.frames)),
-        Method("torch CapturedTraceback.extract()", TORCH, "_r = extract()",
-               count=lambda r: len(r.summary())),
-        Method("loop overhead: sys.is_finalizing()", STDLIB, "_r = is_finalizing()", count=None,
-               note="reference: the benchmark loop calling a trivial C function"),
-    ]
+LOOP_OVERHEAD = Method("loop overhead: sys.is_finalizing()", STDLIB, "_r = is_finalizing()",
+                       count=None, note="reference: the benchmark loop calling a trivial C function")
+CAPTURE_METHODS = [
+    Method(BASELINE, CALLSITE_INTERNAL, "_r = capture()", backend="internal"),
+    Method("callsite (public)", CALLSITE, "_r = capture()", backend="public"),
+    Method("sys._getframe loop (f_code, f_lasti)", STDLIB, GETFRAME_LOOP),
+    Method("traceback.extract_stack()", STDLIB, "_r = extract_stack()"),
+    Method("StackSummary.extract(walk_stack(None), lookup_lines=False)", STDLIB,
+           "_r = StackSummary.extract(walk_stack(None), lookup_lines=False)"),
+    Method("inspect.stack(0)", STDLIB, "_r = stack(0)"),
+    Method("jaxlib Traceback.get_traceback()", JAX, "_r = get_traceback()",
+           count=lambda r: len(r.frames)),
+    Method("torch CapturedTraceback.extract()", TORCH, "_r = extract()",
+           count=lambda r: len(r.summary())),
+    LOOP_OVERHEAD,
+]
 
+# callsite's capture + symbolize, beside what every row of its table includes: the loop (warm)
+# or the timer pair (cold).
+SYMBOLIZED = Method("callsite (internal) .frames", CALLSITE_INTERNAL, "_r = capture().frames",
+                    backend="internal")
+TIMER_PAIR = Method("timer pair only", STDLIB, "_r = None", count=None,
+                    note="reference: perf_counter_ns() twice, included in every row")
 
-SYMBOLIZED = "callsite (internal) .frames"
-
-
-def symbolize_methods(cold: bool) -> list[Method]:
-    """callsite's capture + symbolize, beside what every row of its table includes: the timer
-    pair (cold) or the loop (warm)."""
-    symbolized = Method(SYMBOLIZED, CALLSITE_INTERNAL, "_r = capture().frames",
-                        backend="internal")
-    if cold:
-        return [symbolized, Method("timer pair only", STDLIB, "_r = None", count=None, note=(
-            "reference: perf_counter_ns() twice, included in every row"))]
-    return [symbolized, Method("loop overhead: sys.is_finalizing()", STDLIB,
-                               "_r = is_finalizing()", count=None)]
-
-
-#: Each table (--tables) in the order it runs and is written: its title, its rows, and the row
-#: its ratios are against.
+#: Each table (--tables) in the order it runs and is written: its title and its rows, the
+#: first the one its ratios are against.
 TABLE_RUNS = {
-    "capture": ("capture only (ns per capture, result deallocated)", capture_methods, BASELINE),
+    "capture": ("capture only (ns per capture, result deallocated)", CAPTURE_METHODS),
     "warm": ("capture + symbolize, warm cache (same code objects every time)",
-             lambda: symbolize_methods(cold=False), SYMBOLIZED),
+             [SYMBOLIZED, LOOP_OVERHEAD]),
     "cold": ("capture + symbolize, cold cache (fresh code objects for every sample; only the "
-             "outermost frame is reused)", lambda: symbolize_methods(cold=True), SYMBOLIZED),
+             "outermost frame is reused)", [SYMBOLIZED, TIMER_PAIR]),
 }
 TABLES = tuple(TABLE_RUNS)
 
 
 # --- running --------------------------------------------------------------------------------
 
-def backend_setter(backend):
-    """What selects `backend` in the timed thread, before every callsite row and its probe
-    (set_backend raises RuntimeError where the backend is refused)."""
-    if backend is None:
-        return None
-    import callsite
-    return functools.partial(callsite.set_backend, backend)
-
-
 def run_table(kind: str, methods: list[Method], depths, args) -> dict:
     """{depth: {method: {"ns", "spread", "frames"} or {"skipped": reason}}}."""
     fns = {m.name: compile_statement(m.stmt, m.peer.ns, m.name) for m in methods
            if m.peer.available()}
+    # What selects a callsite row's backend in its timed thread, before the row and its probe
+    # (set_backend raises RuntimeError where the backend is refused).
+    before = {m.name: functools.partial(callsite.set_backend, m.backend) for m in methods
+              if m.backend is not None}
     table = {}
     # A cold stack's outermost frame is the only one not fresh: it needs two.
     for depth in (d for d in depths if kind != "cold" or d >= 2):
-        before = {m.name: backend_setter(m.backend) for m in methods if m.name in fns}
         if kind == "cold":
             timings = time_cold({n: f["once"] for n, f in fns.items()}, depth,
                                 repeats=args.repeats, samples=args.cold_samples, before=before)
@@ -195,7 +172,7 @@ def run_table(kind: str, methods: list[Method], depths, args) -> dict:
         table[depth] = {m.name: {"skipped": m.peer.reason} if m.name not in fns else {
             "ns": timings[m.name].best, "spread": timings[m.name].noise,
             "frames": None if m.count is None else m.count(at_depth_in_fresh_thread(
-                depth, fns[m.name]["probe"], before=before[m.name]))} for m in methods}
+                depth, fns[m.name]["probe"], before=before.get(m.name)))} for m in methods}
         print(f"  [{kind}] depth {depth} done", file=sys.stderr, flush=True)
     return table
 
@@ -242,15 +219,18 @@ def time_cold(onces: dict, depth: int, *, repeats: int, samples: int, before: di
 
 # --- reporting ------------------------------------------------------------------------------
 
-def print_table(title: str, table: dict, methods: list[Method], baseline: str) -> None:
+def print_table(title: str, table: dict, methods: list[Method]) -> None:
     print(f"\n### {title}\n")
-    measured = [m for m in methods if "skipped" not in next(iter(table.values()))[m.name]]
+    baseline = methods[0].name
+    measured = [m for m in methods if m.peer.available()]
     rows = []
     for depth, row in table.items():
         base = row.get(baseline, {}).get("ns")
-        rows += [(depth, m.name, "—" if r["frames"] is None else r["frames"], fmt_ns(r["ns"]),
-                  fmt_ratio(r["ns"] / base if base else None), fmt_noise(r["spread"]))
-                 for m, r in ((m, row[m.name]) for m in measured)]
+        for m in measured:
+            r = row[m.name]
+            rows.append((depth, m.name, "—" if r["frames"] is None else r["frames"],
+                         fmt_ns(r["ns"]), fmt_ratio(r["ns"] / base if base else None),
+                         fmt_noise(r["spread"])))
     print(markdown_table(("depth", "method", "frames", "ns/capture", f"× {baseline}",
                             "noise"), rows, align="rlrrrr"))
     for m in methods:
@@ -273,7 +253,7 @@ def per_frame(table: dict, name: str) -> dict:
 def print_per_frame(table: dict, methods: list[Method]) -> dict:
     print("\n### ns per extra frame (slope between depths; 'fit' = least squares over all)\n")
     result = {m.name: per_frame(table, m.name) for m in methods
-              if m.count is not None and "skipped" not in next(iter(table.values()))[m.name]}
+              if m.count is not None and m.peer.available()}
     print(markdown_table(("method", *next(iter(result.values()), {})),
                          [(name, *(f"{v:.1f}" for v in pf.values())) for name, pf in result.items()]))
     return result
@@ -302,10 +282,8 @@ def print_targets(table: dict, pf: dict, depth: int = 20) -> None:
 
 def header() -> None:
     print(f"## callsite capture benchmark — {_common.environment_line()}\n")
-    if CALLSITE.available():
-        import callsite
-        print(f"callsite {callsite.__version__} from {os.path.dirname(callsite.__file__)}; layout "
-              f"{callsite.layout_name}")
+    print(f"callsite {callsite.__version__} from {os.path.dirname(callsite.__file__)}; layout "
+          f"{callsite.layout_name}")
     report_peers(PEERS)
     # The timed statements live in real module files, like user code: inspect.getmodule()
     # finds them in its cache instead of rescanning sys.modules per frame.
@@ -335,13 +313,12 @@ def main(argv=None) -> int:
 
     header()
     results = {"python": sys.version.split()[0], "jax_notes": JAX_NOTES, "tables": {}}
-    for kind, (title, rows, baseline) in TABLE_RUNS.items():
+    for kind, (title, methods) in TABLE_RUNS.items():
         if kind in args.tables:
-            ms = rows()
-            results["tables"][kind] = table = run_table(kind, ms, args.depths, args)
-            print_table(title, table, ms, baseline)
+            results["tables"][kind] = table = run_table(kind, methods, args.depths, args)
+            print_table(title, table, methods)
             if kind == "capture":
-                results["per_frame"] = print_per_frame(table, ms)
+                results["per_frame"] = print_per_frame(table, methods)
     if "capture" in results["tables"]:
         print_targets(results["tables"]["capture"], results["per_frame"])
     if args.json:

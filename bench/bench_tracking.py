@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import platform
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -105,7 +104,7 @@ def both(_):
 
 def page_table(name: str, labels: int, **run) -> str:
     """The benchmarks page's table `name` of this run; `labels`: its label columns."""
-    run["meta"] = {"python": platform.python_version()}
+    run["meta"] = {"python": sys.version.split()[0]}
     return _common.page_table(_common.page_tables().table(name, {"tracking": [run]}), labels)
 
 
@@ -135,12 +134,10 @@ def trackers(mode: str) -> dict:
 
 
 def count_calls(mode, fn):
-    tracking.enable(mode=mode)
-    before = tracking.status()["recorded"]
-    fn()
-    n = tracking.status()["recorded"] - before - 1  # status() itself is one recorded call
-    tracking.disable()
-    return n
+    with tracking.enable(mode=mode):
+        before = tracking.status()["recorded"]
+        fn()
+        return tracking.status()["recorded"] - before - 1  # status() itself is one recorded call
 
 
 def tax_table(repeats):
