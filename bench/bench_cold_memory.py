@@ -25,8 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import _common  # noqa: E402
+import _common  # this script's folder: options and the result file
 
 TORCH_MODES = ("none", "torch", "callsite")
 MLIR_MODES = ("a", "b", "c")
@@ -91,7 +90,6 @@ def torch_child(mode: str, tracers: int) -> dict:
 
         callsite.torch.accelerate()
     folder = tempfile.mkdtemp(prefix="callsite-cold-memory-")
-    x = None
     samples = []
     for index in range(tracers):
         path = os.path.join(folder, f"model_{index}.py")
@@ -105,12 +103,12 @@ def torch_child(mode: str, tracers: int) -> dict:
         tracer.record_stack_traces = mode != "none"
         graph = tracer.trace(model)
         if index == 0:
-            nodes = [n for n in graph.nodes if n.op not in ("placeholder", "output")]
-            x = sum(1 for n in nodes if n.stack_trace)
+            recorded = sum(1 for n in graph.nodes
+                           if n.stack_trace and n.op not in ("placeholder", "output"))
         del graph, tracer, model, module, spec
         sample(samples, index, tracers)
     cached = callsite.torch.status().get("cached_texts") if mode == "callsite" else None
-    return {"mode": mode, "samples_kib": samples, "recorded_nodes_first": x,
+    return {"mode": mode, "samples_kib": samples, "recorded_nodes_first": recorded,
             "linecache_bytes": linecache_bytes(), "callsite_cached_texts": cached,
             "growth": growth(samples)}
 
@@ -146,9 +144,9 @@ def measure_modes(kind: str, modes: tuple[str, ...], count: int) -> list[dict]:
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        kind, mode, count = sys.argv[2], sys.argv[3], int(sys.argv[4])
-        result = torch_child(mode, count) if kind == "torch" else mlir_child(mode, count)
-        print(json.dumps(result))
+        kind, mode, count = sys.argv[2:5]
+        child = torch_child if kind == "torch" else mlir_child
+        print(json.dumps(child(mode, int(count))))
         return
     parser = _common.parser(__doc__.split("\n\n")[0])
     parser.add_argument("--torch", action="store_true", help="the tracers' part only")

@@ -40,7 +40,7 @@ import torch.nn as nn
 
 import callsite
 import callsite.torch as ct
-from callsite._cli.tables import fmt_noise, fmt_ratio, markdown_table
+from callsite._cli.tables import fmt_noise, fmt_ratio
 from callsite._cli.timing import collector_off, noise
 import deep_models  # this script's folder: models with a model library's depth
 
@@ -52,7 +52,6 @@ MODES = ("none", "torch", "callsite")
 #: The paths (all in fresh processes) and their modes, the baseline first.
 FRESH = {"first": MODES, "scoped": ("none", "callsite", "scoped"), "make_fx": MODES,
          "export": MODES, "compile": ("skipped", "torch")}
-COUNTED = ("first", "scoped")  # the paths --callgrind counts: the library's tracer
 LABELS = {"none": "no stack traces", "callsite": "callsite's", "scoped": "scoped"}
 #: The docs' tables (benchmark_tables.COLD_TABLES) this script prints, each with its title.
 PRINTED = {
@@ -81,18 +80,15 @@ def set_mode(mode: str) -> None:
             lambda self: True
 
 
-def user_filter() -> "callsite.Filter":
-    """The scoped mode's Filter: every frame outside torch's own files, no limit (the whole
-    stack is walked and kept, the most a scope can cost)."""
-    chosen = callsite.Filter(limit=None)
-    chosen.exclude_dir(os.path.dirname(torch.__file__))
-    return chosen
-
-
 def recording(mode: str):
-    """The scope a trace in `mode` runs in: callsite.torch.frames(user_filter()) for "scoped"
-    (callsite's recorder with the user's frames), nothing for the others."""
-    return ct.frames(user_filter()) if mode == "scoped" else contextlib.nullcontext()
+    """The scope a trace in `mode` runs in: for "scoped", callsite.torch.frames() keeping every
+    frame outside torch's own files, no limit (the whole stack is walked and kept, the most a
+    scope can cost); nothing for the others."""
+    if mode != "scoped":
+        return contextlib.nullcontext()
+    outside_torch = callsite.Filter(limit=None)
+    outside_torch.exclude_dir(os.path.dirname(torch.__file__))
+    return ct.frames(outside_torch)
 
 
 def trace_build(model, example, record: bool):
@@ -127,16 +123,7 @@ BUILDS = {"first": trace_build, "scoped": trace_build, "make_fx": make_fx_build,
           "export": export_build, "compile": compile_build}
 
 
-def texts(nodes) -> list[tuple[str, str | None]]:
-    """(node name, stack_trace) of every node: what the modes' graphs must agree on."""
-    return [(n.name, n.stack_trace) for n in nodes]
-
-
 # --- what a recording adds ------------------------------------------------------------------
-
-def seconds(values: dict[str, float]) -> dict:
-    return {f"{mode}_s": value for mode, value in values.items()}
-
 
 def compared(values: dict[str, float], unit: str) -> dict:
     """torch's and callsite's figure (seconds or instructions) against the one without stack
@@ -156,15 +143,14 @@ def per_node(values: dict[str, float], nodes: int, unit: str, scale: float = 1) 
 
 def figures(path: str, picked: dict[str, float], nodes: int) -> dict:
     """A statistic's seconds per mode of `path` and what its modes are compared by."""
+    out = {f"{mode}_s": value for mode, value in picked.items()}
     if path == "compile":  # dynamo's block: the compile against the one with the block skipped
         block = picked["torch"] - picked["skipped"]
-        return {**seconds(picked), "stack_trace_s": block,
-                "stack_trace_share": block / picked["torch"]}
-    added = per_node(picked, nodes, "us", 1e6)
+        return {**out, "stack_trace_s": block, "stack_trace_share": block / picked["torch"]}
+    out.update(per_node(picked, nodes, "us", 1e6))
     if path == "scoped":
-        return {**seconds(picked), **added,
-                "scoped_vs_callsite": picked["scoped"] / picked["callsite"]}
-    return {**seconds(picked), **added, **compared(picked, "s")}
+        return {**out, "scoped_vs_callsite": picked["scoped"] / picked["callsite"]}
+    return {**out, **compared(picked, "s")}
 
 
 # --- the first build in a fresh process, and again -------------------------------------------
@@ -198,7 +184,7 @@ def fresh_child(path: str, name: str, mode: str) -> dict:
             nodes = BUILDS[path](model, example, mode != "none")
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         out[run] = {"cpu_s": cpu, "wall_s": wall}
-        found = texts(nodes)
+        found = [(n.name, n.stack_trace) for n in nodes]  # what the modes' graphs agree on
         digest = hashlib.sha256(repr(found).encode()).hexdigest()
         if run == "again" and digest != out["digest"]:
             raise SystemExit(f"{path} {name} {mode}: the second build's stack traces differ")
@@ -316,7 +302,7 @@ def fresh_row(path: str, name: str, args) -> dict:
         row = {"path": path, "model": name}
     else:
         row = measure_fresh(path, name, args.repeats)
-    if (args.callgrind or args.callgrind_only) and path in COUNTED:
+    if (args.callgrind or args.callgrind_only) and path in ("first", "scoped"):
         row["instructions"] = measure_instructions(path, name, args.keep_callgrind)
         row.setdefault("nodes", row["instructions"].get("nodes"))
     return row
@@ -324,29 +310,29 @@ def fresh_row(path: str, name: str, args) -> dict:
 
 # --- output ---------------------------------------------------------------------------------
 
-def scoped_table(rows: list[dict]) -> str:
-    """The scoped rows: each model's first trace and again, min and median, per mode."""
+def scoped_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
+    """The scoped rows: each model's first trace and again, min and median, per mode; the frames
+    each recording keeps, and the instructions it adds when they were counted."""
     modes = FRESH["scoped"]
-    counted = any("first" in r.get("instructions", {}) for r in rows if r["path"] == "scoped")
-    header = ["model", "nodes", "frames (mean/max)", "trace", "stat",
-              *(LABELS[m] for m in modes), *(f"{LABELS[m]} adds /node" for m in modes[1:]),
-              "scoped / callsite's", *(f"Ir added /node ({LABELS[m]})" for m in modes[1:]
-                                       if counted), "noise (max)"]
+    counted = any("first" in r.get("instructions", {}) for r in rows)
+    header = ["model (nodes; frames mean/max)", "trace", "stat", *(LABELS[m] for m in modes),
+              *(f"{LABELS[m]} adds /node" for m in modes[1:]), "scoped / callsite's",
+              *(f"Ir added /node ({LABELS[m]})" for m in modes[1:] if counted), "noise (max)"]
     lines = []
-    for row in (r for r in rows if r["path"] == "scoped"):
+    for row in rows:
         kept = ", ".join(f"{m} {f['mean']:.1f}/{f['max']}" for m, f in row["frames"].items())
         for run in RUNS:
             ir = row.get("instructions", {}).get(run, {})
             for stat, _ in STATS:
                 r = row[run][stat]
                 lines.append([
-                    row["model"], row["nodes"], kept, run, stat,
+                    f"{row['model']} ({row['nodes']}; {kept})", run, stat,
                     *(benchmark_tables.ms(r[f"{m}_s"]) + " ms" for m in modes),
                     *(f"{r[f'{m}_added_us_per_node']:.1f} µs" for m in modes[1:]),
                     fmt_ratio(r["scoped_vs_callsite"]),
                     *(f"{ir[f'{m}_added_ir_per_node']:,.0f}" for m in modes[1:] if counted),
                     fmt_noise(max(row[run]["noise"].values()))])
-    return markdown_table(header, lines, align="lrlll" + "r" * (len(header) - 5))
+    return header, lines
 
 
 def print_tables(result: dict, timed: bool) -> None:
@@ -358,11 +344,12 @@ def print_tables(result: dict, timed: bool) -> None:
         if lines:
             print(f"\n{title}")
             print(_common.page_table((header, lines), labels))
-    if any(row["path"] == "scoped" for row in result["rows"]):
+    scoped = [row for row in result["rows"] if row["path"] == "scoped"]
+    if scoped:
         print("\nThe scoped mode (callsite.torch.frames, every frame outside torch's files) "
               "beside callsite's default recording (deep models; process CPU time; Ir: "
               "callgrind, the measured trace alone)")
-        print(scoped_table(result["rows"]))
+        print(_common.page_table(scoped_table(scoped), labels=3))
 
 
 def main() -> None:

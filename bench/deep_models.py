@@ -194,8 +194,6 @@ class Encoder(nn.Module):
 
 
 class Transformer(nn.Module):
-    """Embedding, encoder of attention / convolution / MLP blocks, head."""
-
     def __init__(self, layers: int = 6, d: int = 16, heads: int = 2, vocab: int = 32) -> None:
         super().__init__()
         self.embed, self.encoder = nn.Embedding(vocab, d), Encoder(layers, d, heads)
@@ -272,5 +270,4 @@ MODELS = {
 
 
 def trace(model: nn.Module, record: bool) -> fx.Graph:
-    """One trace by the library's tracer, with or without stack traces."""
     return LibraryTracer(record).trace(model)

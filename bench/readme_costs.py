@@ -10,10 +10,7 @@ or kernel sizes; a time difference smaller than the clock resolves is said to be
 """
 from __future__ import annotations
 
-import math
-import os
 import statistics
-import sys
 from pathlib import Path
 
 import _common  # this script's folder: the options every bench script spells alike
@@ -21,15 +18,14 @@ import _common  # this script's folder: the options every bench script spells al
 _common.use_docs_ext()  # the docs' reader of the files
 from benchmark_data import below_clock, load_result, load_results, minor, python_key  # noqa: E402
 
-RESULTS = os.path.join(_common.REPO, "docs", "_data", "benchmarks")
+RESULTS = Path(_common.REPO, "docs", "_data", "benchmarks")
 
 
 def factor(x: float) -> str:
     """A ratio far from 1: two significant digits (490, 35, 8.5)."""
-    if x >= 100:
-        digits = int(math.floor(math.log10(x))) - 1
-        return f"{round(x, -digits):.0f}"
-    return f"{x:.0f}" if x >= 10 else f"{x:.1f}"
+    if x < 10:
+        return f"{x:.1f}"
+    return f"{float(f'{x:.2g}'):.0f}"  # .2g's digits, without its exponent (4.9e+02)
 
 
 near_one = "{:.2f}".format  # a ratio near 1 (a build against one without locations)
@@ -193,24 +189,21 @@ def mlir_context_rows(result: dict) -> list[str]:
     return out
 
 
-def readme_rows(folder: str = RESULTS) -> list[str]:
+def readme_rows(folder: str | Path = RESULTS) -> list[str]:
     """Every README cost row drawn from the result files in `folder` (and its cold/), in the
     README's order."""
-    runs = load_results(Path(folder))
-
-    def one(name: str) -> dict:
-        return load_result(Path(folder, "cold", name))
+    runs, cold = load_results(Path(folder)), Path(folder, "cold")
     return [*capture_rows(runs["capture"]), mlir_op_row(runs["mlir"]), dsl_row(runs["dsls"][0]),
             boundary_row(runs["mlir"]),
-            *torch_rows(one("torch-first-py3.11.json"), one("torch-first-callgrind-py3.11.json")),
-            *mlir_context_rows(one("mlir-contexts-py3.11.json"))]
+            *torch_rows(load_result(cold / "torch-first-py3.11.json"),
+                        load_result(cold / "torch-first-callgrind-py3.11.json")),
+            *mlir_context_rows(load_result(cold / "mlir-contexts-py3.11.json"))]
 
 
-def main() -> int:
+def main() -> None:
     _common.parser(__doc__.split("\n\n")[0], json=False).parse_args()  # --help
     print("\n".join(readme_rows()))
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
