@@ -11,9 +11,9 @@ import os
 import sys
 
 try:  # the results module takes the run's start (the time, the load average) when first imported
-    from callsite._cli import results as _results  # noqa: F401
-except ImportError:  # the scripts that read callgrind files run without a build
-    pass
+    from callsite._cli import results as _results, tables as _tables
+except ImportError:  # the scripts that read callgrind files run without a build (nor --json)
+    _results = _tables = None
 
 #: The checkout these scripts are part of: the commit a result file names.
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -38,10 +38,8 @@ def page_tables():
 def page_table(table: tuple[list[str], list[list[str]]], labels: int = 1) -> str:
     """One of those tables as markdown, laid out as the page lays it out: the first `labels`
     columns left-aligned, the figures after them right-aligned."""
-    from callsite._cli.tables import markdown_table
-
     header, rows = table
-    return markdown_table(header, rows, align="l" * labels + "r" * (len(header) - labels))
+    return _tables.markdown_table(header, rows, align="l" * labels + "r" * (len(header) - labels))
 
 
 def count(text: str) -> int:
@@ -83,16 +81,9 @@ def parser(doc: str | None, *, repeats: int | None = None, quick: str | None = N
     if quick is not None:
         p.add_argument("--quick", action="store_true", help=f"a smoke run: {quick}")
     if json:
-        p.add_argument("--json", type=result_path, metavar="PATH",
+        p.add_argument("--json", type=_results.result_path, metavar="PATH",
                        help="write the results here, with the run's metadata")
     return p
-
-
-def result_path(path: str) -> str:
-    """argparse type of --json (callsite._cli.results.result_path)."""
-    from callsite._cli import results
-
-    return results.result_path(path)
 
 
 def output_dir(path: str) -> str:
@@ -112,9 +103,7 @@ def output_dir(path: str) -> str:
 def write_results(path: str, bench: str, data: dict) -> None:
     """One benchmark's results with the run's metadata (callsite._cli.results), this checkout's
     commit among them."""
-    from callsite._cli import results
-
-    results.write_results(path, bench, data, checkout=REPO)
+    _results.write_results(path, bench, data, checkout=REPO)
     if path != "-":
         print(f"wrote {path}", file=sys.stderr)
 

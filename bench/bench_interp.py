@@ -18,13 +18,14 @@ callgrind file of fib(N2), for callgrind_annotate.
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
 
 from callsite import native
 from callsite._cli.tables import markdown_table
-from callsite._cli.timing import clock, minima, round_robin
+from callsite._cli.timing import Timing, clock, minima, round_robin
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _callgrind  # noqa: E402
@@ -50,14 +51,18 @@ class Return(Exception):
 
 
 class Node:
+    """A node of the tree: its guest line, then its own fields (its class's __slots__)."""
+
     __slots__ = ("line",)
+
+    def __init__(self, line, *fields):
+        self.line = line
+        for name, value in zip(self.__slots__, fields, strict=True):
+            setattr(self, name, value)
 
 
 class Const(Node):
     __slots__ = ("value",)
-
-    def __init__(self, line, value):
-        self.line, self.value = line, value
 
     def eval(self, interp, env):
         return self.value
@@ -65,9 +70,6 @@ class Const(Node):
 
 class Var(Node):
     __slots__ = ("name",)
-
-    def __init__(self, line, name):
-        self.line, self.name = line, name
 
     def eval(self, interp, env):
         return env.vars[self.name]
@@ -87,18 +89,12 @@ class BinOp(Node):
 class Call(Node):
     __slots__ = ("name", "args")
 
-    def __init__(self, line, name, args):
-        self.line, self.name, self.args = line, name, args
-
     def eval(self, interp, env):
         return interp.call(interp.functions[self.name], [a.eval(interp, env) for a in self.args])
 
 
 class If(Node):
     __slots__ = ("cond", "body")
-
-    def __init__(self, line, cond, body):
-        self.line, self.cond, self.body = line, cond, body
 
     def exec(self, interp, env):
         if self.cond.eval(interp, env):
@@ -107,9 +103,6 @@ class If(Node):
 
 class Ret(Node):
     __slots__ = ("value",)
-
-    def __init__(self, line, value):
-        self.line, self.value = line, value
 
     def exec(self, interp, env):
         raise Return(self.value.eval(interp, env))
@@ -279,12 +272,10 @@ def run_lox(framed, n):
         return interpreter.globals.values["result"]
 
 
+@functools.cache
 def fib_calls(n):
     """Guest calls fib(n) makes, itself included."""
-    a, b = 1, 1  # calls(0), calls(1)
-    for _ in range(n - 1):
-        a, b = b, a + b + 1
-    return b if n >= 1 else a
+    return 1 if n < 2 else 1 + fib_calls(n - 1) + fib_calls(n - 2)
 
 
 def refusal(form):
@@ -294,8 +285,6 @@ def refusal(form):
             import loxygen.interpreter  # noqa: F401
         except ImportError as e:
             return f"loxygen not installed ({e})"
-    elif form == "framed+locals" and not hasattr(native.NativeFrame, "locals"):
-        return "this build's NativeFrame has no per-activation locals"
     return None
 
 
@@ -317,18 +306,18 @@ def time_forms(n, lox_n, repeats):
     over interleaved repeats (CPU time leaves out the time spent waiting for a core on a
     loaded machine)."""
     forms = [f for f in FORMS if not refusal(f)]
-    cpu = {}
+    cpu = {f: Timing() for f in forms}
 
     def timed(f, _):
         size = lox_n if f in LOX_FORMS else n
         t0, c0 = clock(), time.process_time_ns()
         run(f, size)
         c1, t1 = time.process_time_ns(), clock()
-        cpu[f] = min(cpu.get(f, float("inf")), (c1 - c0) / fib_calls(size))
+        cpu[f].samples.append((c1 - c0) / fib_calls(size))
         return (t1 - t0) / fib_calls(size)
 
     wall = round_robin(timed, forms, repeats=repeats)
-    return minima(wall), cpu
+    return minima(wall), minima(cpu)
 
 
 # The cyclic collector off, as in the timed runs: its passes depend on the heap as a whole

@@ -111,7 +111,6 @@ def bench_push_pop(args):
         table(["with locals= vs without (wall, same run)", "ns"],
               [["extra per push+pop", f"{with_locals:+.2f}"],
                ["locals reifier calls in all the loops above", str(_t.bench_locals_calls())]])
-    return results
 
 
 # --- 2. the Python API -----------------------------------------------------------------------
@@ -242,9 +241,8 @@ def bench_reify(args):
     # compare the Python-visible cost instead: tb[0] on a native vs a Python innermost frame.
     exe = native.Executable("bench", lambda s: ("bench.dsl", s))
     with exe.frame(1):
-        tb_native = callsite.capture()
-    tb_python = callsite.capture()
-    tbs = {"native frame": tb_native, "Python frame": tb_python}
+        tbs = {"native frame": callsite.capture()}
+    tbs["Python frame"] = callsite.capture()
     for tb in tbs.values():
         tb[0]  # warm both caches
 
