@@ -21,25 +21,21 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _common and _callgrind
 import _callgrind  # noqa: E402
 import _common  # noqa: E402
+from bench_capture import CALLSITE, CALLSITE_INTERNAL, GETFRAME_LOOP, JAX, STDLIB  # noqa: E402
 from callgrind_breakdown import annotate  # noqa: E402
 from callsite._cli.tables import markdown_table  # noqa: E402
 
 CAPTURE_FN = "callsite::detail::capture_py"
 DEALLOC_FN = "traceback_dealloc"
 
-# name -> (statement leaving its result in _r, needs, callsite backend or None)
+# name -> (statement leaving its result in _r, bench_capture.py's peer whose names it needs,
+# callsite backend or None)
 METHODS = {
-    "callsite-internal": ("_r = capture()", "callsite", "internal"),
-    "callsite-public": ("_r = capture()", "callsite", "public"),
-    "getframe-loop": ("""
-f = _getframe()
-_r = []
-while f is not None:
-    _r.append((f.f_code, f.f_lasti))
-    f = f.f_back
-""", "stdlib", None),
-    "jaxlib": ("_r = get_traceback()", "jax", None),
-    "loop-overhead": ("_r = is_finalizing()", "stdlib", None),
+    "callsite-internal": ("_r = capture()", CALLSITE_INTERNAL, "internal"),
+    "callsite-public": ("_r = capture()", CALLSITE, "public"),
+    "getframe-loop": (GETFRAME_LOOP, STDLIB, None),
+    "jaxlib": ("_r = get_traceback()", JAX, None),
+    "loop-overhead": ("_r = is_finalizing()", STDLIB, None),
 }
 CALLSITE_METHODS = ("callsite-internal", "callsite-public")
 PEER_METHODS = ("getframe-loop", "jaxlib", "loop-overhead")
@@ -47,31 +43,18 @@ PEER_METHODS = ("getframe-loop", "jaxlib", "loop-overhead")
 
 # --- child: the measured program ------------------------------------------------------------
 
-def namespace(needs: str) -> dict:
-    if needs == "callsite":
-        import callsite
-        return {"capture": callsite.capture}
-    if needs == "jax":
-        from jaxlib import _jax
-        if hasattr(_jax, "set_tracebacks_enabled"):
-            _jax.set_tracebacks_enabled(True)
-        return {"get_traceback": _jax.Traceback.get_traceback}
-    return {"_getframe": sys._getframe, "is_finalizing": sys.is_finalizing}
-
-
 def child(method: str, depth: int, n: int) -> int:
     from callsite._cli.stacks import at_depth_in_fresh_thread
     from callsite._cli.timing import clock, compile_statement
 
-    stmt, needs, backend = METHODS[method]
-    ns = namespace(needs)
+    stmt, peer, backend = METHODS[method]
+    if not peer.available():
+        raise SystemExit(f"{method}: {peer.reason}")
+    fns = compile_statement(stmt, peer.ns, method)
     if backend:
         import callsite
-        callsite.set_backend(backend)
-        if callsite.get_backend() != backend:
-            raise SystemExit(f"backend {backend} unavailable: {callsite.internal_backend_refusal()}")
-    fns = compile_statement(stmt, ns, method)
-    if needs == "callsite":  # sanity: the stack really has `depth` frames
+        callsite.set_backend(backend)  # RuntimeError where callsite refuses it
+        # sanity: the stack really has `depth` frames
         got = len(at_depth_in_fresh_thread(depth, fns["probe"]))
         if got != depth:
             raise SystemExit(f"expected {depth} frames, captured {got}")
@@ -145,17 +128,12 @@ def capture_main(args) -> int:
     print(f"## callgrind: instructions per capture — {_common.environment_line()}\n")
     print(f"callsite from {os.path.dirname(callsite.__file__)} (layout {callsite.layout_name}); "
           f"N1={n1}, N2={n2}; out files in {os.path.abspath(outdir)}\n")
-    methods = list(CALLSITE_METHODS)
-    if refusal := callsite.internal_backend_refusal():
-        methods.remove("callsite-internal")
-        print(f"callsite-internal skipped: {refusal}")
-    if args.peers:
-        methods += PEER_METHODS
-        try:
-            from jaxlib import _jax  # noqa: F401
-        except ImportError as e:
-            methods.remove("jaxlib")
-            print(f"jaxlib skipped: {e}")
+    methods = []
+    for m in CALLSITE_METHODS + (PEER_METHODS if args.peers else ()):
+        if (peer := METHODS[m][1]).available():
+            methods.append(m)
+        else:
+            print(f"{m} skipped: {peer.reason}")
 
     configs = {(m, d): Config(outdir, m, d, n1, n2).run()
                for m in methods for d in (depths if m in CALLSITE_METHODS else depths[:1])}
