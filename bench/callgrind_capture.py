@@ -1,5 +1,4 @@
-# bench/callgrind_capture.py — instructions per capture (callgrind), per function, both backends;
-# with --mlir, per MLIR location.
+# bench/callgrind_capture.py — instructions per capture (callgrind), per function, both backends.
 """Instructions per loop iteration at exactly `depth` frames (a fresh thread, real recursion),
 counted by bench/_callgrind.py's per_iteration: each configuration runs twice, with N1 and N2
 iterations, so start-up and imports cancel; the same difference of callgrind_annotate's
@@ -7,15 +6,10 @@ inclusive counts gives the instructions inside capture_py and traceback_dealloc.
 
     bench/callgrind_capture.sh [3.11 ...] [-- options]    # builds build/bench-cg-3XY first
     PYTHONPATH=build/bench-cg-311/pkg python bench/callgrind_capture.py [--peers]
-    PYTHONPATH=build/bench-cg-311/pkg python bench/callgrind_capture.py --mlir  # iree.compiler
 
-Capture: both callsite backends at every depth (per extra frame from the first to the last),
---peers adds the sys._getframe loop, jaxlib and the bare loop; a third run per backend collects
-only inside capture_py, a profile of the capture path for callgrind_annotate --auto=yes.
---mlir: `callsite.mlir.location()` hitting the cache (location-hit), `arith.constant` under
-`auto_locations()` (op-auto) and under `ir.Location.unknown()` only (op-unknown); op-auto −
-op-unknown is what the location costs an op. The cyclic collector is off there: its passes
-depend on the whole heap, so the two runs would collect a different number of times.
+Both callsite backends at every depth (per extra frame from the first to the last), --peers
+adds the sys._getframe loop, jaxlib and the bare loop; a third run per backend collects only
+inside capture_py, a profile of the capture path for callgrind_annotate --auto=yes.
 """
 from __future__ import annotations
 
@@ -23,100 +17,49 @@ import argparse
 import os
 import sys
 import time
-from contextlib import nullcontext
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _common and _callgrind
 import _callgrind  # noqa: E402
 import _common  # noqa: E402
+from bench_capture import CALLSITE, CALLSITE_INTERNAL, GETFRAME_LOOP, JAX, STDLIB  # noqa: E402
 from callgrind_breakdown import annotate  # noqa: E402
 from callsite._cli.tables import markdown_table  # noqa: E402
 
 CAPTURE_FN = "callsite::detail::capture_py"
 DEALLOC_FN = "traceback_dealloc"
 
-# name -> (statement leaving its result in _r, needs, callsite backend or None)
+# name -> (statement leaving its result in _r, bench_capture.py's peer whose names it needs,
+# callsite backend or None)
 METHODS = {
-    "callsite-internal": ("_r = capture()", "callsite", "internal"),
-    "callsite-public": ("_r = capture()", "callsite", "public"),
-    "getframe-loop": ("""
-f = _getframe()
-_r = []
-while f is not None:
-    _r.append((f.f_code, f.f_lasti))
-    f = f.f_back
-""", "stdlib", None),
-    "jaxlib": ("_r = get_traceback()", "jax", None),
-    "loop-overhead": ("_r = is_finalizing()", "stdlib", None),
+    "callsite-internal": ("_r = capture()", CALLSITE_INTERNAL, "internal"),
+    "callsite-public": ("_r = capture()", CALLSITE, "public"),
+    "getframe-loop": (GETFRAME_LOOP, STDLIB, None),
+    "jaxlib": ("_r = get_traceback()", JAX, None),
+    "loop-overhead": ("_r = is_finalizing()", STDLIB, None),
 }
 CALLSITE_METHODS = ("callsite-internal", "callsite-public")
 PEER_METHODS = ("getframe-loop", "jaxlib", "loop-overhead")
-MLIR_CONFIGS = ("location-hit", "op-auto", "op-unknown")
 
 
 # --- child: the measured program ------------------------------------------------------------
 
-def namespace(needs: str) -> dict:
-    if needs == "callsite":
-        import callsite
-        return {"capture": callsite.capture}
-    if needs == "jax":
-        from jaxlib import _jax
-        if hasattr(_jax, "set_tracebacks_enabled"):
-            _jax.set_tracebacks_enabled(True)
-        return {"get_traceback": _jax.Traceback.get_traceback}
-    return {"_getframe": sys._getframe, "is_finalizing": sys.is_finalizing}
-
-
 def child(method: str, depth: int, n: int) -> int:
     from callsite._cli.stacks import at_depth_in_fresh_thread
-    from callsite._cli.timing import clock, collector_off, compile_statement
+    from callsite._cli.timing import clock, compile_statement
 
-    if method in MLIR_CONFIGS:
-        loop = mlir_loop(method)  # imports and the Context made with the collector on, as usual
-        with collector_off():
-            at_depth_in_fresh_thread(depth, loop, n, None)
-        return 0
-    stmt, needs, backend = METHODS[method]
-    ns = namespace(needs)
+    stmt, peer, backend = METHODS[method]
+    if not peer.available():
+        raise SystemExit(f"{method}: {peer.reason}")
+    fns = compile_statement(stmt, peer.ns, method)
     if backend:
         import callsite
-        callsite.set_backend(backend)
-        if callsite.get_backend() != backend:
-            raise SystemExit(f"backend {backend} unavailable: {callsite.internal_backend_refusal()}")
-    fns = compile_statement(stmt, ns, method)
-    if needs == "callsite":  # sanity: the stack really has `depth` frames
+        callsite.set_backend(backend)  # RuntimeError where callsite refuses it
+        # sanity: the stack really has `depth` frames
         got = len(at_depth_in_fresh_thread(depth, fns["probe"]))
         if got != depth:
             raise SystemExit(f"expected {depth} frames, captured {got}")
     at_depth_in_fresh_thread(depth, fns["loop"], n, clock)
     return 0
-
-
-def mlir_loop(config: str):
-    """loop(n, clock): n lookups, or n ops built, in one Context (the first fills the cache)."""
-    import callsite.mlir
-    from iree.compiler import ir
-    from iree.compiler.dialects import arith
-
-    ctx = ir.Context()
-
-    def loop(n, clock):
-        if config == "location-hit":
-            location = callsite.mlir.location
-            with ctx:
-                for _ in range(n):
-                    location()
-            return 0
-        locations = callsite.mlir.auto_locations if config == "op-auto" else nullcontext
-        with ctx, ir.Location.unknown():
-            i32 = ir.IntegerType.get_signless(32)
-            attr = ir.IntegerAttr.get(i32, 1)
-            module = ir.Module.create()
-            with ir.InsertionPoint(module.body), locations():
-                for _ in range(n):
-                    arith.ConstantOp(i32, attr)
-        return 0
-    return loop
 
 
 # --- driver ---------------------------------------------------------------------------------
@@ -152,38 +95,17 @@ class Config:
         return {k: (b.get(k, 0) - a.get(k, 0)) / (self.n2 - self.n1) for k in a.keys() | b.keys()}
 
 
-def mlir_main(args) -> int:
-    try:
-        import iree.compiler.ir  # noqa: F401
-    except ImportError as e:
-        print(f"skipped: iree-base-compiler is not installed ({e})")
-        return 0
-    depth, (n1, n2) = args.depths[0], (args.n1 or 2000, args.n2 or 12000)
-    print(f"Python {sys.version.split()[0]}, depth {depth}, "
-          f"Ir per iteration = (Ir(n={n2}) - Ir(n={n1})) / {n2 - n1}\n")
-    per = {config: Config(args.out, config, depth, n1, n2).run().per_iter
-           for config in args.configs}
-    if "op-auto" in per and "op-unknown" in per:
-        per["op-auto − op-unknown (location per op)"] = per["op-auto"] - per["op-unknown"]
-    print(markdown_table(("configuration", "Ir per iteration"),
-                         [(config, f"{v:.1f}") for config, v in per.items()]))
-    return 0
-
-
 def main(argv=None) -> int:
     ap = _common.parser(__doc__, json=False)
     ap.add_argument("--child", nargs=3, metavar=("METHOD", "DEPTH", "N"), help=argparse.SUPPRESS)
-    ap.add_argument("--n1", type=_common.count, help="iterations of the first run "
-                    "(default 1000, --mlir 2000)")
-    ap.add_argument("--n2", type=_common.count, help="iterations of the second run "
-                    "(default 11000, --mlir 12000)")
-    ap.add_argument("--depths", type=_common.counts, help="first = main depth; per-frame from "
-                    "all (default 20,50; --mlir: the first only, default 20)")
+    ap.add_argument("--n1", type=_common.count, default=1000,
+                    help="iterations of the first run (default 1000)")
+    ap.add_argument("--n2", type=_common.count, default=11000,
+                    help="iterations of the second run (default 11000)")
+    ap.add_argument("--depths", type=_common.counts, default=[20, 50], help="the first is the "
+                    "tables' depth; per extra frame from the first to the last (default 20,50)")
     ap.add_argument("--peers", action="store_true",
                     help="also count the sys._getframe loop, jaxlib and the bare loop")
-    ap.add_argument("--mlir", action="store_true", help="count MLIR locations instead")
-    ap.add_argument("--configs", type=_common.names(MLIR_CONFIGS), default=list(MLIR_CONFIGS),
-                    help="--mlir: which configurations")
     ap.add_argument("--out", type=_common.output_dir, help="directory for callgrind.out files "
                     "(created when missing; default build/callgrind/py3XY)")
     args = ap.parse_args(argv)
@@ -195,31 +117,23 @@ def main(argv=None) -> int:
         return 1
     args.out = args.out or _common.output_dir(os.path.join(
         _common.REPO, "build", "callgrind", f"py{sys.version_info.major}{sys.version_info.minor}"))
-    args.depths = args.depths or ([20] if args.mlir else [20, 50])
-    if args.mlir:
-        return mlir_main(args)
     return capture_main(args)
 
 
 def capture_main(args) -> int:
     import callsite
 
-    n1, n2, outdir, depths = args.n1 or 1000, args.n2 or 11000, args.out, args.depths
+    n1, n2, outdir, depths = args.n1, args.n2, args.out, args.depths
     d0, d1 = depths[0], depths[-1]
     print(f"## callgrind: instructions per capture — {_common.environment_line()}\n")
     print(f"callsite from {os.path.dirname(callsite.__file__)} (layout {callsite.layout_name}); "
           f"N1={n1}, N2={n2}; out files in {os.path.abspath(outdir)}\n")
-    methods = list(CALLSITE_METHODS)
-    if refusal := callsite.internal_backend_refusal():
-        methods.remove("callsite-internal")
-        print(f"callsite-internal skipped: {refusal}")
-    if args.peers:
-        methods += PEER_METHODS
-        try:
-            from jaxlib import _jax  # noqa: F401
-        except ImportError as e:
-            methods.remove("jaxlib")
-            print(f"jaxlib skipped: {e}")
+    methods = []
+    for m in CALLSITE_METHODS + (PEER_METHODS if args.peers else ()):
+        if (peer := METHODS[m][1]).available():
+            methods.append(m)
+        else:
+            print(f"{m} skipped: {peer.reason}")
 
     configs = {(m, d): Config(outdir, m, d, n1, n2).run()
                for m in methods for d in (depths if m in CALLSITE_METHODS else depths[:1])}
