@@ -9,27 +9,29 @@ pure Python, `__slots__` frames in a list); framed (a native frame per guest cal
 real interpreter, loxygen (3.12+, skipped when missing): "lox plain", and "lox framed" wired by
 tests/support/guest_lox.py.
 
-Reported: ns per guest call by the wall clock and by the process's CPU time, the overhead over
-plain, and instructions per guest call (bench/_callgrind.py's per_iteration over fib(N1) and
-fib(N2), the cyclic collector off as while timing). `--keep-callgrind DIR` keeps each form's
-callgrind file of fib(N2), for callgrind_annotate.
+Reported, as the benchmarks page's table (docs/_ext/benchmark_tables.py's interp_table):
+instructions per guest call (bench/_callgrind.py's per_iteration over fib(N1) and fib(N2), the
+cyclic collector off as while timing), those executed inside callsite's extension module, and
+ns per guest call by the process's CPU time and the wall clock, each against its plain form.
+`--keep-callgrind DIR` keeps each form's callgrind file of fib(N2), for callgrind_annotate.
 
-    python bench/bench_interp.py [--quick] [--no-callgrind] [--keep-callgrind DIR]
+    python bench/bench_interp.py [--quick] [--no-callgrind] [--keep-callgrind DIR] [--json PATH]
 """
 from __future__ import annotations
 
 import functools
 import os
 import sys
+import tempfile
 import time
 
 from callsite import native
-from callsite._cli.tables import markdown_table
 from callsite._cli.timing import Timing, clock, minima, round_robin
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _callgrind  # noqa: E402
 import _common  # noqa: E402
+import callgrind_breakdown  # noqa: E402
 
 # --- the guest language: a tree of nodes, each with its line ------------------------------
 
@@ -327,24 +329,46 @@ CG_CHILD = ("import gc, sys; sys.path.insert(0, {here!r}); import bench_interp a
 
 
 def instructions_per_call(form, n1, n2, keep=None):
-    """Instructions per guest call of `form`, or why there are none (n/a and the reason);
-    `keep`: a folder for the fib(n2) run's callgrind file, with per-instruction detail."""
-    if why := _callgrind.missing():
-        return f"n/a ({why})"
+    """(instructions per guest call of `form`, those executed inside callsite's extension
+    module), from callgrind runs of fib(n1) and fib(n2); `keep`: a folder for the fib(n2) run's
+    file, with per-instruction detail. Raises _callgrind.CallgrindError."""
     child = CG_CHILD.format(here=os.path.dirname(os.path.abspath(__file__)), form=form)
-    kept = keep and os.path.join(keep, f"callgrind-interp-{form.replace(' ', '-')}.out")
-    try:
-        return "{:.0f}".format(_callgrind.per_iteration(
+    with tempfile.TemporaryDirectory() as tmp:
+        files = {n: os.path.join(tmp, f"{n}.out") for n in (n1, n2)}
+        if keep:
+            files[n2] = os.path.join(keep, f"callgrind-interp-{form.replace(' ', '-')}.out")
+        total = _callgrind.per_iteration(
             lambda n: [sys.executable, "-c", child, str(n)], n1, n2, units=fib_calls,
-            out_of=lambda n: kept if kept and n == n2 else "/dev/null",
-            extra=["--dump-instr=yes"] if keep else ()))
+            out_of=files.get, extra=["--dump-instr=yes"] if keep else ())
+        ours = [callgrind_breakdown.object_self(files[n], "_callsite") for n in (n1, n2)]
+    return total, (ours[1] - ours[0]) / (fib_calls(n2) - fib_calls(n1))
+
+
+def instruction_counts(form, counts):
+    """{"instructions", "callsite_instructions"} per guest call of `form`, or
+    {"no_instructions": why}; `counts`: (n1, n2, folder to keep files in), None for none."""
+    if counts is None:
+        return {"no_instructions": "--no-callgrind"}
+    if why := _callgrind.missing():
+        return {"no_instructions": why}
+    try:
+        total, ours = instructions_per_call(form, *counts)
     except _callgrind.CallgrindError as e:
-        return f"n/a (callgrind failed: {str(e)[-200:]})"
+        return {"no_instructions": f"callgrind failed: {str(e)[-200:]}"}
+    return {"instructions": total, "callsite_instructions": ours}
+
+
+def measure(forms, n, lox_n, repeats, counts):
+    """Each form's figures per guest call, the result file's "forms"."""
+    ns, cpu_ns = time_forms(n, lox_n, repeats)
+    return {form: {"base": "lox plain" if form in LOX_FORMS else "plain", "ns": ns[form],
+                   "cpu_ns": cpu_ns[form], **instruction_counts(form, counts)}
+            for form in forms}
 
 
 def main():
     ap = _common.parser(__doc__.split("\n\n")[0], repeats=9,
-                        quick="fib(16), Lox fib(12), 3 repeats", json=False)
+                        quick="fib(16), Lox fib(12), 3 repeats")
     ap.add_argument("--fib", type=_common.count, default=22, help="guest fib(N) per timed run")
     ap.add_argument("--lox-fib", type=_common.count, default=18, help="Lox fib(N) per timed run")
     ap.add_argument("--no-callgrind", action="store_true", help="skip instruction counts")
@@ -357,27 +381,20 @@ def main():
                  "--no-callgrind skips")
     n, lox_n, repeats = (16, 12, 3) if args.quick else (args.fib, args.lox_fib, args.repeats)
     check_forms()
+    skipped = {form: why for form in FORMS if (why := refusal(form))}
     print(f"Python {sys.version.split()[0]}, visible frames: "
           f"{native.visible_frames_refusal() or 'yes'}; guest fib({n}) = {fib_calls(n)} calls "
           f"(Lox: fib({lox_n}) = {fib_calls(lox_n)}), min of {repeats} interleaved repeats, "
           f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
-    for form in FORMS:
-        if why := refusal(form):
-            print(f"{form}: skipped ({why})")
-    ns, cpu_ns = time_forms(n, lox_n, repeats)
-    rows = []
-    for form, value in ns.items():
-        ir = "n/a (--no-callgrind)" if args.no_callgrind else instructions_per_call(
-            form, 10, 14 if args.quick else 16, keep=args.keep_callgrind)
-        base = "lox plain" if form in LOX_FORMS else "plain"
-        over, cpu_over = value - ns[base], cpu_ns[form] - cpu_ns[base]
-        rows.append((form, f"{value:.0f}",
-                     "—" if form == base else f"{over:+.0f} ({over / ns[base]:+.1%})",
-                     f"{cpu_ns[form]:.0f}",
-                     "—" if form == base else f"{cpu_over:+.0f} ({cpu_over / cpu_ns[base]:+.1%})",
-                     ir))
-    print(markdown_table(("form", "ns per guest call", "overhead vs plain", "CPU ns per guest "
-                          "call", "overhead vs plain (CPU)", "instructions per guest call"), rows))
+    for form, why in skipped.items():
+        print(f"{form}: skipped ({why})")
+    counts = None if args.no_callgrind else (10, 14 if args.quick else 16, args.keep_callgrind)
+    result = {"fib": n, "lox_fib": lox_n, "repeats": repeats, "skipped": skipped,
+              "visible_frames": native.visible_frames_refusal() is None,
+              "forms": measure([f for f in FORMS if f not in skipped], n, lox_n, repeats, counts)}
+    print(_common.page_table(_common.page_tables().interp_table(result)))
+    if args.json:
+        _common.write_results(args.json, "interp", result)
     return 0
 
 

@@ -97,6 +97,16 @@ def annotate(path: str) -> tuple[int, dict[str, int]]:
     return total, best
 
 
+def object_self(path: str, name: str) -> int:
+    """Instructions executed inside the object files named `name`.* (their functions' own
+    counts, callees in other objects left out): what a library's own code costs."""
+    out = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", path],
+                         capture_output=True, text=True, check=True).stdout
+    inside = re.compile(rf"\[(?:.*/)?{re.escape(name)}\.[^/\]]*\]\s*$")
+    return sum(int(m.group(1).replace(",", "")) for line in out.splitlines()
+               if (m := LINE.match(line)) and inside.search(line))
+
+
 def stages(best: dict[str, int], table: dict[str, str] = STAGES) -> dict[str, int]:
     """stage -> inclusive count: the largest matching function's, or, for a pattern starting
     with "+", the sum over the matching functions (distinct functions, none calling another)."""

@@ -327,6 +327,27 @@ def memory_table(part: dict, unit: str) -> Table:
              f"growth per {unit} (KiB)", "alive at the end"], rows)
 
 
+def interp_table(result: dict) -> Table:
+    """bench_interp.py: per guest call, each form's instructions, those inside callsite's
+    extension module, and CPU and wall time; the differences against the form's plain one."""
+    forms = result["forms"]
+
+    def over(form: str, key: str) -> str:
+        base = forms[forms[form]["base"]].get(key)
+        value = forms[form].get(key)
+        if form == forms[form]["base"] or value is None or base is None:
+            return "—"
+        return f"{value - base:+,.0f} ({(value - base) / base:+.1%})"
+
+    rows = [[form, f"{m['instructions']:,.0f}" if "instructions" in m
+             else f"n/a ({m['no_instructions']})", over(form, "instructions"),
+             f"{m['callsite_instructions']:,.0f}" if "instructions" in m else "—",
+             f"{m['cpu_ns']:,.0f}", over(form, "cpu_ns"), f"{m['ns']:,.0f}", over(form, "ns")]
+            for form, m in forms.items()]
+    return (["form", "instructions", "over plain", "in callsite's module", "CPU ns",
+             "over plain (CPU)", "wall ns", "over plain (wall)"], rows)
+
+
 #: name -> (its result file, or a subfolder of them, under the results folder, how many label
 #: columns lead its rows (left-aligned; the figures after them right-aligned), its function of
 #: the file's contents or of the subfolder's files by bench)
@@ -341,6 +362,7 @@ COLD_TABLES: dict[str, tuple[str, int, Callable[[dict], Table]]] = {
     "memory-torch": ("cold/memory-py3.11.json", 1, lambda r: memory_table(r["torch"], "tracer")),
     "memory-mlir": ("cold/memory-py3.11.json", 1, lambda r: memory_table(r["mlir"], "Context")),
     "dsls-instructions": ("instructions", 1, dsls_table),
+    "interp": ("interp-py3.12.json", 1, interp_table),
 }
 
 
