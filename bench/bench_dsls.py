@@ -17,7 +17,6 @@ over callsite's) and (b-a)/(d-a) (the DSL's own over callsite's).
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib
 import json
@@ -31,15 +30,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # for _common and _callgrind (bench only)
 import _callgrind  # noqa: E402
 import _common  # noqa: E402
-from _common import count, parser as bench_parser, write_results  # noqa: E402
 from callsite._cli.timing import collector_off, minima, round_robin  # noqa: E402
 
 DESIGNS_DIR = os.path.join(os.path.dirname(HERE), "tests", "dsl")
-DESIGNS = {  # design module -> (label, package, pip name, SCALE: the design's size here)
-    "pycde_design": ("pycde", "pycde", "pycde", 20),
-    "cute_design": ("CuTe DSL (dry-run)", "cutlass", "nvidia-cutlass-dsl", 50),
-    "jaxlib_design": ("jaxlib.mlir", "jaxlib", "jaxlib", 300),
-    "iree_design": ("iree", "iree.compiler", "iree-base-compiler", 400),
+DESIGNS = {  # design module -> (label, pip name, SCALE: the design's size here)
+    "pycde_design": ("pycde", "pycde", 20),
+    "cute_design": ("CuTe DSL (dry-run)", "nvidia-cutlass-dsl", 50),
+    "jaxlib_design": ("jaxlib.mlir", "jaxlib", 300),
+    "iree_design": ("iree", "iree-base-compiler", 400),
 }
 MODES = ("none", "own", "mlir", "callsite")
 
@@ -65,10 +63,8 @@ def _modes(design):
             callsite.mlir.accelerate(ir)
         rules()
         try:
-            if mlir_on and not own_is_mlir:
-                with ir.loc_tracebacks(**actions):
-                    yield
-            else:
+            with (ir.loc_tracebacks(**actions) if mlir_on and not own_is_mlir else
+                  contextlib.nullcontext()):
                 yield
         finally:
             if accelerated:
@@ -95,7 +91,7 @@ def _time_builds(design, scope, n: int) -> float:
 def _load_design(name: str):
     sys.path.insert(0, DESIGNS_DIR)
     design = importlib.import_module(name)
-    design.SCALE = DESIGNS[name][3]
+    design.SCALE = DESIGNS[name][2]
     return design
 
 
@@ -106,30 +102,31 @@ def _worker_env() -> dict:
 
 def _skip_reason(name: str, stderr: str) -> str:
     last = (stderr.strip().splitlines() or ["?"])[-1]
-    return f"{DESIGNS[name][2]} not installed" if "ModuleNotFoundError" in stderr else last[:160]
+    return f"{DESIGNS[name][1]} not installed" if "ModuleNotFoundError" in stderr else last[:160]
 
 
-def worker(name: str, repeats: int, seconds: float) -> dict:
+def worker(name: str, repeats: str, seconds: str) -> dict:
+    """Times `name`'s modes (the arguments as the worker's command line spells them)."""
     design = _load_design(name)
     modes = {k: v for k, v in _modes(design).items() if v is not None}
     ops = len(design.build())
     for scope in modes.values():  # warm every path (imports, JIT caches, location caches)
         _time_builds(design, scope, 2)
-    n = max(1, int(seconds / max(_time_builds(design, modes["none"], 3), 1e-6)))
+    n = max(1, int(float(seconds) / max(_time_builds(design, modes["none"], 3), 1e-6)))
     timed = round_robin(lambda mode, _: _time_builds(design, modes[mode], n), modes,
-                        repeats=repeats)
+                        repeats=int(repeats))
     return {"ops": ops, "builds_per_round": n, "seconds_per_build": minima(timed),
             "python": sys.version.split()[0]}
 
 
-def count_worker(name: str, mode: str, builds: int) -> dict:
+def count_worker(name: str, mode: str, builds: str) -> dict:
     """Builds `builds` times through operator.call, the only calls callgrind collects."""
     design = _load_design(name)
     scope = _modes(design)[mode]
     ops = len(design.build())
     _time_builds(design, scope, 2)  # warm this mode's paths and caches
     with scope(), collector_off():
-        for _ in range(builds):
+        for _ in range(int(builds)):
             operator.call(design.build, collect=False)
     return {"ops": ops}
 
@@ -161,8 +158,8 @@ def count_instructions(name: str, builds: int) -> dict:
     for mode in probe["modes"]:
         try:
             collected, out = _callgrind.count(
-                [sys.executable, __file__, "--count-worker", name, "--mode", mode, "--builds",
-                 str(builds)], toggle="_operator_call*", env=_worker_env(), cwd=DESIGNS_DIR)
+                [sys.executable, __file__, "--count-worker", name, mode, str(builds)],
+                toggle="_operator_call*", env=_worker_env(), cwd=DESIGNS_DIR)
         except _callgrind.CallgrindError as e:
             return {"skipped": _skip_reason(name, str(e))}
         ops = json.loads(out.strip().splitlines()[-1])["ops"]
@@ -178,57 +175,44 @@ def table(payload: dict) -> str:
     return _common.page_table(_common.page_tables().dsls_table({"dsls": [run]}))
 
 
+WORKERS = {"--worker": worker, "--count-worker": count_worker, "--modes-worker": present_modes}
+
+
 def main() -> None:
-    parser = bench_parser(__doc__.split("\n\n")[0], repeats=5)
+    if len(sys.argv) > 1 and sys.argv[1] in WORKERS:  # a process of in_worker's or callgrind's
+        print(json.dumps(WORKERS[sys.argv[1]](*sys.argv[2:])))
+        return
+    parser = _common.parser(__doc__.split("\n\n")[0], repeats=5)
     parser.add_argument("--dsl", action="append", choices=list(DESIGNS))
     parser.add_argument("--seconds", type=float, default=0.3)
     parser.add_argument("--instructions", action="store_true",
                         help="count instructions under callgrind instead of timing")
-    parser.add_argument("--builds", type=count, default=3,
+    parser.add_argument("--builds", type=_common.count, default=3,
                         help="with --instructions: builds counted per mode")
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
-    parser.add_argument("--count-worker", help=argparse.SUPPRESS)
-    parser.add_argument("--modes-worker", help=argparse.SUPPRESS)
-    parser.add_argument("--mode", choices=MODES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.seconds <= 0:
         parser.error(f"--seconds: expected a time > 0, got {args.seconds}")
-    if args.worker:
-        print(json.dumps(worker(args.worker, args.repeats, args.seconds)))
-        return
-    if args.modes_worker:
-        print(json.dumps(present_modes(args.modes_worker)))
-        return
-    if args.count_worker:
-        print(json.dumps(count_worker(args.count_worker, args.mode, args.builds)))
-        return
     if args.instructions and (not hasattr(operator, "call") or _callgrind.missing()):
         sys.exit("--instructions needs Python 3.11+ (operator.call) and valgrind on PATH")
     results = {}
     for name in args.dsl or list(DESIGNS):
         results[name] = r = count_instructions(name, args.builds) if args.instructions else \
-            in_worker(name, "--worker", name, "--repeats", str(args.repeats), "--seconds",
-                      str(args.seconds))
+            in_worker(name, "--worker", name, str(args.repeats), str(args.seconds))
         print(f"{DESIGNS[name][0]}: {'skipped: ' + r['skipped'] if 'skipped' in r else 'done'}",
               file=sys.stderr)
+    python = sys.version.split()[0]
     if args.instructions:
         key, settings = "instructions_per_build", {"builds": args.builds}
-        print(f"Python {sys.version.split()[0]}, instructions (callgrind) per op, "
-              f"{args.builds} builds per mode")
+        print(f"Python {python}, instructions (callgrind) per op, {args.builds} builds per mode")
     else:
         key, settings = "seconds_per_build", {"repeats": args.repeats, "seconds": args.seconds}
-        print(f"Python {sys.version.split()[0]}, min of {args.repeats} interleaved rounds")
-    payload = _result_file(results, key, **settings)
+        print(f"Python {python}, min of {args.repeats} interleaved rounds")
+    payload = {"python": python, "measure": key, **settings,  # per DSL: its label and pip name
+               "dsls": {name: {"label": DESIGNS[name][0], "package": DESIGNS[name][1], **r}
+                        for name, r in results.items()}}
     print(table(payload))
     if args.json:
-        write_results(args.json, "dsls", payload)
-
-
-def _result_file(results: dict, key: str, **settings) -> dict:
-    """The --json payload: per DSL its label and pip name beside what was measured."""
-    return {"python": sys.version.split()[0], "measure": key, **settings,
-            "dsls": {name: {"label": DESIGNS[name][0], "package": DESIGNS[name][2], **r}
-                     for name, r in results.items()}}
+        _common.write_results(args.json, "dsls", payload)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ import _callgrind  # noqa: E402
 import _common  # noqa: E402
 
 DEPTH = 14  # helper frames between the benchmark driver and the DSL function
-SCRIPT = os.path.abspath(__file__)
+LONG_KERNEL_OPS = 5_000  # scenario 2's kernel
 A, B, C = "(a) Location.unknown()", "(b) MLIR loc_tracebacks()", "(c) callsite auto_locations"
 D = "(d) callsite loc=location()"
 
@@ -405,7 +405,7 @@ def callgrind_table(binding, mlir_why, small=2_000, large=12_000):
           f"Ir per op = (Ir({large} ops) - Ir({small} ops)) / {large - small}, gc disabled")
     per_op = {}
     for label in (A, C, D) if mlir_why else (A, B, C, D):
-        argv = [sys.executable, SCRIPT, "--child", binding, label]
+        argv = [sys.executable, __file__, "--child", binding, label]
         try:
             per_op[label] = _callgrind.per_iteration(lambda n: [*argv, str(n)], small, large)
         except _callgrind.CallgrindError as e:
@@ -459,10 +459,6 @@ def cold_kernel(ops: int):
     return namespace["kernel"]
 
 
-def cold_modes(mlir_why) -> list[str]:
-    return ["a"] if mlir_why else list(COLD_MODES)
-
-
 @contextlib.contextmanager
 def cold_mode(ir, mode: str):
     """(a) no switch, (b) MLIR's own switch, (c) the same switch with the bindings accelerated."""
@@ -498,12 +494,11 @@ def print_cold(cells, modes):
                          [[COLD_MODES[m], *(cells[f"{m}/{k}"] for k in KINDS)] for m in modes]))
 
 
-def scenario_contexts(name, ir, arith, sizes, builds, repeats, mlir_why):
+def scenario_contexts(name, ir, arith, sizes, builds, repeats, modes):
     """Builds per (mode, one Context or a new one per build), interleaved, process CPU time."""
     print(f"\n## scenario 5: a kernel built in a new Context each time against one Context "
           f"({name}, MLIR's limit {COLD_LIMIT}, {builds} builds per sample, process CPU time, "
           f"min / median of {repeats}, µs per build)")
-    modes = cold_modes(mlir_why)
     out: dict = {"limit": COLD_LIMIT, "builds": builds, "repeats": repeats, "sizes": {}}
     for ops in sizes:
         kernel = cold_kernel(ops)
@@ -564,25 +559,23 @@ def cold_child(binding, mode, sizes, builds):
                         # frees the same number of Contexts inside the count.
                         callsite.mlir.clear_caches()
 
-                cold_build(ir, arith, kernel, context)  # warm: this kernel's first build
-                cold_build(ir, arith, kernel, ir.Context() if kind == "new" else context)
+                for _ in range(2):  # warm: this kernel's first builds (None: a new Context)
+                    cold_build(ir, arith, kernel, context)
                 with collector_off():
                     sys.call_tracing(measured, ())
 
 
-def cold_instructions(binding, mlir_why, sizes, builds=10, keep=None):
+def cold_instructions(binding, modes, sizes, builds, keep):
     """Instructions per build, per mode, Context kind and size: one process per mode under
     callgrind (the modes' processes side by side), each measured group a part file of its own."""
     print(f"\n## scenario 5 in instructions (callgrind, only {builds} builds after two warm-up "
           f"builds collected: --toggle-collect={_callgrind.TOGGLE}), {binding}, gc off, Ir per "
           f"build")
-    env = dict(os.environ)
-    env.pop("CALLSITE_MLIR", None)  # every mode's switch is the child's own
+    env = {k: v for k, v in os.environ.items() if k != "CALLSITE_MLIR"}  # each mode its own switch
     folder = keep or tempfile.mkdtemp(prefix="callsite-cold-")
-    modes = cold_modes(mlir_why)
     out_of = {mode: os.path.join(folder, f"mlir-{mode}.out") for mode in modes}
     running = {mode: _callgrind.start(
-        [sys.executable, SCRIPT, "--cold-child", binding, mode, ",".join(map(str, sizes)),
+        [sys.executable, __file__, "--cold-child", binding, mode, ",".join(map(str, sizes)),
          str(builds)], env=env, out=out_of[mode], toggle=_callgrind.TOGGLE, dump_after=True)
         for mode in modes}
     groups = [(str(cold_kernel_ops(ops)), kind) for ops in sizes for kind in KINDS]
@@ -608,8 +601,6 @@ def main():
         return 0
     parser = _common.parser(__doc__.split("\n\n")[0], repeats=5, quick="10x fewer ops, 3 repeats")
     parser.add_argument("--ops", type=_common.count, default=100_000)
-    parser.add_argument("--long", type=_common.count, default=5_000,
-                        help="scenario 2's kernel length (ops)")
     parser.add_argument("--no-callgrind", action="store_true", help="skip instruction counts")
     parser.add_argument("--contexts", action="store_true", help="scenario 5 alone (the cold path)")
     parser.add_argument("--kernel-ops", type=_common.counts, default=[60, 400],
@@ -620,9 +611,8 @@ def main():
                         help="scenario 5: keep the callgrind files of the counted runs here "
                              "(created when missing)")
     args = parser.parse_args()
-    for option, value in (("--ops", args.ops), ("--long", args.long)):
-        if value < 10:
-            parser.error(f"{option}: expected at least 10 ops, got {value}")
+    if args.ops < 10:
+        parser.error(f"--ops: expected at least 10 ops, got {args.ops}")
     if args.keep_callgrind and args.no_callgrind:
         parser.error("--keep-callgrind keeps the files of the instruction counts, which "
                      "--no-callgrind skips")
@@ -638,7 +628,7 @@ def main():
     if not found:
         print("no MLIR bindings installed: nothing to measure")
     results = {"python": sys.version.split()[0], "depth": stack_depth() + 1, "ops": args.ops,
-               "long_kernel_ops": args.long, "repeats": args.repeats, "bindings": {}}
+               "long_kernel_ops": LONG_KERNEL_OPS, "repeats": args.repeats, "bindings": {}}
     for name, ir, arith, make_context in found:
         why = mlir_walk_refusal(ir, make_context)
         if why:
@@ -646,16 +636,17 @@ def main():
         measured = results["bindings"][name] = {"mlir_walk_skipped": why}
         if args.contexts:
             if name == "iree.compiler.ir":  # on iree's bindings (their own Context class)
+                modes = ["a"] if why else list(COLD_MODES)  # (a) alone: no walk to compare
                 measured["contexts_s_per_build"] = scenario_contexts(
-                    name, ir, arith, args.kernel_ops, args.builds, max(args.repeats, 6), why)
+                    name, ir, arith, args.kernel_ops, args.builds, max(args.repeats, 6), modes)
                 if counting:
                     measured["contexts_ir_per_build"] = cold_instructions(
-                        name, why, args.kernel_ops, args.builds, args.keep_callgrind)
+                        name, modes, args.kernel_ops, args.builds, args.keep_callgrind)
             continue
         measured["ops_ns"] = scenario_ops(name, ir, arith, make_context, args.ops, args.repeats,
                                           why)
         measured["long_kernel_ns_per_tenth"] = scenario_long_kernel(
-            name, ir, arith, make_context, args.long, args.repeats, why)
+            name, ir, arith, make_context, LONG_KERNEL_OPS, args.repeats, why)
         measured["one_location_ns"] = scenario_one_location(name, ir, make_context, args.ops)
         measured["boundary_ns"] = scenario_boundary(name, ir, arith, make_context,
                                                     args.ops // 10, args.repeats, why)
