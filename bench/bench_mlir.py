@@ -91,11 +91,11 @@ def stack_depth():
     return deep(DEPTH, lambda: len(callsite.capture())) - 1
 
 
-def print_page_table(table, name, field, per_op):
-    """The benchmarks page's scenario 1 table (`table`: its function of the runs) of this
-    binding's `per_op`, whose (c)/(a) and (b−a)/(c−a) are the targets' ratios: at most 1.15, at
-    least 5."""
-    run = {"meta": {"python": sys.version.split()[0]}, "bindings": {name: {field: per_op}}}
+def print_page_table(table, name, field, measured):
+    """The docs' table of a scenario (`table`: its function of the runs) for this binding's
+    `measured` figures; scenario 1's (c)/(a) and (b−a)/(c−a) are the targets' ratios: at most
+    1.15, at least 5."""
+    run = {"meta": {"python": sys.version.split()[0]}, "bindings": {name: {field: measured}}}
     print(_common.page_table(table({"mlir": [run]})))
 
 
@@ -201,17 +201,10 @@ def scenario_long_kernel(name, ir, arith, make_context, n_ops, repeats, mlir_why
                 per_chunk = [(b - a) / chunk for a, b in zip(marks, marks[1:])]
                 del module
             best[label] = [min(x, y) for x, y in zip(best.get(label, per_chunk), per_chunk)]
-    print(f"\n## scenario 2: one straight-line kernel of {n_ops} ops, ns/op per tenth of the "
-          f"function ({name})")
-    print(markdown_table(["mode", *(f"#{i}" for i in range(10)), "last/first"],
-                         [[label, *(f"{v:.0f}" for v in row), f"{row[-1] / row[0]:.2f}"]
-                          for label, row in best.items()]))
-    if "(b) MLIR" in best:
-        a, b = best["(a) unknown"], best["(b) MLIR"]
-        c = best["(c) callsite, first build"]
-        print(f"location cost, first tenth -> last tenth: MLIR {b[0] - a[0]:.0f} -> "
-              f"{b[-1] - a[-1]:.0f} ns/op; callsite (first build) {c[0] - a[0]:.0f} -> "
-              f"{c[-1] - a[-1]:.0f} ns/op")
+    print(f"\n## scenario 2: one straight-line kernel of {n_ops} ops, ns each mode adds to an op "
+          f"in the first tenth of the function -> in its last ({name})")
+    print_page_table(_common.page_tables().mlir_long_kernel_table, name,
+                     "long_kernel_ns_per_tenth", best)
     return best
 
 
@@ -258,7 +251,8 @@ def scenario_one_location(name, ir, make_context, n):
         for _ in range(2000):
             ir.Location.callsite(frames[0], frames[1:])
         rows["MLIR API only: Location.callsite over 10 cached NameLocs"] = (clock() - t) / 2000
-    print(markdown_table(["case", "ns"], [[label, f"{v:.0f}"] for label, v in rows.items()]))
+    print_page_table(lambda r: _common.page_tables().mlir_cases_table(r, "one_location_ns"),
+                     name, "one_location_ns", rows)
     return rows
 
 
@@ -342,8 +336,8 @@ def scenario_boundary(name, ir, arith, make_context, n, repeats, mlir_why, kerne
 
         ns = minima(round_robin(run, [*calls, *(u for u in under if under[u])],
                                  repeats=repeats, iterations=n))
-    print(markdown_table(["case", "ns"], [[label, f"{ns[label]:.0f}" if label in ns else
-                                           f"skipped ({mlir_why})"] for label in [*calls, *under]]))
+    print_page_table(lambda r: _common.page_tables().mlir_cases_table(r, "boundary_ns"),
+                     name, "boundary_ns", ns)
     return ns
 
 

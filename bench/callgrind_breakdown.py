@@ -6,7 +6,7 @@ into the stages of its cold path (STAGES); ``--stages torch``: the torch recorde
 file of ``bench_torch.py --paths first --callgrind-only --keep-callgrind DIR``, with
 ``--baseline`` (the same trace without stack traces) as shares of what callsite adds.
 
-    python bench/callgrind_breakdown.py FILE [--per N] [--top 25]
+    python bench/callgrind_breakdown.py FILE [--per N]
     python bench/callgrind_breakdown.py --stages torch FILE --baseline NONE_FILE
 
 A function's inclusive count is the largest of callgrind_annotate's entries for it (with debug
@@ -142,7 +142,6 @@ def main() -> int:
                         help="--stages torch: the same trace without stack traces, so that "
                              "shares are of callsite's added instructions")
     parser.add_argument("--per", type=_common.count, default=1, help="divide by this many builds")
-    parser.add_argument("--top", type=int, default=0, help="also list callsite's top functions")
     args = parser.parse_args()
     for option, path in (("FILE", args.file), ("--baseline", args.baseline)):
         if path and not os.path.isfile(path):
@@ -167,11 +166,6 @@ def main() -> int:
         print("| stage | Ir per build | share of the collected |\n|---|--:|--:|")
         for stage, v in found.items():
             print(f"| {stage} | {v / args.per:,.0f} | {v / total:.1%} |")
-    if args.top:
-        ours = sorted(((v, f) for f, v in best.items() if f.startswith("callsite")), reverse=True)
-        print("\ncallsite's functions, inclusive:")
-        for v, f in ours[:args.top]:
-            print(f"{v / args.per:12,.0f}  {f[:150]}")
     return 0
 
 

@@ -18,6 +18,7 @@ PER_BENCH = {
     "mlir": ("bindings",),
     "dsls": ("dsls", "measure"),
     "tracking": ("tax", "query"),
+    "interp": ("forms",),
 }
 
 #: bench_dsls.py's CPU time per build does not resolve a difference below this share of a build

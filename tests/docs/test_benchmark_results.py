@@ -80,6 +80,13 @@ def test_every_result_file_has_what_its_figure_reads(path):
             kinds = {name.split()[0] for name in record["tax_ns"]}
             assert kinds == {"callsite", "lean", "plain"}, record
         assert result["query"]["rows"]
+    elif bench == "interp":
+        forms = result["forms"]
+        assert {"plain", "framed"} <= set(forms), "the lean interpreter's forms are missing"
+        for name, form in forms.items():
+            assert form["base"] in forms and form["cpu_ns"] > 0, name
+            assert form.get("instructions", 0) > 0 or form.get("no_instructions"), name
+        assert forms["framed"].get("callsite_instructions", 1) > 0, "framed ran no callsite code"
 
 
 def test_capture_covers_every_host_python():
