@@ -203,8 +203,10 @@ def scenario_long_kernel(name, ir, arith, make_context, n_ops, repeats, mlir_why
             best[label] = [min(x, y) for x, y in zip(best.get(label, per_chunk), per_chunk)]
     print(f"\n## scenario 2: one straight-line kernel of {n_ops} ops, ns each mode adds to an op "
           f"in the first tenth of the function -> in its last ({name})")
-    print_page_table(_common.page_tables().mlir_long_kernel_table, name,
-                     "long_kernel_ns_per_tenth", best)
+    tables = _common.page_tables()
+    print_page_table(lambda r: tables.mlir_cases_table(r, "long_kernel_ns_per_tenth",
+                                                       tables.long_kernel_added),
+                     name, "long_kernel_ns_per_tenth", best)
     return best
 
 

@@ -10,20 +10,13 @@ from typing import Callable
 
 from benchmark_data import (below_clock, by_tracker, describe_date, describe_machine, minor,
                             ordered_union, runs_of)
+from callsite._cli.tables import fmt_ns as ns
 from callsite._cli.tables import fmt_ratio as ratio
 from callsite._cli.timing import noise
 
 Table = tuple[list[str], list[list[str]]]
 CAPTURE_DEPTH = "20"
 CAPTURE_BASELINE = "callsite (internal)"
-
-
-def ns(value: float | None) -> str:
-    if value is None:
-        return "—"
-    if value >= 10_000:
-        return f"{value / 1000:,.1f} µs"
-    return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
 
 
 def runs_table(results: dict[str, list[dict]]) -> Table:
@@ -121,28 +114,23 @@ def mlir_instructions_table(results: dict[str, list[dict]]) -> Table:
             _mlir_table(results, "instructions_per_op", modes, lambda v: f"{v:,.0f}"))
 
 
-def mlir_long_kernel_table(results: dict[str, list[dict]]) -> Table:
-    """Scenario 2: ns each mode adds to an op over Location.unknown(), in the first tenth of one
-    long kernel → in its last tenth."""
-    measured = _mlir_measured(results, "long_kernel_ns_per_tenth")
-    modes = [m for m in ordered_union(figures for _, figures in measured) if m != "(a) unknown"]
-
-    def added(tenths: list[float] | None, none: list[float]) -> str:
-        if not tenths:
-            return "no walk"
-        return f"{tenths[0] - none[0]:,.0f} → {tenths[-1] - none[-1]:,.0f}"
-
-    return (["Python, bindings", *modes],
-            [[label, *(added(figures.get(m), figures["(a) unknown"]) for m in modes)]
-             for label, figures in measured])
-
-
-def mlir_cases_table(results: dict[str, list[dict]], field: str) -> Table:
-    """Scenarios 3 and 4: ns per call or op of each case `field` names, a column per case."""
+def mlir_cases_table(results: dict[str, list[dict]], field: str,
+                     cell: Callable[[object, dict], str] = lambda value, _: ns(value)) -> Table:
+    """Scenarios 2–4: a row per bindings, a column per case that `field` names (but the baseline
+    that scenario 2's cells subtract); `cell` formats a case's figure, given the row's."""
     measured = _mlir_measured(results, field)
-    cases = ordered_union(figures for _, figures in measured)
+    cases = [c for c in ordered_union(figures for _, figures in measured) if c != "(a) unknown"]
     return (["Python, bindings", *cases],
-            [[label, *(ns(figures.get(c)) for c in cases)] for label, figures in measured])
+            [[label, *(cell(figures.get(c), figures) for c in cases)] for label, figures in measured])
+
+
+def long_kernel_added(tenths: list[float] | None, figures: dict) -> str:
+    """Scenario 2: ns a mode adds to an op over Location.unknown(), in the first tenth of one
+    long kernel → in its last tenth."""
+    if not tenths:
+        return "no walk"
+    none = figures["(a) unknown"]
+    return f"{tenths[0] - none[0]:,.0f} → {tenths[-1] - none[-1]:,.0f}"
 
 
 def dsls_table(results: dict[str, list[dict]]) -> Table:
@@ -203,7 +191,8 @@ TABLES: dict[str, tuple[str, Callable[[dict[str, list[dict]]], Table]]] = {
     "capture": ("capture", capture_table),
     "mlir": ("mlir", mlir_table),
     "mlir-instructions": ("mlir", mlir_instructions_table),
-    "mlir-long-kernel": ("mlir", mlir_long_kernel_table),
+    "mlir-long-kernel": ("mlir", lambda r: mlir_cases_table(r, "long_kernel_ns_per_tenth",
+                                                            long_kernel_added)),
     "mlir-one-location": ("mlir", lambda r: mlir_cases_table(r, "one_location_ns")),
     "mlir-boundary": ("mlir", lambda r: mlir_cases_table(r, "boundary_ns")),
     "dsls": ("dsls", dsls_table),
