@@ -89,9 +89,16 @@ def _time_builds(design, scope, n: int) -> float:
 
 
 def _load_design(name: str):
+    """The design module, at this benchmark's size. Exits with the reason when its bindings
+    record no frames in MLIR's loc_tracebacks() (iree's stable-ABI wheels, 3.12+): no walk to
+    compare with."""
+    from bench_mlir import mlir_walk_refusal
+
     sys.path.insert(0, DESIGNS_DIR)
     design = importlib.import_module(name)
     design.SCALE = DESIGNS[name][2]
+    if why := mlir_walk_refusal(design.IR, design.IR.Context):
+        raise SystemExit(f"MLIR's walk: {why}")
     return design
 
 
@@ -133,7 +140,8 @@ def count_worker(name: str, mode: str, builds: str) -> dict:
 
 def present_modes(name: str) -> dict:
     """The modes `name`'s DSL has (its design loaded in this process, nothing built)."""
-    modes = _modes(_load_design(name))
+    design = _load_design(name)
+    modes = _modes(design)
     return {"modes": [mode for mode in MODES if modes[mode] is not None]}
 
 

@@ -358,14 +358,6 @@ def instruction_counts(form, counts):
     return {"instructions": total, "callsite_instructions": ours}
 
 
-def measure(forms, n, lox_n, repeats, counts):
-    """Each form's figures per guest call, the result file's "forms"."""
-    ns, cpu_ns = time_forms(n, lox_n, repeats)
-    return {form: {"base": "lox plain" if form in LOX_FORMS else "plain", "ns": ns[form],
-                   "cpu_ns": cpu_ns[form], **instruction_counts(form, counts)}
-            for form in forms}
-
-
 def main():
     ap = _common.parser(__doc__.split("\n\n")[0], repeats=9,
                         quick="fib(16), Lox fib(12), 3 repeats")
@@ -389,9 +381,11 @@ def main():
     for form, why in skipped.items():
         print(f"{form}: skipped ({why})")
     counts = None if args.no_callgrind else (10, 14 if args.quick else 16, args.keep_callgrind)
+    ns, cpu_ns = time_forms(n, lox_n, repeats)
+    forms = {form: {"base": "lox plain" if form in LOX_FORMS else "plain", "ns": ns[form],
+                    "cpu_ns": cpu_ns[form], **instruction_counts(form, counts)} for form in ns}
     result = {"fib": n, "lox_fib": lox_n, "repeats": repeats, "skipped": skipped,
-              "visible_frames": native.visible_frames_refusal() is None,
-              "forms": measure([f for f in FORMS if f not in skipped], n, lox_n, repeats, counts)}
+              "visible_frames": native.visible_frames_refusal() is None, "forms": forms}
     print(_common.page_table(_common.page_tables().interp_table(result)))
     if args.json:
         _common.write_results(args.json, "interp", result)
