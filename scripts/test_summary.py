@@ -52,9 +52,11 @@ def rows(results):
             p, f, s = counts(folder / f"{stem}.xml") if (folder / f"{stem}.xml").exists() else (0, 0, 0)
             rc = (folder / f"{stem}.rc").read_text().strip() if (folder / f"{stem}.rc").exists() else None
             note = where
-            if rc not in (None, "0"):
+            if rc == "1" and f:
+                note = f"{f} tests failed, {where}"
+            elif rc not in (None, "0"):
                 note = RC_NOTES.get(rc, f"pytest exited rc={rc} (crash, interrupt or usage error)")
-                f = f if rc == "1" and f else f + 1
+                f += 1
             env_failed += f
             yield label, (p, f, s), note
         # A failure no suite recorded: a set-up or build, a crash before any result.

@@ -19,6 +19,7 @@ import warnings
 
 import guest_pusher
 import pytest
+from sentry_events import sentry_event
 
 import callsite
 from callsite import native
@@ -420,25 +421,9 @@ def test_pdb_where_and_list_show_the_guest_text(tmp_path, form):
 @pytest.mark.parametrize("on_disk,with_source", [(True, False), (False, False), (False, True)])
 def test_sentry_sdk_context_lines_are_the_guests(tmp_path, form, on_disk, with_source):
     sentry_sdk = pytest.importorskip("sentry_sdk", reason="sentry_sdk is not installed")
-    from sentry_sdk.transport import Transport
-
-    events = []
-
-    class InMemory(Transport):  # never the network
-        def capture_envelope(self, envelope):
-            events.extend(item.payload.json for item in envelope.items if item.type == "event")
-
     exe, path = _make(tmp_path, form, on_disk=on_disk, source=GUEST if with_source else None)
     exc = _raised(form, exe)
-    sentry_sdk.init(dsn="https://key@sentry.invalid/1", transport=InMemory(),
-                    include_local_variables=True, default_integrations=False,
-                    auto_enabling_integrations=False)
-    try:
-        sentry_sdk.capture_exception(exc)
-        sentry_sdk.flush()
-    finally:
-        sentry_sdk.get_client().close()
-    frames = events[0]["exception"]["values"][0]["stacktrace"]["frames"]
+    frames = sentry_event(sentry_sdk, exc)["exception"]["values"][0]["stacktrace"]["frames"]
     guest = [f for f in frames if f["function"] == "check"]
     assert len(guest) == 1 and guest[0]["lineno"] == RAISE_LINE
     assert guest[0]["module"] == path
