@@ -233,7 +233,9 @@ def bench_reify(args):
     states = 2_000 if args.quick else native.cache_info()["generation"] // 2
     rows = []
     for label, reifier in (("C++ reifier", None),
-                           ("Python reifier", lambda s: native.Location("bench.dsl", s + 1, colno=0))):
+                           ("Python reifier", lambda s: native.Location("bench.dsl", s + 1, colno=0)),
+                           ("Python reifier, tuple", lambda s: ("bench.dsl", s + 1, None, None,
+                                                                None, 0))):
         pairs = [_t.bench_reify(reifier, states) for _ in range(args.repeats)]
         cold, warm = min(p[0] for p in pairs), min(p[1] for p in pairs)
         rows.append([label, f"{cold:.0f}", f"{warm:.1f}", f"{cold / warm:.0f}x"])
