@@ -42,6 +42,13 @@ def page_table(table: tuple[list[str], list[list[str]]], labels: int = 1) -> str
     return _tables.markdown_table(header, rows, align="l" * labels + "r" * (len(header) - labels))
 
 
+def run_table(table, bench: str, run: dict, labels: int = 1) -> str:
+    """page_table of this run alone: `table` is the page's function of the results by bench,
+    `run` what a result file of `bench` would hold (its Python's version, else this one's)."""
+    run = {**run, "meta": {"python": run.get("python") or sys.version.split()[0]}}
+    return page_table(table({bench: [run]}), labels)
+
+
 def count(text: str) -> int:
     """argparse type of a count of repeats, builds, files...: an integer of at least 1."""
     if not text.isdecimal() or int(text) < 1:

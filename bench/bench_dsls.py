@@ -179,8 +179,7 @@ def count_instructions(name: str, builds: int) -> dict:
 
 def table(payload: dict) -> str:
     """The benchmarks page's table of this run."""
-    run = {**payload, "meta": {"python": payload["python"]}}
-    return _common.page_table(_common.page_tables().dsls_table({"dsls": [run]}))
+    return _common.run_table(_common.page_tables().dsls_table, "dsls", payload)
 
 
 WORKERS = {"--worker": worker, "--count-worker": count_worker, "--modes-worker": present_modes}

@@ -95,8 +95,7 @@ def print_page_table(table, name, field, measured):
     """The docs' table of a scenario (`table`: its function of the runs) for this binding's
     `measured` figures; scenario 1's (c)/(a) and (b−a)/(c−a) are the targets' ratios: at most
     1.15, at least 5."""
-    run = {"meta": {"python": sys.version.split()[0]}, "bindings": {name: {field: measured}}}
-    print(_common.page_table(table({"mlir": [run]})))
+    print(_common.run_table(table, "mlir", {"bindings": {name: {field: measured}}}))
 
 
 # --- scenario 1 --------------------------------------------------------------------------

@@ -104,8 +104,8 @@ def both(_):
 
 def page_table(name: str, labels: int, **run) -> str:
     """The benchmarks page's table `name` of this run; `labels`: its label columns."""
-    run["meta"] = {"python": sys.version.split()[0]}
-    return _common.page_table(_common.page_tables().table(name, {"tracking": [run]}), labels)
+    return _common.run_table(lambda results: _common.page_tables().table(name, results),
+                             "tracking", run, labels)
 
 
 # --- the tax per call -----------------------------------------------------------------------
