@@ -89,14 +89,19 @@ def _time_builds(design, scope, n: int) -> float:
 
 
 def _load_design(name: str):
-    """The design module, at this benchmark's size. Exits with the reason when its bindings
-    record no frames in MLIR's loc_tracebacks() (iree's stable-ABI wheels, 3.12+): no walk to
-    compare with."""
-    from bench_mlir import mlir_walk_refusal
-
     sys.path.insert(0, DESIGNS_DIR)
     design = importlib.import_module(name)
     design.SCALE = DESIGNS[name][2]
+    return design
+
+
+def _comparable_design(name: str):
+    """The design, or an exit with the reason when its bindings record no frames in MLIR's
+    loc_tracebacks() (iree's stable-ABI wheels, 3.12+): no walk to compare with. Asked by the
+    timing worker and by the probe before any count, not inside the counted process."""
+    from bench_mlir import mlir_walk_refusal
+
+    design = _load_design(name)
     if why := mlir_walk_refusal(design.IR, design.IR.Context):
         raise SystemExit(f"MLIR's walk: {why}")
     return design
@@ -114,7 +119,7 @@ def _skip_reason(name: str, stderr: str) -> str:
 
 def worker(name: str, repeats: str, seconds: str) -> dict:
     """Times `name`'s modes (the arguments as the worker's command line spells them)."""
-    design = _load_design(name)
+    design = _comparable_design(name)
     modes = {k: v for k, v in _modes(design).items() if v is not None}
     ops = len(design.build())
     for scope in modes.values():  # warm every path (imports, JIT caches, location caches)
@@ -140,8 +145,7 @@ def count_worker(name: str, mode: str, builds: str) -> dict:
 
 def present_modes(name: str) -> dict:
     """The modes `name`'s DSL has (its design loaded in this process, nothing built)."""
-    design = _load_design(name)
-    modes = _modes(design)
+    modes = _modes(_comparable_design(name))
     return {"modes": [mode for mode in MODES if modes[mode] is not None]}
 
 
