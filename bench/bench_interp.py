@@ -303,11 +303,10 @@ def check_forms(n=12):
             assert run(form, n) == run("plain", n), form
 
 
-def time_forms(n, lox_n, repeats):
-    """ns per guest call of each available form, wall clock and the process's CPU time: min
-    over interleaved repeats (CPU time leaves out the time spent waiting for a core on a
-    loaded machine)."""
-    forms = [f for f in FORMS if not refusal(f)]
+def time_forms(forms, n, lox_n, repeats):
+    """ns per guest call of each of `forms`, wall clock and the process's CPU time: min over
+    interleaved repeats (CPU time leaves out the time spent waiting for a core on a loaded
+    machine)."""
     cpu = {f: Timing() for f in forms}
 
     def timed(f, _):
@@ -381,7 +380,7 @@ def main():
     for form, why in skipped.items():
         print(f"{form}: skipped ({why})")
     counts = None if args.no_callgrind else (10, 14 if args.quick else 16, args.keep_callgrind)
-    ns, cpu_ns = time_forms(n, lox_n, repeats)
+    ns, cpu_ns = time_forms([f for f in FORMS if f not in skipped], n, lox_n, repeats)
     forms = {form: {"base": "lox plain" if form in LOX_FORMS else "plain", "ns": ns[form],
                     "cpu_ns": cpu_ns[form], **instruction_counts(form, counts)} for form in ns}
     result = {"fib": n, "lox_fib": lox_n, "repeats": repeats, "skipped": skipped,

@@ -245,7 +245,7 @@ def query_table(repeats, quick, lib, flt):
                 raise SystemExit(f"depth {depth}, {placement}: the window and the walk name "
                                  "different call sites")
             records.append({"depth": depth, "placement": placement, "library_frames": lf,
-                            "ns": best, "same_site": True})
+                            "ns": best})
     print(page_table("tracking-query", 1, query={"mode": mode, "rows": records}))
     print(f"  window mode: {mode}, recording filter = the query filter; the walk runs with "
           "tracking off. Times include the timing loop's own cost.")

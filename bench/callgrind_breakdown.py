@@ -76,13 +76,18 @@ TORCH_STAGES = {
 STAGE_SETS = {"mlir": STAGES, "torch": TORCH_STAGES}
 
 
+def _annotated(path: str, inclusive: bool) -> list[str]:
+    """callgrind_annotate's lines for `path`, every function listed (--threshold=100)."""
+    return subprocess.run(["callgrind_annotate", f"--inclusive={'yes' if inclusive else 'no'}",
+                           "--threshold=100", path],
+                          capture_output=True, text=True, check=True).stdout.splitlines()
+
+
 def annotate(path: str) -> tuple[int, dict[str, int]]:
     """(program total, function -> largest inclusive count)."""
-    out = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", path],
-                         capture_output=True, text=True, check=True).stdout
     total = 0
     best: dict[str, int] = {}
-    for line in out.splitlines():
+    for line in _annotated(path, inclusive=True):
         if "PROGRAM TOTALS" in line:
             total = int(line.split()[0].replace(",", ""))
             continue
@@ -100,10 +105,8 @@ def annotate(path: str) -> tuple[int, dict[str, int]]:
 def object_self(path: str, name: str) -> int:
     """Instructions executed inside the object files named `name`.* (their functions' own
     counts, callees in other objects left out): what a library's own code costs."""
-    out = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", path],
-                         capture_output=True, text=True, check=True).stdout
     inside = re.compile(rf"\[(?:.*/)?{re.escape(name)}\.[^/\]]*\]\s*$")
-    return sum(int(m.group(1).replace(",", "")) for line in out.splitlines()
+    return sum(int(m.group(1).replace(",", "")) for line in _annotated(path, inclusive=False)
                if (m := LINE.match(line)) and inside.search(line))
 
 
